@@ -23,7 +23,9 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   app.set_version_flag("--version", std::string("vgpu ") + build_info::kVersion);
 
   std::vector<Action> actions;
-  actions.push_back(RegisterVersion(app, out));
+  for (const RegisteredCommand& command : RegisteredCommands()) {
+    actions.push_back(command.registrar(app, Io{out, err}));
+  }
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -44,7 +46,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   for (const Action& action : actions) {
     const int rc = action();
-    if (rc >= 0) return rc;
+    if (rc != kNotSelected) return rc;
   }
   out << app.help();
   return kExitOk;

@@ -1,25 +1,15 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "command_registry.h"
+
 namespace vgpu::cli {
 
-// Exit codes of the `vgpu` command.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsage = 2;
-
-// A subcommand registers its flags on `app` and returns the action to run when selected.
-using Action = std::function<int()>;
-using Registrar = std::function<Action(CLI::App& app)>;
-
-// Builds the `vgpu` command tree, parses `args` (without argv[0]) and runs the selected
-// subcommand. Usage errors print one line to `err` and return kExitUsage.
+// Builds the `vgpu` command tree from the registered subcommands, parses `args` (without argv[0])
+// and runs the selected one. Usage errors print one line to `err` and return kExitUsage.
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-
-// Each subcommand lives in its own file and adds itself through one of these.
-Action RegisterVersion(CLI::App& parent, std::ostream& out);
 
 }  // namespace vgpu::cli

@@ -5,10 +5,13 @@
 
 namespace vgpu::cli {
 
-Action RegisterVersion(CLI::App& parent, std::ostream& out) {
-  CLI::App* cmd = parent.add_subcommand("version", "Print version, git commit, build type and CUDA headers version");
-  return [cmd, &out]() {
-    if (!cmd->parsed()) return -1;
+namespace {
+
+Action RegisterVersion(CLI::App& parent, Io io) {
+  CLI::App* cmd = parent.add_subcommand(
+      "version", "Print version, git commit, build type and CUDA headers version");
+  return [cmd, &out = io.out]() {
+    if (!cmd->parsed()) return kNotSelected;
     const int cuda = build_info::kCudaHeadersVersion;
     out << "vgpu " << build_info::kVersion << "\n"
         << "git commit:   " << build_info::kGitCommit << "\n"
@@ -17,5 +20,9 @@ Action RegisterVersion(CLI::App& parent, std::ostream& out) {
     return kExitOk;
   };
 }
+
+const bool kRegistered = RegisterCommand(90, RegisterVersion);
+
+}  // namespace
 
 }  // namespace vgpu::cli

@@ -12,7 +12,7 @@ namespace vgpu {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // bad input from a user, a file or an annotation
+  kInvalidArgument,  // bad input from a user, a file or an annotation
   kNotFound,
   kAlreadyExists,
   kFailedPrecondition,  // e.g. resourceVersion conflict, lock held
@@ -51,28 +51,56 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
-inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
-inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
-inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
-inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
-inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFound(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status AlreadyExists(std::string m) {
+  return {StatusCode::kAlreadyExists, std::move(m)};
+}
+inline Status FailedPrecondition(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
+inline Status ResourceExhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
+inline Status Unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status DeadlineExceeded(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
+inline Status Internal(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
 
 inline const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kAlreadyExists: return "AlreadyExists";
-    case StatusCode::kFailedPrecondition: return "FailedPrecondition";
-    case StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
-    case StatusCode::kPermissionDenied: return "PermissionDenied";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }
@@ -86,7 +114,7 @@ inline std::string Status::ToString() const {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : data_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : data_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(data_).ok() && "Result built from an ok Status has no value");
   }
@@ -97,9 +125,18 @@ class [[nodiscard]] Result {
     return ok() ? kOkStatus : std::get<Status>(data_);
   }
 
-  T& value() & { assert(ok()); return std::get<T>(data_); }
-  const T& value() const& { assert(ok()); return std::get<T>(data_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(data_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(data_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(data_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(data_));
+  }
 
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
@@ -113,8 +150,8 @@ class [[nodiscard]] Result {
 }  // namespace vgpu
 
 // Returns early from a function returning Status (or Result<T>) when `expr` is not ok.
-#define VGPU_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::vgpu::Status _vgpu_status = (expr);       \
+#define VGPU_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::vgpu::Status _vgpu_status = (expr);        \
     if (!_vgpu_status.ok()) return _vgpu_status; \
   } while (false)

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "core/base/status.h"
+
+#include <gtest/gtest.h>
 
 namespace vgpu {
 namespace {
