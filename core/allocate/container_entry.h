@@ -1,0 +1,45 @@
+#pragma once
+
+// Consuming `hami.io/vgpu-devices-to-allocate` one container at a time (hami-compat §3, §4):
+// kubelet calls Allocate once per container that asks for GPUs, in spec order (init containers
+// first), so each call takes the first non-empty entry and leaves an empty entry in its place;
+// empty entries keep the entry index equal to the container index.
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/allocate/pod_view.h"
+#include "core/base/status.h"
+
+namespace vgpu::allocate {
+
+// One GPU granted to a container (decoded from a device list entry).
+struct GrantedDevice {
+  std::string uuid;
+  int64_t mem_mib = 0;
+  int64_t cores = 0;
+};
+
+// Index of the first non-empty entry, or nullopt when every entry is empty.
+template <typename Entry>
+std::optional<size_t> FirstNonEmptyEntry(const std::vector<Entry>& entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].empty()) return i;
+  }
+  return std::nullopt;
+}
+
+// The container that entry `index` belongs to; an error when the pod has fewer containers
+// than the device list has entries (the list was written for another pod spec).
+Result<ContainerView> ContainerForEntry(const PodView& pod, size_t index);
+
+// Checks an entry against what kubelet asked for and what this node has:
+// the entry's GPU count must equal the number of replica IDs kubelet allocated, and every GPU
+// must be one of `node_uuids`. Errors name the GPU or the counts so an operator can act.
+Status ValidateEntry(const std::vector<GrantedDevice>& entry, size_t requested_replicas,
+                     const std::set<std::string>& node_uuids, const std::string& node);
+
+}  // namespace vgpu::allocate

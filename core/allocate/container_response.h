@@ -1,0 +1,44 @@
+#pragma once
+
+// The env and mounts of one container's Allocate answer: the contract with libvgpu.so
+// (hami-compat §5). Pure: the caller supplies the random cache id.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/allocate/container_entry.h"
+
+namespace vgpu::allocate {
+
+struct MountSpec {
+  std::string container_path;
+  std::string host_path;
+  bool read_only = false;
+  friend bool operator==(const MountSpec&, const MountSpec&) = default;
+};
+
+struct ContainerResponse {
+  std::map<std::string, std::string> envs;
+  std::vector<MountSpec> mounts;
+};
+
+struct ResponseSettings {
+  std::string hook_path = "/usr/local";  // global.gpuHookPath
+  std::string libvgpu_version;           // host file is <hook>/vgpu/libvgpu.so.<version>
+  double memory_scaling = 1.0;           // > 1 means over-subscription
+  bool disable_core_limit = false;       // GPU_CORE_UTILIZATION_POLICY=disable
+  std::optional<std::string> log_level;  // LIBCUDA_LOG_LEVEL
+  // Whether a container may opt out of enforcement with CUDA_DISABLE_CONTROL=true. HAMi lets any
+  // tenant do it; here it is an admin setting, off by default.
+  bool allow_disable_control = false;
+};
+
+// `cache_id` names the container's shared region file (a fresh uuid4 per container).
+ContainerResponse BuildContainerResponse(const std::vector<GrantedDevice>& devices,
+                                         const std::string& pod_uid, const ContainerView& container,
+                                         const std::string& cache_id,
+                                         const ResponseSettings& settings);
+
+}  // namespace vgpu::allocate

@@ -1,0 +1,58 @@
+#include "core/allocate/pod_lookup.h"
+
+#include <cstdlib>
+#include <limits>
+
+#include "core/allocate/annotation_keys.h"
+
+namespace vgpu::allocate {
+namespace {
+
+std::string AnnotationOf(const PodView& pod, const char* key) {
+  auto it = pod.annotations.find(key);
+  return it == pod.annotations.end() ? std::string() : it->second;
+}
+
+bool IsAllocating(const PodView& pod) {
+  return AnnotationOf(pod, kBindPhase) == kPhaseAllocating;
+}
+
+// Unparsable or missing bind-time sorts last, so a well-formed candidate wins.
+long long BindTimeOf(const PodView& pod) {
+  const std::string text = AnnotationOf(pod, kBindTime);
+  char* end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end == nullptr || *end != '\0') return std::numeric_limits<long long>::max();
+  return value;
+}
+
+}  // namespace
+
+Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<PodKey>& lock_owner,
+                                 const std::vector<PodView>& pods) {
+  if (lock_owner) {
+    for (size_t i = 0; i < pods.size(); ++i) {
+      const PodView& p = pods[i];
+      if (p.ns != lock_owner->ns || p.name != lock_owner->name) continue;
+      const std::string assigned = AnnotationOf(p, kVgpuNode);
+      if (IsAllocating(p) && (assigned.empty() || assigned == node)) return i;
+      break;  // the owner is not (or no longer) allocating here: fall back to annotations
+    }
+  }
+  std::optional<size_t> best;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodView& p = pods[i];
+    if (p.phase != "Pending" || !IsAllocating(p) || AnnotationOf(p, kVgpuNode) != node) continue;
+    if (!best || BindTimeOf(p) < BindTimeOf(pods[*best])) best = i;
+  }
+  if (best) return *best;
+  std::string why = "no pod on node " + node + " is waiting for GPUs (none is Pending with " +
+                    kBindPhase + "=" + kPhaseAllocating + " and " + kVgpuNode + "=" + node + ")";
+  if (lock_owner) why += "; the node lock names " + lock_owner->ns + "/" + lock_owner->name;
+  why +=
+      ". Was the pod scheduled by the vgpu/HAMi scheduler? kubelet may also be retrying an "
+      "Allocate whose pod was deleted";
+  return NotFound(why);
+}
+
+}  // namespace vgpu::allocate

@@ -1,0 +1,31 @@
+#pragma once
+
+// Which pod is kubelet's Allocate call for? kubelet only sends replica IDs, so the plugin
+// infers the pod from the scheduler's node lock, falling back to the annotations the
+// scheduler's bind wrote (hami-compat §4).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/allocate/pod_view.h"
+#include "core/base/status.h"
+
+namespace vgpu::allocate {
+
+struct PodKey {
+  std::string ns;
+  std::string name;
+};
+
+// Index into `pods` of the pod being allocated on `node`:
+//  1. the lock owner, when it is among `pods`, assigned to `node` and still
+//  `bind-phase=allocating`;
+//  2. otherwise the Pending pod with `bind-phase=allocating` and `hami.io/vgpu-node == node`;
+//     when several qualify, the one with the earliest `hami.io/bind-time` (kubelet admits in
+//     order).
+// NotFound with an operator-readable reason when none qualifies.
+Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<PodKey>& lock_owner,
+                                 const std::vector<PodView>& pods);
+
+}  // namespace vgpu::allocate
