@@ -1,0 +1,120 @@
+#include "core/codec/quantity.h"
+
+#include <string>
+
+#include "core/codec/parse_util.h"
+
+namespace vgpu::codec {
+
+using codec_internal::Quote;
+
+namespace {
+
+using Int128 = __int128;
+
+struct Parsed {
+  Int128 mantissa = 0;  // digits without the decimal point
+  int frac_digits = 0;  // digits after the decimal point
+  Int128 mult = 1;      // binary or positive decimal multiplier
+  int dec_exp = 0;      // additional power of ten (may be negative)
+  bool has_suffix = false;
+};
+
+Result<Parsed> Parse(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("quantity " + Quote(text) + ": " + why +
+                           " (examples: 3000, 3Gi, 500M, 1.5k, 100m)");
+  };
+  Parsed p;
+  size_t i = 0;
+  if (i < text.size() && text[i] == '+') ++i;
+  if (i < text.size() && text[i] == '-') return bad("negative values are not allowed");
+  int digits = 0;
+  bool dot = false;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= '0' && c <= '9') {
+      if (++digits > 30) return bad("too many digits");
+      p.mantissa = p.mantissa * 10 + (c - '0');
+      if (dot) ++p.frac_digits;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (digits == 0) return bad("no number");
+  std::string_view suffix = text.substr(i);
+  if (suffix.empty()) return p;
+  p.has_suffix = true;
+  static constexpr std::pair<std::string_view, int> kBinary[] = {
+      {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
+  for (auto [s, shift] : kBinary) {
+    if (suffix == s) {
+      p.mult = Int128(1) << shift;
+      return p;
+    }
+  }
+  static constexpr std::pair<std::string_view, int> kDecimal[] = {{"n", -9}, {"u", -6}, {"m", -3},
+                                                                  {"k", 3},  {"M", 6},  {"G", 9},
+                                                                  {"T", 12}, {"P", 15}, {"E", 18}};
+  for (auto [s, exp] : kDecimal) {
+    if (suffix == s) {
+      p.dec_exp = exp;
+      return p;
+    }
+  }
+  if (suffix[0] == 'e' || suffix[0] == 'E') {
+    auto e = codec_internal::ParseInt<int>(suffix.substr(1));
+    if (!e || *e < -30 || *e > 30) return bad("bad exponent");
+    p.dec_exp = *e;
+    return p;
+  }
+  return bad("unknown suffix " + Quote(suffix));
+}
+
+Int128 Pow10(int n) {
+  Int128 r = 1;
+  while (n-- > 0) r *= 10;
+  return r;
+}
+
+// ceil(mantissa * mult * 10^(dec_exp - frac_digits) / divisor), or -1 on overflow.
+Int128 Value(const Parsed& p, Int128 divisor) {
+  constexpr Int128 kLimit = Int128(1) << 100;
+  Int128 num = p.mantissa * p.mult;
+  Int128 den = divisor;
+  int exp = p.dec_exp - p.frac_digits;
+  if (exp > 0) {
+    if (exp > 30) return -1;
+    num *= Pow10(exp);
+  } else {
+    den *= Pow10(-exp);
+  }
+  if (num > kLimit || den > kLimit) return -1;
+  return (num + den - 1) / den;
+}
+
+Result<int64_t> ToInt64(std::string_view text, Int128 v) {
+  if (v < 0 || v > Int128(INT64_MAX)) {
+    return InvalidArgument("quantity " + Quote(text) + " is too large");
+  }
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+Result<int64_t> ParseQuantity(std::string_view text) {
+  auto p = Parse(text);
+  if (!p.ok()) return p.status();
+  return ToInt64(text, Value(*p, 1));
+}
+
+Result<int64_t> ParseMemoryMiB(std::string_view text) {
+  auto p = Parse(text);
+  if (!p.ok()) return p.status();
+  if (!p->has_suffix || p->dec_exp < 0) return ToInt64(text, Value(*p, 1));
+  return ToInt64(text, Value(*p, Int128(1) << 20));
+}
+
+}  // namespace vgpu::codec
