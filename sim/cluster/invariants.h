@@ -1,0 +1,83 @@
+#pragma once
+
+// The simulated cluster's invariant checker. Independent of the scheduler's own fit logic on
+// purpose: it is the oracle the scheduler is tested against.
+//   1. No GPU is over-committed in memory, cores or vGPU slots, and an exclusive vGPU (cores = the
+//      card's cores) shares its GPU with nobody.
+//   2. Every placed pod got exactly its vGPU count, on distinct GPUs of the node it runs on.
+//   3. Every pod left pending could not be placed on any node of the end state.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/request.h"
+
+namespace vgpu::sim {
+
+struct GpuInventory {
+  std::string uuid;
+  std::string model;
+  int slots = 10;  // vGPU slots (device-split-count)
+  int64_t mem_mib = 0;
+  int cores = 100;
+  int numa = 0;
+  bool healthy = true;
+};
+
+struct NodeInventory {
+  std::string name;
+  std::vector<GpuInventory> gpus;
+};
+
+// One vGPU of a placed pod, as recorded in `hami.io/vgpu-devices-allocated`.
+struct AllocatedVgpu {
+  std::string uuid;
+  int64_t mem_mib = 0;
+  int cores = 0;
+};
+
+struct PodState {
+  std::string ns;
+  std::string name;
+  std::string node;  // empty while pending
+  VgpuRequest request;
+  std::map<std::string, std::string> annotations;  // placement selectors (use-gputype, ...)
+  std::vector<AllocatedVgpu> allocated;            // all containers' vGPUs
+};
+
+struct ClusterSnapshot {
+  std::vector<NodeInventory> nodes;
+  std::vector<PodState> pods;  // live pods only: running or pending
+};
+
+struct GpuUsage {
+  std::string node;
+  GpuInventory gpu;
+  int64_t mem_used = 0;
+  int cores_used = 0;
+  int slots_used = 0;
+  bool exclusive = false;  // holds a vGPU that takes all the card's cores
+};
+
+// Per-GPU usage of the snapshot, in node order then GPU order. Allocations naming GPUs that no
+// node has are left out here and reported by CheckInvariants.
+std::vector<GpuUsage> ComputeGpuUsage(const ClusterSnapshot& snapshot);
+
+struct InvariantReport {
+  std::vector<std::string> violations;  // one readable sentence each
+  int gpus_checked = 0;
+  int placed_pods_checked = 0;
+  int pending_pods_checked = 0;
+
+  bool ok() const { return violations.empty(); }
+};
+
+InvariantReport CheckInvariants(const ClusterSnapshot& snapshot);
+
+// True when `pod` could be placed on `node` given `usage` (entries of that node's GPUs).
+// Exposed for tests and for the "why pending" column of the report.
+bool PodFitsNode(const PodState& pod, const std::vector<const GpuUsage*>& node_gpus);
+
+}  // namespace vgpu::sim

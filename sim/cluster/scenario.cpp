@@ -1,0 +1,279 @@
+#include "sim/cluster/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/cluster/gpu_uuid.h"
+
+namespace vgpu::sim {
+
+namespace {
+
+// yaml-cpp reports type errors by exception; they are caught here and never leave this file.
+template <typename T>
+Result<T> Scalar(const YAML::Node& node, const std::string& where) {
+  if (!node.IsScalar()) return InvalidArgument(where + ": expected a scalar value");
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    return InvalidArgument(where + ": cannot read '" + node.Scalar() + "' as a " +
+                           (std::is_same_v<T, std::string> ? "string" : "number"));
+  }
+}
+
+template <typename T>
+Status Optional(const YAML::Node& map, const char* key, const std::string& where,
+                std::optional<T>& out) {
+  const YAML::Node v = map[key];
+  if (!v || v.IsNull()) return Status::Ok();
+  Result<T> r = Scalar<T>(v, where + "." + key);
+  if (!r.ok()) return r.status();
+  out = *r;
+  return Status::Ok();
+}
+
+template <typename T>
+Status WithDefault(const YAML::Node& map, const char* key, const std::string& where, T& out) {
+  std::optional<T> v;
+  VGPU_RETURN_IF_ERROR(Optional(map, key, where, v));
+  if (v) out = *v;
+  return Status::Ok();
+}
+
+Status CheckKeys(const YAML::Node& map, const std::string& where,
+                 std::initializer_list<std::string_view> known) {
+  for (const auto& kv : map) {
+    const std::string key = kv.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return InvalidArgument(where + ": unknown key '" + key + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseGpus(const YAML::Node& list, const std::string& where, const std::string& node_name,
+                 std::vector<GpuSpec>& out) {
+  if (!list || !list.IsSequence() || list.size() == 0) {
+    return InvalidArgument(where + ".gpus: expected a non-empty list of GPU groups");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node g = list[i];
+    const std::string gw = where + ".gpus[" + std::to_string(i) + "]";
+    if (!g.IsMap()) return InvalidArgument(gw + ": expected a map with model and memory");
+    VGPU_RETURN_IF_ERROR(CheckKeys(g, gw, {"model", "memory", "count", "numa", "uuids"}));
+    GpuSpec spec;
+    int count = 1;
+    VGPU_RETURN_IF_ERROR(WithDefault(g, "model", gw, spec.model));
+    VGPU_RETURN_IF_ERROR(WithDefault(g, "memory", gw, spec.memory_mib));
+    VGPU_RETURN_IF_ERROR(WithDefault(g, "count", gw, count));
+    VGPU_RETURN_IF_ERROR(WithDefault(g, "numa", gw, spec.numa));
+    if (spec.model.empty()) return InvalidArgument(gw + ".model: required (e.g. NVIDIA A100)");
+    if (spec.memory_mib <= 0) return InvalidArgument(gw + ".memory: required, MiB > 0");
+    if (count <= 0 || count > 64) return InvalidArgument(gw + ".count: must be 1..64");
+    std::vector<std::string> uuids;
+    if (const YAML::Node u = g["uuids"]; u && !u.IsNull()) {
+      if (!u.IsSequence() || static_cast<int>(u.size()) != count) {
+        return InvalidArgument(
+            gw + ".uuids: expected a list of exactly count=" + std::to_string(count) + " UUIDs");
+      }
+      for (size_t k = 0; k < u.size(); ++k) {
+        Result<std::string> s = Scalar<std::string>(u[k], gw + ".uuids");
+        if (!s.ok()) return s.status();
+        uuids.push_back(*s);
+      }
+    }
+    for (int k = 0; k < count; ++k) {
+      GpuSpec one = spec;
+      const int index = static_cast<int>(out.size());
+      one.uuid = uuids.empty() ? SimulatedGpuUuid(node_name, index) : uuids[k];
+      out.push_back(std::move(one));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseNodes(const YAML::Node& list, Scenario& sc) {
+  if (!list || !list.IsSequence() || list.size() == 0) {
+    return InvalidArgument("nodes: expected a non-empty list");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node n = list[i];
+    const std::string where = "nodes[" + std::to_string(i) + "]";
+    if (!n.IsMap()) return InvalidArgument(where + ": expected a map with name and gpus");
+    VGPU_RETURN_IF_ERROR(CheckKeys(n, where, {"name", "count", "gpus"}));
+    std::string name;
+    std::optional<int> count;
+    VGPU_RETURN_IF_ERROR(WithDefault(n, "name", where, name));
+    VGPU_RETURN_IF_ERROR(Optional(n, "count", where, count));
+    if (name.empty()) return InvalidArgument(where + ".name: required");
+    if (count && (*count <= 0 || *count > 100000)) {
+      return InvalidArgument(where + ".count: must be 1..100000");
+    }
+    // With `count`, `name` is a prefix: node-a-0, node-a-1, ...
+    const int copies = count.value_or(1);
+    for (int k = 0; k < copies; ++k) {
+      NodeSpec node;
+      node.name = count ? name + "-" + std::to_string(k) : name;
+      VGPU_RETURN_IF_ERROR(ParseGpus(n["gpus"], where, node.name, node.gpus));
+      sc.nodes.push_back(std::move(node));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParsePods(const YAML::Node& list, Scenario& sc) {
+  if (!list) return Status::Ok();
+  if (!list.IsSequence()) return InvalidArgument("pods: expected a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node p = list[i];
+    const std::string where = "pods[" + std::to_string(i) + "]";
+    if (!p.IsMap()) return InvalidArgument(where + ": expected a map with name and requests");
+    VGPU_RETURN_IF_ERROR(
+        CheckKeys(p, where,
+                  {"name", "namespace", "count", "arrival", "interval", "duration", "gpu", "gpumem",
+                   "gpumem-percentage", "gpucores", "annotations"}));
+    PodSpec spec;
+    std::optional<int> count;
+    double interval = 0;
+    VGPU_RETURN_IF_ERROR(WithDefault(p, "name", where, spec.name));
+    VGPU_RETURN_IF_ERROR(WithDefault(p, "namespace", where, spec.ns));
+    VGPU_RETURN_IF_ERROR(Optional(p, "count", where, count));
+    VGPU_RETURN_IF_ERROR(WithDefault(p, "arrival", where, spec.arrival_s));
+    VGPU_RETURN_IF_ERROR(WithDefault(p, "interval", where, interval));
+    VGPU_RETURN_IF_ERROR(Optional(p, "duration", where, spec.duration_s));
+    VGPU_RETURN_IF_ERROR(Optional(p, "gpu", where, spec.gpus));
+    VGPU_RETURN_IF_ERROR(Optional(p, "gpumem", where, spec.mem_mib));
+    VGPU_RETURN_IF_ERROR(Optional(p, "gpumem-percentage", where, spec.mem_percent));
+    VGPU_RETURN_IF_ERROR(Optional(p, "gpucores", where, spec.cores));
+    if (const YAML::Node a = p["annotations"]; a && !a.IsNull()) {
+      if (!a.IsMap()) return InvalidArgument(where + ".annotations: expected a map of strings");
+      for (const auto& kv : a) {
+        Result<std::string> v = Scalar<std::string>(kv.second, where + ".annotations");
+        if (!v.ok()) return v.status();
+        spec.annotations[kv.first.Scalar()] = *v;
+      }
+    }
+    if (spec.name.empty()) return InvalidArgument(where + ".name: required");
+    if (count && (*count <= 0 || *count > 1000000)) {
+      return InvalidArgument(where + ".count: must be 1..1000000");
+    }
+    if (interval < 0) return InvalidArgument(where + ".interval: must be >= 0");
+    const int copies = count.value_or(1);
+    for (int k = 0; k < copies; ++k) {
+      PodSpec one = spec;
+      if (count) one.name = spec.name + "-" + std::to_string(k);
+      one.arrival_s = spec.arrival_s + interval * k;
+      sc.pods.push_back(std::move(one));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParsePolicies(const YAML::Node& list, Scenario& sc) {
+  if (!list) return Status::Ok();
+  if (!list.IsSequence()) return InvalidArgument("policies: expected a list of {node, gpu}");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = "policies[" + std::to_string(i) + "]";
+    if (!list[i].IsMap()) return InvalidArgument(where + ": expected {node: .., gpu: ..}");
+    VGPU_RETURN_IF_ERROR(CheckKeys(list[i], where, {"node", "gpu"}));
+    PolicyPair pair;
+    VGPU_RETURN_IF_ERROR(WithDefault(list[i], "node", where, pair.node_policy));
+    VGPU_RETURN_IF_ERROR(WithDefault(list[i], "gpu", where, pair.gpu_policy));
+    sc.policies.push_back(pair);
+  }
+  return Status::Ok();
+}
+
+Result<Scenario> ParseDocument(const YAML::Node& root) {
+  if (!root.IsMap()) return InvalidArgument("scenario: expected a YAML map at the top level");
+  VGPU_RETURN_IF_ERROR(CheckKeys(
+      root, "scenario", {"name", "description", "deviceSplitCount", "policies", "nodes", "pods"}));
+  Scenario sc;
+  VGPU_RETURN_IF_ERROR(WithDefault(root, "name", "scenario", sc.name));
+  VGPU_RETURN_IF_ERROR(WithDefault(root, "description", "scenario", sc.description));
+  VGPU_RETURN_IF_ERROR(WithDefault(root, "deviceSplitCount", "scenario", sc.split_count));
+  VGPU_RETURN_IF_ERROR(ParsePolicies(root["policies"], sc));
+  VGPU_RETURN_IF_ERROR(ParseNodes(root["nodes"], sc));
+  VGPU_RETURN_IF_ERROR(ParsePods(root["pods"], sc));
+  if (sc.policies.empty()) sc.policies.push_back(PolicyPair{});
+  std::stable_sort(sc.pods.begin(), sc.pods.end(),
+                   [](const PodSpec& a, const PodSpec& b) { return a.arrival_s < b.arrival_s; });
+  VGPU_RETURN_IF_ERROR(ValidateScenario(sc));
+  return sc;
+}
+
+}  // namespace
+
+bool IsKnownNodePolicy(std::string_view policy) {
+  return policy == "binpack" || policy == "spread";
+}
+
+bool IsKnownGpuPolicy(std::string_view policy) {
+  return policy == "binpack" || policy == "spread" || policy == "topology-aware";
+}
+
+Result<Scenario> ParseScenarioYaml(std::string_view text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(std::string("scenario is not valid YAML: ") + e.what());
+  }
+  // Accessing a map-typed node with a wrong shape can still throw deep inside yaml-cpp.
+  try {
+    return ParseDocument(root);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(std::string("scenario has an unexpected shape: ") + e.what());
+  }
+}
+
+Status ValidateScenario(const Scenario& sc) {
+  if (sc.split_count <= 0 || sc.split_count > 1000) {
+    return InvalidArgument("deviceSplitCount: must be 1..1000, got " +
+                           std::to_string(sc.split_count));
+  }
+  if (sc.nodes.empty()) return InvalidArgument("nodes: a scenario needs at least one node");
+  std::set<std::string> names;
+  std::set<std::string> uuids;
+  for (const NodeSpec& n : sc.nodes) {
+    if (!names.insert(n.name).second) return InvalidArgument("node '" + n.name + "' is repeated");
+    if (n.gpus.empty()) return InvalidArgument("node '" + n.name + "' has no GPUs");
+    for (const GpuSpec& g : n.gpus) {
+      if (!uuids.insert(g.uuid).second) {
+        return InvalidArgument("GPU UUID '" + g.uuid + "' appears twice (node " + n.name + ")");
+      }
+      if (g.memory_mib <= 0)
+        return InvalidArgument("node '" + n.name + "': GPU memory must be > 0");
+    }
+  }
+  names.clear();
+  for (const PodSpec& p : sc.pods) {
+    const std::string who = "pod '" + p.ns + "/" + p.name + "'";
+    if (!names.insert(p.ns + "/" + p.name).second) return InvalidArgument(who + " is repeated");
+    if (p.arrival_s < 0) return InvalidArgument(who + ": arrival must be >= 0");
+    if (p.duration_s && *p.duration_s <= 0) return InvalidArgument(who + ": duration must be > 0");
+    if (p.gpus && (*p.gpus < 0 || *p.gpus > 64))
+      return InvalidArgument(who + ": gpu must be 0..64");
+    if (p.mem_mib && *p.mem_mib < 0) return InvalidArgument(who + ": gpumem must be >= 0");
+    if (p.mem_percent && (*p.mem_percent < 0 || *p.mem_percent > 100)) {
+      return InvalidArgument(who + ": gpumem-percentage must be 0..100");
+    }
+    if (p.cores && (*p.cores < 0 || *p.cores > 100)) {
+      return InvalidArgument(who + ": gpucores must be 0..100");
+    }
+  }
+  for (const PolicyPair& pp : sc.policies) {
+    if (!IsKnownNodePolicy(pp.node_policy)) {
+      return InvalidArgument("unknown node policy '" + pp.node_policy + "' (binpack or spread)");
+    }
+    if (!IsKnownGpuPolicy(pp.gpu_policy)) {
+      return InvalidArgument("unknown GPU policy '" + pp.gpu_policy +
+                             "' (binpack, spread or topology-aware)");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace vgpu::sim

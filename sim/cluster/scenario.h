@@ -1,0 +1,71 @@
+#pragma once
+
+// A `vgpu sim` scenario: the simulated nodes with their GPUs, the pods that arrive over (virtual)
+// time with their vGPU requests, and the scheduling policies to compare. Pure data + parsing.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace vgpu::sim {
+
+struct GpuSpec {
+  std::string uuid;
+  std::string model;  // e.g. "NVIDIA A100-SXM4-40GB"
+  int64_t memory_mib = 0;
+  int numa = 0;
+};
+
+struct NodeSpec {
+  std::string name;
+  std::vector<GpuSpec> gpus;
+};
+
+// One pod with one container asking for vGPUs (HAMi resource names, see hami-compat §1).
+struct PodSpec {
+  std::string name;
+  std::string ns = "default";
+  double arrival_s = 0;              // virtual seconds from the start of the run
+  std::optional<double> duration_s;  // deleted this long after it runs; absent = forever
+  std::optional<int> gpus;           // nvidia.com/gpu
+  std::optional<int64_t> mem_mib;    // nvidia.com/gpumem
+  std::optional<int> mem_percent;    // nvidia.com/gpumem-percentage
+  std::optional<int> cores;          // nvidia.com/gpucores
+  std::map<std::string, std::string> annotations;
+};
+
+// A node policy / GPU policy pair (hami-compat §1: binpack | spread). Each pair is one run.
+struct PolicyPair {
+  std::string node_policy = "binpack";
+  std::string gpu_policy = "spread";
+
+  std::string Label() const { return "node=" + node_policy + ",gpu=" + gpu_policy; }
+  friend bool operator==(const PolicyPair&, const PolicyPair&) = default;
+};
+
+struct Scenario {
+  std::string name = "scenario";
+  std::string description;
+  int split_count = 10;  // deviceSplitCount: vGPU slots per GPU
+  std::vector<NodeSpec> nodes;
+  std::vector<PodSpec> pods;  // sorted by arrival (stable) after parsing
+  std::vector<PolicyPair> policies;
+};
+
+// Parses the YAML scenario format documented in docs/sim.md. Errors name the offending entry.
+Result<Scenario> ParseScenarioYaml(std::string_view text);
+
+// Checks a scenario built in code or parsed: unique node/pod/GPU names, positive sizes, known
+// policies, percentages and cores within 0-100. Sorts nothing.
+Status ValidateScenario(const Scenario& scenario);
+
+// True for the policy words HAMi accepts for nodes / GPUs.
+bool IsKnownNodePolicy(std::string_view policy);
+bool IsKnownGpuPolicy(std::string_view policy);
+
+}  // namespace vgpu::sim

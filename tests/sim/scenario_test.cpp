@@ -1,0 +1,144 @@
+#include "sim/cluster/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/cluster/generator.h"
+
+namespace vgpu::sim {
+namespace {
+
+TEST(Scenario, ParsesNodesPodsAndExpandsCounts) {
+  const char* yaml = R"(
+name: t
+deviceSplitCount: 4
+policies: [{node: spread, gpu: binpack}]
+nodes:
+  - name: n
+    count: 2
+    gpus: [{model: "NVIDIA A100", memory: 40960, count: 2, numa: 1}]
+  - name: solo
+    gpus: [{model: T4, memory: 15360, uuids: [GPU-x]}]
+pods:
+  - {name: late, arrival: 5, gpu: 1}
+  - {name: p, count: 3, arrival: 1, interval: 0.5, gpumem: 3000, gpucores: 30, duration: 9,
+     annotations: {nvidia.com/use-gputype: a100}}
+)";
+  Result<Scenario> sc = ParseScenarioYaml(yaml);
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  EXPECT_EQ(sc->name, "t");
+  EXPECT_EQ(sc->split_count, 4);
+  ASSERT_EQ(sc->policies.size(), 1u);
+  EXPECT_EQ(sc->policies[0], (PolicyPair{"spread", "binpack"}));
+  ASSERT_EQ(sc->nodes.size(), 3u);
+  EXPECT_EQ(sc->nodes[0].name, "n-0");
+  EXPECT_EQ(sc->nodes[1].name, "n-1");
+  EXPECT_EQ(sc->nodes[2].name, "solo");
+  ASSERT_EQ(sc->nodes[0].gpus.size(), 2u);
+  EXPECT_EQ(sc->nodes[0].gpus[1].numa, 1);
+  EXPECT_NE(sc->nodes[0].gpus[0].uuid, sc->nodes[0].gpus[1].uuid);
+  EXPECT_NE(sc->nodes[0].gpus[0].uuid, sc->nodes[1].gpus[0].uuid);
+  EXPECT_EQ(sc->nodes[2].gpus[0].uuid, "GPU-x");
+  // Sorted by arrival: p-0 (1.0), p-1 (1.5), p-2 (2.0), late (5).
+  ASSERT_EQ(sc->pods.size(), 4u);
+  EXPECT_EQ(sc->pods[0].name, "p-0");
+  EXPECT_DOUBLE_EQ(sc->pods[2].arrival_s, 2.0);
+  EXPECT_EQ(sc->pods[3].name, "late");
+  EXPECT_EQ(sc->pods[1].mem_mib, 3000);
+  EXPECT_EQ(sc->pods[1].cores, 30);
+  EXPECT_FALSE(sc->pods[1].gpus.has_value());
+  EXPECT_EQ(sc->pods[1].duration_s, 9.0);
+  EXPECT_EQ(sc->pods[1].annotations.at("nvidia.com/use-gputype"), "a100");
+}
+
+TEST(Scenario, DefaultPolicyWhenNoneGiven) {
+  Result<Scenario> sc = ParseScenarioYaml("nodes: [{name: a, gpus: [{model: m, memory: 1}]}]");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->policies.size(), 1u);
+  EXPECT_EQ(sc->policies[0], PolicyPair{});
+}
+
+struct BadCase {
+  const char* yaml;
+  const char* message_part;
+};
+
+TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
+  const BadCase cases[] = {
+      {"[1, 2", "not valid YAML"},
+      {"- a\n- b", "top level"},
+      {"nodes: []", "non-empty"},
+      {"nodes: [{name: a}]", "gpus"},
+      {"nodes: [{name: a, gpus: [{memory: 1}]}]", "model"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: lots}]}]", "'lots'"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 0}]}]", "memory"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, count: 2, uuids: [x]}]}]", "uuids"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}, {name: a, gpus: [{model: m, memory: "
+       "1}]}]",
+       "repeated"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}], colour: red}]", "unknown key 'colour'"},
+      {"bogus: 1\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]", "unknown key 'bogus'"},
+      {"policies: [{node: tightest}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
+       "unknown node policy 'tightest'"},
+      {"policies: [{gpu: random}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
+       "unknown GPU policy 'random'"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, gpucores: 101}]",
+       "gpucores"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, gpumem-percentage: "
+       "-1}]",
+       "percentage"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{gpu: 1}]", "name"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p}, {name: p}]",
+       "repeated"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, duration: 0}]",
+       "duration"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, annotations: [x]}]",
+       "annotations"},
+      {"deviceSplitCount: 0\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
+       "deviceSplitCount"},
+  };
+  for (const BadCase& c : cases) {
+    Result<Scenario> sc = ParseScenarioYaml(c.yaml);
+    ASSERT_FALSE(sc.ok()) << c.yaml;
+    EXPECT_EQ(sc.status().code(), StatusCode::kInvalidArgument) << c.yaml;
+    EXPECT_NE(sc.status().message().find(c.message_part), std::string::npos)
+        << c.yaml << " -> " << sc.status().message();
+  }
+}
+
+TEST(Scenario, BuiltinScenarioParsesWithTwoPolicies) {
+  Result<Scenario> sc = ParseScenarioYaml(BuiltinScenarioYaml());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  EXPECT_EQ(sc->nodes.size(), 3u);
+  EXPECT_EQ(sc->pods.size(), 20u);
+  ASSERT_EQ(sc->policies.size(), 2u);
+  EXPECT_EQ(sc->policies[0].node_policy, "binpack");
+  EXPECT_EQ(sc->policies[1].node_policy, "spread");
+}
+
+TEST(Scenario, ShippedCopyOfBuiltinScenarioIsIdentical) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/binpack-vs-spread.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), BuiltinScenarioYaml());
+}
+
+TEST(Scenario, ShippedScenarioFilesParse) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(VGPU_SCENARIO_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    Result<Scenario> sc = ParseScenarioYaml(text.str());
+    EXPECT_TRUE(sc.ok()) << entry.path() << ": " << sc.status().ToString();
+    ++files;
+  }
+  EXPECT_GE(files, 1);
+}
+
+}  // namespace
+}  // namespace vgpu::sim
