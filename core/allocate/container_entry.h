@@ -2,11 +2,10 @@
 
 // Consuming `hami.io/vgpu-devices-to-allocate` one container at a time (hami-compat §3, §4):
 // kubelet calls Allocate once per container that asks for GPUs, in spec order (init containers
-// first), so each call takes the first non-empty entry and leaves an empty entry in its place;
-// empty entries keep the entry index equal to the container index.
+// first), so each call takes the first non-empty entry (codec::FirstNonEmptyEntry) and leaves an
+// empty entry in its place; empty entries keep the entry index equal to the container index.
 
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,15 +21,6 @@ struct GrantedDevice {
   int64_t mem_mib = 0;
   int64_t cores = 0;
 };
-
-// Index of the first non-empty entry, or nullopt when every entry is empty.
-template <typename Entry>
-std::optional<size_t> FirstNonEmptyEntry(const std::vector<Entry>& entries) {
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (!entries[i].empty()) return i;
-  }
-  return std::nullopt;
-}
 
 // The container that entry `index` belongs to; an error when the pod has fewer containers
 // than the device list has entries (the list was written for another pod spec).

@@ -3,18 +3,23 @@
 #include <cstdlib>
 #include <limits>
 
-#include "core/allocate/annotation_keys.h"
+#include "core/codec/annotations.h"
 
 namespace vgpu::allocate {
 namespace {
 
-std::string AnnotationOf(const PodView& pod, const char* key) {
-  auto it = pod.annotations.find(key);
+using annotations::kBindPhase;
+using annotations::kBindPhaseAllocating;
+using annotations::kBindTime;
+using annotations::kVgpuNode;
+
+std::string AnnotationOf(const PodView& pod, std::string_view key) {
+  auto it = pod.annotations.find(std::string(key));
   return it == pod.annotations.end() ? std::string() : it->second;
 }
 
 bool IsAllocating(const PodView& pod) {
-  return AnnotationOf(pod, kBindPhase) == kPhaseAllocating;
+  return AnnotationOf(pod, kBindPhase) == kBindPhaseAllocating;
 }
 
 // Unparsable or missing bind-time sorts last, so a well-formed candidate wins.
@@ -47,7 +52,8 @@ Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<Po
   }
   if (best) return *best;
   std::string why = "no pod on node " + node + " is waiting for GPUs (none is Pending with " +
-                    kBindPhase + "=" + kPhaseAllocating + " and " + kVgpuNode + "=" + node + ")";
+                    std::string(kBindPhase) + "=" + std::string(kBindPhaseAllocating) + " and " +
+                    std::string(kVgpuNode) + "=" + node + ")";
   if (lock_owner) why += "; the node lock names " + lock_owner->ns + "/" + lock_owner->name;
   why +=
       ". Was the pod scheduled by the vgpu/HAMi scheduler? kubelet may also be retrying an "

@@ -5,22 +5,6 @@
 namespace vgpu::allocate {
 namespace {
 
-TEST(FirstNonEmptyEntry, SkipsEmptyEntriesOfInitContainersAndPoppedOnes) {
-  using Entries = std::vector<std::vector<int>>;
-  struct Case {
-    Entries entries;
-    std::optional<size_t> want;
-  };
-  const std::vector<Case> cases = {
-      {{}, std::nullopt}, {{{}}, std::nullopt}, {{{}, {}, {}}, std::nullopt},
-      {{{1}}, 0},         {{{}, {1}}, 1},       {{{}, {}, {1, 2}, {3}}, 2},
-      {{{1}, {2}}, 0},
-  };
-  for (size_t i = 0; i < cases.size(); ++i) {
-    EXPECT_EQ(FirstNonEmptyEntry(cases[i].entries), cases[i].want) << "case " << i;
-  }
-}
-
 TEST(ContainerForEntry, MapsEntryIndexToInitThenAppContainers) {
   PodView pod;
   pod.ns = "ns";
