@@ -1,0 +1,157 @@
+#include "core/sched/admission.h"
+
+namespace vgpu::sched {
+namespace {
+
+using nlohmann::json;
+
+// A string member, or `fallback` when absent or not a string (never throws).
+std::string Str(const json& obj, const char* key, const std::string& fallback = "") {
+  if (!obj.is_object()) return fallback;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+bool IsPrivileged(const json& c) {
+  auto sc = c.find("securityContext");
+  if (sc == c.end() || !sc->is_object()) return false;
+  auto p = sc->find("privileged");
+  return p != sc->end() && p->is_boolean() && p->get<bool>();
+}
+
+bool HasEnv(const json& c, const std::string& name) {
+  auto env = c.find("env");
+  if (env == c.end() || !env->is_array()) return false;
+  for (const json& e : *env) {
+    if (Str(e, "name") == name) return true;
+  }
+  return false;
+}
+
+// Collects the additions for one container into `patch`; returns a denial message or "".
+std::string MutateContainer(const json& c, const std::string& path, const AdmissionConfig& cfg,
+                            json& patch, bool& asks) {
+  Result<RawContainerAsk> ask = ReadContainerAsk(c, cfg.names);
+  const std::string cname = Str(c, "name", "?");
+  if (!ask.ok()) return ask.status().message();
+  if (!ask->any()) return "";
+  asks = true;
+  if (IsPrivileged(c)) {
+    return "container " + cname +
+           " is privileged and asks for vGPU resources; a privileged container sees every GPU and "
+           "bypasses vGPU limits: drop securityContext.privileged or the " +
+           cfg.names.count + " resources";
+  }
+
+  json add_limits = json::object();
+  if (ask->count < 0) add_limits[cfg.names.count] = std::to_string(cfg.defaults.gpu_num);
+  if (ask->count > 0 && ask->mem_mib < 0 && ask->mem_percent < 0 && ask->cores < 0) {
+    add_limits[cfg.names.cores] = "100";  // a whole card
+  }
+  if (!add_limits.empty()) {
+    auto res = c.find("resources");
+    const bool has_res = res != c.end() && res->is_object();
+    const bool has_limits = has_res && res->contains("limits") && (*res)["limits"].is_object();
+    if (!has_res) {
+      patch.push_back(
+          {{"op", "add"}, {"path", path + "/resources"}, {"value", {{"limits", add_limits}}}});
+    } else if (!has_limits) {
+      patch.push_back({{"op", "add"}, {"path", path + "/resources/limits"}, {"value", add_limits}});
+    } else {
+      for (auto& [k, v] : add_limits.items()) {
+        patch.push_back({{"op", "add"},
+                         {"path", path + "/resources/limits/" + JsonPointerEscape(k)},
+                         {"value", v}});
+      }
+    }
+  }
+
+  json envs = json::array();
+  if (ask->priority >= 0 && !HasEnv(c, "CUDA_TASK_PRIORITY")) {
+    envs.push_back({{"name", "CUDA_TASK_PRIORITY"}, {"value", std::to_string(ask->priority)}});
+  }
+  if (!cfg.core_policy.empty() && cfg.core_policy != "default" &&
+      !HasEnv(c, "GPU_CORE_UTILIZATION_POLICY")) {
+    envs.push_back({{"name", "GPU_CORE_UTILIZATION_POLICY"}, {"value", cfg.core_policy}});
+  }
+  if (!envs.empty()) {
+    auto env = c.find("env");
+    if (env == c.end() || !env->is_array()) {
+      patch.push_back({{"op", "add"}, {"path", path + "/env"}, {"value", envs}});
+    } else {
+      for (json& e : envs)
+        patch.push_back({{"op", "add"}, {"path", path + "/env/-"}, {"value", e}});
+    }
+  }
+  return "";
+}
+
+AdmissionDecision Deny(std::string message) {
+  AdmissionDecision d;
+  d.allowed = false;
+  d.message = std::move(message);
+  d.patch = json::array();
+  return d;
+}
+
+}  // namespace
+
+std::string JsonPointerEscape(const std::string& token) {
+  std::string out;
+  for (char ch : token) {
+    if (ch == '~') {
+      out += "~0";
+    } else if (ch == '/') {
+      out += "~1";
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
+                           const std::optional<NamespaceQuota>& quota) {
+  AdmissionDecision d;
+  if (!pod.is_object()) return Deny("the admission request has no pod object");
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return Deny("the pod has no spec");
+
+  for (const char* field : {"initContainers", "containers"}) {
+    auto list = spec->find(field);
+    if (list == spec->end() || list->is_null()) continue;
+    if (!list->is_array()) return Deny(std::string("spec.") + field + " is not a list");
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string path = std::string("/spec/") + field + "/" + std::to_string(i);
+      std::string denial = MutateContainer((*list)[i], path, config, d.patch, d.asks_vgpu);
+      if (!denial.empty()) return Deny(denial);
+    }
+  }
+  if (!d.asks_vgpu) return d;
+
+  if (auto n = spec->find("nodeName"); n != spec->end() && n->is_string() && !n->empty()) {
+    return Deny("the pod sets spec.nodeName=" + n->get<std::string>() +
+                " and asks for vGPU resources; vGPUs are placed by " + config.scheduler_name +
+                ", so remove spec.nodeName (use a nodeSelector instead)");
+  }
+  // The rest of the pod must be readable by the scheduler too (policies, selectors).
+  Result<PodRequest> req = ParsePodRequest(pod, config.names, config.defaults);
+  if (!req.ok()) return Deny(req.status().message());
+  if (quota) {
+    const std::string ns =
+        pod.contains("metadata") ? Str(pod["metadata"], "namespace", "default") : "default";
+    if (auto v = QuotaViolation(quota->limit, quota->used, RequestedCharge(*req), ns)) {
+      return Deny(*v);
+    }
+  }
+
+  const std::string current = Str(*spec, "schedulerName");
+  if (current.empty() || current == "default-scheduler") {
+    d.patch.push_back({{"op", current.empty() ? "add" : "replace"},
+                       {"path", "/spec/schedulerName"},
+                       {"value", config.scheduler_name}});
+  }
+  return d;
+}
+
+}  // namespace vgpu::sched

@@ -1,0 +1,43 @@
+#pragma once
+
+// The mutating/validating webhook's decision for one pod: deny with a reason, or allow with a
+// JSON patch (RFC 6902). Pure: the caller supplies the namespace's quota and usage.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/sched/pod_request.h"
+#include "core/sched/quota.h"
+
+namespace vgpu::sched {
+
+struct AdmissionConfig {
+  ResourceNames names;
+  RequestDefaults defaults;
+  std::string scheduler_name = "hami-scheduler";
+  // GPU_CORE_UTILIZATION_POLICY for vGPU containers; empty or "default" adds nothing.
+  std::string core_policy;
+};
+
+struct AdmissionDecision {
+  bool allowed = true;
+  std::string message;                             // why it was denied
+  nlohmann::json patch = nlohmann::json::array();  // empty when nothing changes
+  bool asks_vgpu = false;
+};
+
+struct NamespaceQuota {
+  QuotaLimit limit;
+  QuotaAmount used;
+};
+
+// Decides for `pod` (the AdmissionReview's request.object). Applying the patch and admitting
+// the result again yields an empty patch (reinvocation-safe).
+AdmissionDecision AdmitPod(const nlohmann::json& pod, const AdmissionConfig& config,
+                           const std::optional<NamespaceQuota>& quota);
+
+// "a/b~c" -> "a~1b~0c" (RFC 6901).
+std::string JsonPointerEscape(const std::string& token);
+
+}  // namespace vgpu::sched

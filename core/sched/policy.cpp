@@ -1,0 +1,139 @@
+#include "core/sched/policy.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <string>
+
+namespace vgpu::sched {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool ParseInt64(std::string_view s, int64_t& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+Result<NodePolicy> ParseNodePolicy(std::string_view text) {
+  const std::string t = Lower(Trim(text));
+  if (t == "binpack") return NodePolicy::kBinpack;
+  if (t == "spread") return NodePolicy::kSpread;
+  return InvalidArgument("unknown node scheduler policy \"" + std::string(text) +
+                         "\" (want binpack or spread)");
+}
+
+Result<GpuPolicy> ParseGpuPolicy(std::string_view text) {
+  const std::string t = Lower(Trim(text));
+  if (t == "binpack") return GpuPolicy::kBinpack;
+  if (t == "spread") return GpuPolicy::kSpread;
+  if (t == "topology-aware") return GpuPolicy::kTopologyAware;
+  return InvalidArgument("unknown GPU scheduler policy \"" + std::string(text) +
+                         "\" (want binpack, spread or topology-aware)");
+}
+
+Result<ScoringWeights> ParseScoringWeights(std::string_view text) {
+  ScoringWeights w;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = Trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return InvalidArgument("device scoring weight \"" + std::string(item) +
+                             "\" is not key=value (want slot=<int>,core=<int>,memory=<int>)");
+    }
+    const std::string key = Lower(Trim(item.substr(0, eq)));
+    int64_t value = 0;
+    if (!ParseInt64(Trim(item.substr(eq + 1)), value) || value < 0 || value > 100) {
+      return InvalidArgument("device scoring weight \"" + std::string(item) +
+                             "\" needs an integer 0..100");
+    }
+    if (key == "slot") {
+      w.slot = static_cast<int>(value);
+    } else if (key == "core") {
+      w.core = static_cast<int>(value);
+    } else if (key == "memory" || key == "mem") {
+      w.memory = static_cast<int>(value);
+    } else {
+      return InvalidArgument("unknown device scoring weight \"" + key +
+                             "\" (want slot, core or memory)");
+    }
+  }
+  return w;
+}
+
+const char* NodePolicyName(NodePolicy p) {
+  return p == NodePolicy::kBinpack ? "binpack" : "spread";
+}
+
+const char* GpuPolicyName(GpuPolicy p) {
+  switch (p) {
+    case GpuPolicy::kBinpack:
+      return "binpack";
+    case GpuPolicy::kSpread:
+      return "spread";
+    case GpuPolicy::kTopologyAware:
+      return "topology-aware";
+  }
+  return "spread";
+}
+
+Result<int64_t> ParseWholeQuantity(std::string_view text) {
+  const std::string_view t = Trim(text);
+  const auto bad = [&](const char* why) {
+    return InvalidArgument("quantity \"" + std::string(text) + "\" " + why);
+  };
+  size_t digits = 0;
+  while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
+  if (digits == 0) return bad("is not a non-negative whole number");
+  int64_t base = 0;
+  if (!ParseInt64(t.substr(0, digits), base)) return bad("is too large");
+  const std::string_view suffix = t.substr(digits);
+  struct Unit {
+    std::string_view name;
+    int64_t factor;
+  };
+  static constexpr Unit kUnits[] = {
+      {"", 1},
+      {"k", 1000},
+      {"M", 1000 * 1000},
+      {"G", 1000LL * 1000 * 1000},
+      {"T", 1000LL * 1000 * 1000 * 1000},
+      {"Ki", 1024},
+      {"Mi", 1024 * 1024},
+      {"Gi", 1024LL * 1024 * 1024},
+      {"Ti", 1024LL * 1024 * 1024 * 1024},
+      {"e0", 1},
+      {"e1", 10},
+      {"e2", 100},
+      {"e3", 1000},
+      {"e6", 1000 * 1000},
+  };
+  for (const Unit& u : kUnits) {
+    if (suffix == u.name) {
+      if (base > std::numeric_limits<int64_t>::max() / u.factor) return bad("is too large");
+      return base * u.factor;
+    }
+  }
+  return bad("has an unsupported suffix or a fraction (GPU resources are whole numbers)");
+}
+
+}  // namespace vgpu::sched

@@ -1,0 +1,115 @@
+#pragma once
+
+// Plain data the scheduling decisions work on. Filled by adapters from node and pod
+// annotations (core/codec) and pod specs; no I/O here.
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace vgpu::sched {
+
+// One physical GPU as the device plugin advertises it (hami.io/node-nvidia-register).
+struct GpuDevice {
+  std::string uuid;
+  int index = 0;
+  int slots = 0;        // vGPU slots (device-split-count)
+  int64_t mem_mib = 0;  // already multiplied by memory scaling
+  int cores = 100;      // 100 x core scaling
+  std::string type;     // model name, e.g. "NVIDIA-NVIDIA H100 80GB HBM3"
+  int numa = 0;
+  std::string mode = "hami-core";
+  bool healthy = true;
+};
+
+// What is already taken on one GPU (running pods plus in-flight reservations).
+struct DeviceUsage {
+  int slots = 0;
+  int64_t mem_mib = 0;
+  int cores = 0;
+
+  DeviceUsage& operator+=(const DeviceUsage& o) {
+    slots += o.slots;
+    mem_mib += o.mem_mib;
+    cores += o.cores;
+    return *this;
+  }
+  DeviceUsage& operator-=(const DeviceUsage& o) {
+    slots -= o.slots;
+    mem_mib -= o.mem_mib;
+    cores -= o.cores;
+    return *this;
+  }
+  friend bool operator==(const DeviceUsage&, const DeviceUsage&) = default;
+};
+
+// NVLink/PCIe pair scores (hami.io/node-nvidia-score): uuid -> (peer uuid -> score).
+using PairScores = std::map<std::string, std::map<std::string, int>>;
+
+// Everything the fit needs to know about one node. `usage` is parallel to `gpus`.
+struct NodeView {
+  std::string name;
+  std::vector<GpuDevice> gpus;
+  std::vector<DeviceUsage> usage;
+  std::set<std::string> cordoned;  // hami.io/device-cordon
+  PairScores pair_scores;
+};
+
+// The vGPU ask of one container, after defaults.
+struct ContainerRequest {
+  int count = 0;         // vGPUs, each on a different GPU
+  int64_t mem_mib = 0;   // per vGPU; ignored when mem_percent >= 0
+  int mem_percent = -1;  // per vGPU, % of the card; -1 = not given
+  int cores = 0;         // per vGPU, % of SMs; 100 = exclusive
+
+  bool wants_gpu() const { return count > 0; }
+  friend bool operator==(const ContainerRequest&, const ContainerRequest&) = default;
+};
+
+enum class NodePolicy { kBinpack, kSpread };
+enum class GpuPolicy { kBinpack, kSpread, kTopologyAware };
+
+// Weights of a GPU's fullness terms when ranking GPUs (hami.io/device-scoring-weights).
+struct ScoringWeights {
+  int slot = 1;
+  int core = 1;
+  int memory = 1;
+  friend bool operator==(const ScoringWeights&, const ScoringWeights&) = default;
+};
+
+// The whole pod's ask: init containers first, then app containers, in spec order
+// (the order of the hami.io/vgpu-devices-* entries).
+struct PodRequest {
+  std::vector<ContainerRequest> init_containers;
+  std::vector<ContainerRequest> app_containers;
+  std::vector<std::string> use_types;    // lower-cased substrings of the model name
+  std::vector<std::string> nouse_types;  // lower-cased substrings of the model name
+  std::set<std::string> use_uuids;
+  std::set<std::string> nouse_uuids;
+  bool numa_bind = false;
+  NodePolicy node_policy = NodePolicy::kBinpack;
+  GpuPolicy gpu_policy = GpuPolicy::kSpread;
+  ScoringWeights weights;
+
+  bool wants_gpu() const;
+  size_t container_count() const { return init_containers.size() + app_containers.size(); }
+};
+
+// One vGPU handed to a container (one `<uuid>,NVIDIA,<mem>,<cores>:` item).
+struct AllocatedDevice {
+  std::string uuid;
+  int64_t mem_mib = 0;
+  int cores = 0;
+  friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
+};
+
+// One entry per container, init containers first; containers without GPUs have empty entries.
+struct PodAllocation {
+  std::vector<std::vector<AllocatedDevice>> containers;
+  size_t init_count = 0;  // how many leading entries belong to init containers
+  friend bool operator==(const PodAllocation&, const PodAllocation&) = default;
+};
+
+}  // namespace vgpu::sched

@@ -1,0 +1,141 @@
+#include "core/sched/admission.h"
+
+#include <gtest/gtest.h>
+
+namespace vgpu::sched {
+namespace {
+
+using nlohmann::json;
+
+json Pod(json container) {
+  return {{"metadata", {{"name", "p"}, {"namespace", "team"}}},
+          {"spec", {{"containers", json::array({container})}}}};
+}
+
+json C(json limits) {
+  return {{"name", "c"}, {"resources", {{"limits", limits}}}};
+}
+
+TEST(Admission, MutationCases) {
+  AdmissionConfig cfg;
+  cfg.core_policy = "force";
+  struct Case {
+    const char* name;
+    json pod;
+    json want_patch;
+  };
+  json no_resources = {{"name", "c"}, {"image", "x"}};
+  json env_present = C({{"nvidia.com/gpumem", "1000"}});
+  env_present["env"] = {{{"name", "A"}, {"value", "1"}}};
+  json custom_sched = Pod(C({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpucores", "10"}}));
+  custom_sched["spec"]["schedulerName"] = "my-scheduler";
+  json default_sched = Pod(C({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpucores", "10"}}));
+  default_sched["spec"]["schedulerName"] = "default-scheduler";
+  const json policy_env = {{"name", "GPU_CORE_UTILIZATION_POLICY"}, {"value", "force"}};
+  const json sched = {{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", "hami-scheduler"}};
+  const Case cases[] = {
+      {"no vGPU: untouched", Pod(no_resources), json::array()},
+      {"whole card gets gpucores 100",
+       Pod(C({{"nvidia.com/gpu", "1"}})),
+       {{{"op", "add"},
+         {"path", "/spec/containers/0/resources/limits/nvidia.com~1gpucores"},
+         {"value", "100"}},
+        {{"op", "add"}, {"path", "/spec/containers/0/env"}, {"value", {policy_env}}},
+        sched}},
+      {"memory only gets default count, env appended",
+       Pod(env_present),
+       {{{"op", "add"},
+         {"path", "/spec/containers/0/resources/limits/nvidia.com~1gpu"},
+         {"value", "1"}},
+        {{"op", "add"}, {"path", "/spec/containers/0/env/-"}, {"value", policy_env}},
+        sched}},
+      {"priority becomes env",
+       Pod(C({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "10"}, {"nvidia.com/priority", "0"}})),
+       {{{"op", "add"},
+         {"path", "/spec/containers/0/env"},
+         {"value", {{{"name", "CUDA_TASK_PRIORITY"}, {"value", "0"}}, policy_env}}},
+        sched}},
+      {"custom scheduler kept",
+       custom_sched,
+       {{{"op", "add"}, {"path", "/spec/containers/0/env"}, {"value", {policy_env}}}}},
+      {"default scheduler replaced",
+       default_sched,
+       {{{"op", "add"}, {"path", "/spec/containers/0/env"}, {"value", {policy_env}}},
+        {{"op", "replace"}, {"path", "/spec/schedulerName"}, {"value", "hami-scheduler"}}}},
+  };
+  for (const Case& c : cases) {
+    AdmissionDecision d = AdmitPod(c.pod, cfg, std::nullopt);
+    ASSERT_TRUE(d.allowed) << c.name << ": " << d.message;
+    EXPECT_EQ(d.patch, c.want_patch) << c.name << ": " << d.patch.dump();
+    // Reinvocation: the patched pod needs nothing more.
+    json patched = c.pod.patch(d.patch);
+    AdmissionDecision again = AdmitPod(patched, cfg, std::nullopt);
+    EXPECT_TRUE(again.allowed) << c.name;
+    EXPECT_EQ(again.patch, json::array()) << c.name << ": " << again.patch.dump();
+  }
+}
+
+TEST(Admission, ResourcesObjectMissingIsCreated) {
+  AdmissionConfig cfg;
+  json pod = Pod(C({{"nvidia.com/gpu", "1"}}));
+  pod["spec"]["initContainers"] = {
+      {{"name", "i"}, {"resources", {{"requests", {{"nvidia.com/gpumem", "5"}}}}}}};
+  AdmissionDecision d = AdmitPod(pod, cfg, std::nullopt);
+  ASSERT_TRUE(d.allowed) << d.message;
+  EXPECT_EQ(d.patch[0]["path"], "/spec/initContainers/0/resources/limits");
+  EXPECT_EQ(d.patch[0]["value"], (json{{"nvidia.com/gpu", "1"}}));
+  json patched = pod.patch(d.patch);
+  EXPECT_EQ(AdmitPod(patched, cfg, std::nullopt).patch, json::array());
+}
+
+TEST(Admission, Denials) {
+  AdmissionConfig cfg;
+  json privileged = C({{"nvidia.com/gpu", "1"}});
+  privileged["securityContext"] = {{"privileged", true}};
+  json preset = Pod(C({{"nvidia.com/gpu", "1"}}));
+  preset["spec"]["nodeName"] = "node-1";
+  json bad_policy = Pod(C({{"nvidia.com/gpu", "1"}}));
+  bad_policy["metadata"]["annotations"] = {{"hami.io/gpu-scheduler-policy", "fastest"}};
+  struct Case {
+    const char* name;
+    json pod;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"privileged", Pod(privileged), "privileged"},
+      {"nodeName preset", preset, "spec.nodeName=node-1"},
+      {"percentage > 100", Pod(C({{"nvidia.com/gpumem-percentage", "101"}})), "must be 0..100"},
+      {"garbage quantity", Pod(C({{"nvidia.com/gpu", "two"}})), "nvidia.com/gpu"},
+      {"unknown policy", bad_policy, "fastest"},
+      {"not a pod", json("x"), "no pod object"},
+      {"containers not a list", json{{"spec", {{"containers", 3}}}}, "not a list"},
+  };
+  for (const Case& c : cases) {
+    AdmissionDecision d = AdmitPod(c.pod, cfg, std::nullopt);
+    EXPECT_FALSE(d.allowed) << c.name;
+    EXPECT_NE(d.message.find(c.want), std::string::npos) << c.name << ": " << d.message;
+    EXPECT_EQ(d.patch, json::array()) << c.name;
+  }
+}
+
+TEST(Admission, QuotaDenialAndAllowance) {
+  AdmissionConfig cfg;
+  NamespaceQuota q;
+  q.limit.mem_mib = 10000;
+  q.used.mem_mib = 4000;
+  const json fits = Pod(C({{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "3000"}}));
+  const json too_big = Pod(C({{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "3001"}}));
+  EXPECT_TRUE(AdmitPod(fits, cfg, q).allowed);
+  AdmissionDecision d = AdmitPod(too_big, cfg, q);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_NE(d.message.find("namespace team GPU memory quota is 10000 MiB"), std::string::npos)
+      << d.message;
+}
+
+TEST(Admission, PointerEscape) {
+  EXPECT_EQ(JsonPointerEscape("nvidia.com/gpu"), "nvidia.com~1gpu");
+  EXPECT_EQ(JsonPointerEscape("a~b/c"), "a~0b~1c");
+}
+
+}  // namespace
+}  // namespace vgpu::sched
