@@ -1,0 +1,97 @@
+/* Layout of the shared region file of one container (CUDA_DEVICE_MEMORY_SHARED_CACHE).
+ *
+ * Written by libvgpu.so in every CUDA/NVML process of the container; read by the node monitor.
+ * C-compatible (C99 and C++), fixed-size, little-endian x86-64 / aarch64 layout, no pointers.
+ *
+ * Concurrency rules (readers outside libvgpu only need the first one):
+ *  - Counters (`mem_used`, slot `mem_used[]`, `mem_overhead[]`, SM fields) are 64-bit values read
+ *    with atomic loads (`__atomic_load_n(p, __ATOMIC_RELAXED)`). Readers never take a lock.
+ *  - A device's `mem_used` and the slots' per-device counters change together under that device's
+ *    robust process-shared mutex (`lock`), so that a process killed at any instruction leaves the
+ *    pair consistent: the next locker sees EOWNERDEAD and recomputes the total from the slots.
+ *  - Creating the file and registering a device happen under flock(2) on the file (released by the
+ *    kernel when a holder dies).
+ *  - A process slot is claimed by CAS on `pid` (0 = free) and identified by (pid, start_time);
+ *    a slot whose process is gone (or whose pid now has another start time) is reaped by any
+ *    process that looks: its counters are subtracted from the device totals and it is freed.
+ *  - Slots never move; `device_count` only grows; device records are never removed.
+ */
+#ifndef VGPU_REGION_LAYOUT_H_
+#define VGPU_REGION_LAYOUT_H_
+
+#include <stdint.h>
+
+#define VGPU_REGION_MAGIC 0x31555047564755ULL /* "UGVGPU1" read as little-endian bytes */
+#define VGPU_REGION_VERSION 1u
+#define VGPU_REGION_MAX_DEVICES 16
+#define VGPU_REGION_MAX_PROCS 1024
+#define VGPU_REGION_UUID_LEN 96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+#define VGPU_REGION_LOCK_BYTES 64
+
+/* Slot states (vgpu_region_proc.status). */
+#define VGPU_SLOT_FREE 0u
+#define VGPU_SLOT_CLAIMING 1u /* pid written, start_time not yet: not reaped while pid lives */
+#define VGPU_SLOT_ACTIVE 2u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vgpu_region_device {
+  char uuid[VGPU_REGION_UUID_LEN]; /* "GPU-xxxxxxxx-..." NUL-terminated; key of the record */
+  uint64_t mem_limit;              /* bytes; 0 = unlimited */
+  uint64_t mem_physical;           /* bytes of the card, as the driver reported it */
+  uint64_t mem_used; /* atomic: sum over live slots of mem_used[d] + mem_overhead[d] */
+  uint32_t sm_limit; /* percent of the card; 0 = unlimited */
+  uint32_t flags;    /* reserved, 0 */
+  uint8_t lock[VGPU_REGION_LOCK_BYTES]; /* robust process-shared pthread mutex (opaque) */
+  /* --- SM (compute) limiter state; owned by the limiter, zero means inactive --- */
+  uint32_t
+      sm_limit_active;   /* set to 1 by the node monitor when the GPU is shared (policy default) */
+  uint32_t sm_policy;    /* 0 default, 1 force, 2 disable (GPU_CORE_UTILIZATION_POLICY) */
+  uint64_t sm_tokens_ns; /* atomic: GPU-time budget left in the current window */
+  uint64_t sm_budget_ns; /* GPU-time budget per window */
+  uint64_t sm_window_start_ns; /* CLOCK_MONOTONIC of the current window */
+  uint64_t sm_reserved[12];
+  uint64_t reserved[16];
+};
+
+struct vgpu_region_proc {
+  int32_t pid;         /* atomic; 0 = free. PID in the container's PID namespace */
+  uint32_t status;     /* atomic; VGPU_SLOT_* */
+  uint64_t start_time; /* field 22 of /proc/<pid>/stat (clock ticks since boot) */
+  int32_t priority;    /* CUDA_TASK_PRIORITY (0 high, 1 low) */
+  uint32_t reserved0;
+  uint64_t mem_used[VGPU_REGION_MAX_DEVICES]; /* bytes of tracked allocations, per device */
+  uint64_t
+      mem_overhead[VGPU_REGION_MAX_DEVICES]; /* measured context/module/pool bytes, per device */
+  /* --- SM limiter, per process and device --- */
+  uint64_t sm_gpu_time_ns[VGPU_REGION_MAX_DEVICES];    /* GPU time consumed (accounting) */
+  uint64_t sm_last_kernel_ns[VGPU_REGION_MAX_DEVICES]; /* CLOCK_MONOTONIC of the last launch */
+  uint64_t reserved[16];
+};
+
+struct vgpu_region_header {
+  uint64_t magic;          /* VGPU_REGION_MAGIC, written last when the file is created */
+  uint32_t version;        /* VGPU_REGION_VERSION */
+  uint32_t header_size;    /* sizeof(struct vgpu_region_header) */
+  uint64_t file_size;      /* sizeof(struct vgpu_region) */
+  uint32_t max_devices;    /* VGPU_REGION_MAX_DEVICES */
+  uint32_t max_procs;      /* VGPU_REGION_MAX_PROCS */
+  uint32_t device_count;   /* atomic; records [0, device_count) are valid */
+  uint32_t flags;          /* bit 0: ACTIVE_OOM_KILLER was set by the creator */
+  uint64_t created_unix_s; /* wall-clock seconds when the file was created */
+  uint64_t reserved[16];
+};
+
+struct vgpu_region {
+  struct vgpu_region_header header;
+  struct vgpu_region_device devices[VGPU_REGION_MAX_DEVICES];
+  struct vgpu_region_proc procs[VGPU_REGION_MAX_PROCS];
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_REGION_LAYOUT_H_ */

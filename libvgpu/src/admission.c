@@ -1,0 +1,77 @@
+#include "admission.h"
+
+#include "log.h"
+#include "state.h"
+
+static int reserve_with_retry(int rdev, uint64_t bytes) {
+  vgpu_ensure_slot();
+  vgpu_reconcile(rdev, 0);
+  if (vgpu_region_reserve(&g_vgpu.region, rdev, bytes) == 0) return 0;
+  /* Before refusing: free what dead processes still hold and re-measure our own footprint. */
+  vgpu_region_reap(&g_vgpu.region, 1);
+  vgpu_reconcile(rdev, 1);
+  return vgpu_region_reserve(&g_vgpu.region, rdev, bytes);
+}
+
+static CUresult admit(struct vgpu_admission* a, int rdev, int ordinal, uint64_t bytes) {
+  a->region_dev = rdev;
+  a->ordinal = ordinal;
+  a->bytes = 0;
+  if (rdev < 0) return CUDA_SUCCESS;
+  if (reserve_with_retry(rdev, bytes) != 0) {
+    const struct vgpu_region_device* d = &g_vgpu.region.region->devices[rdev];
+    VGPU_INFO("allocation of %llu bytes refused on device %d: %llu of %llu bytes in use",
+              (unsigned long long)bytes, ordinal,
+              (unsigned long long)__atomic_load_n(&d->mem_used, __ATOMIC_RELAXED),
+              (unsigned long long)d->mem_limit);
+    a->region_dev = -1;
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  a->bytes = bytes;
+  return CUDA_SUCCESS;
+}
+
+CUresult vgpu_admit_current(struct vgpu_admission* a, uint64_t bytes) {
+  int ordinal = -1;
+  const int rdev = vgpu_current_region_dev(&ordinal);
+  return admit(a, rdev, ordinal, bytes);
+}
+
+CUresult vgpu_admit_ordinal(struct vgpu_admission* a, int ordinal, uint64_t bytes) {
+  return admit(a, vgpu_ordinal_region_dev(ordinal), ordinal, bytes);
+}
+
+int vgpu_admission_grow(struct vgpu_admission* a, uint64_t extra) {
+  if (a->region_dev < 0) return 0;
+  if (reserve_with_retry(a->region_dev, extra) != 0) return -1;
+  a->bytes += extra;
+  return 0;
+}
+
+void vgpu_admission_shrink(struct vgpu_admission* a, uint64_t less) {
+  if (a->region_dev < 0) return;
+  if (less > a->bytes) less = a->bytes;
+  vgpu_region_release(&g_vgpu.region, a->region_dev, less);
+  a->bytes -= less;
+}
+
+void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint64_t key) {
+  if (a->region_dev < 0) return;
+  if (rc != CUDA_SUCCESS || key == 0) {
+    vgpu_region_release(&g_vgpu.region, a->region_dev, a->bytes);
+    return;
+  }
+  pthread_mutex_lock(&g_vgpu.lock);
+  /* Out of memory for the table: keep the bytes counted (conservative) but untracked. */
+  (void)vgpu_alloc_put(&g_vgpu.table, kind, key, a->bytes, a->region_dev);
+  pthread_mutex_unlock(&g_vgpu.lock);
+}
+
+void vgpu_release_tracked(int kind, uint64_t key) {
+  uint64_t size = 0;
+  int rdev = -1;
+  pthread_mutex_lock(&g_vgpu.lock);
+  const int found = vgpu_alloc_take(&g_vgpu.table, kind, key, &size, &rdev);
+  pthread_mutex_unlock(&g_vgpu.lock);
+  if (found) vgpu_region_release(&g_vgpu.region, rdev, size);
+}

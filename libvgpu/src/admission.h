@@ -1,0 +1,30 @@
+/* Admission of one allocation against the container's limit: reserve first, call the driver,
+ * then finish (record on success, roll back on failure). */
+#ifndef VGPU_ADMISSION_H_
+#define VGPU_ADMISSION_H_
+
+#include <cuda.h>
+#include <stdint.h>
+
+struct vgpu_admission {
+  int region_dev; /* -1: device not tracked (no limits possible), nothing reserved */
+  int ordinal;    /* CUDA device ordinal */
+  uint64_t bytes; /* reserved so far */
+};
+
+/* Reserve `bytes` on the current context's device / on device `ordinal`. CUDA_SUCCESS or
+ * CUDA_ERROR_OUT_OF_MEMORY (after reaping dead processes and re-measuring once). */
+CUresult vgpu_admit_current(struct vgpu_admission* a, uint64_t bytes);
+CUresult vgpu_admit_ordinal(struct vgpu_admission* a, int ordinal, uint64_t bytes);
+
+/* Reserve more / give some back for an admission in progress. grow: 0 or -1 (over limit). */
+int vgpu_admission_grow(struct vgpu_admission* a, uint64_t extra);
+void vgpu_admission_shrink(struct vgpu_admission* a, uint64_t less);
+
+/* On success records (kind, key) -> bytes; on failure releases the reservation. */
+void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint64_t key);
+
+/* Releases what (kind, key) reserved; untracked keys are ignored. */
+void vgpu_release_tracked(int kind, uint64_t key);
+
+#endif

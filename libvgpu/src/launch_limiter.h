@@ -1,0 +1,32 @@
+/* Hook points for the SM (compute) limiter. Every launch hook of libvgpu calls
+ * vgpu_limiter_before_launch() before handing the launch to the driver and
+ * vgpu_limiter_after_launch() after it. The default implementation (launch_limiter_default.c)
+ * does nothing; the SM limiter replaces that file. It may block (throttle) in before_launch, and
+ * keeps its shared state in the reserved SM fields of vgpu/region_layout.h. */
+#ifndef VGPU_LAUNCH_LIMITER_H_
+#define VGPU_LAUNCH_LIMITER_H_
+
+#include <cuda.h>
+
+enum vgpu_launch_kind {
+  VGPU_LAUNCH_KERNEL = 1,      /* cuLaunchKernel[_ptsz] */
+  VGPU_LAUNCH_KERNEL_EX = 2,   /* cuLaunchKernelEx[_ptsz] */
+  VGPU_LAUNCH_COOPERATIVE = 3, /* cuLaunchCooperativeKernel[_ptsz] */
+  VGPU_LAUNCH_GRAPH = 4,       /* cuGraphLaunch[_ptsz] */
+};
+
+struct vgpu_launch {
+  enum vgpu_launch_kind kind;
+  CUstream stream;
+  CUfunction function; /* NULL for graphs */
+  CUgraphExec graph;   /* graphs only */
+  unsigned grid[3];    /* 0 when unknown (graphs, Ex with attributes) */
+  unsigned block[3];
+  int per_thread_stream; /* the _ptsz variant was called */
+};
+
+/* Returns CUDA_SUCCESS to let the launch proceed, or an error the launch hook returns as is. */
+CUresult vgpu_limiter_before_launch(const struct vgpu_launch* launch);
+void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result);
+
+#endif

@@ -1,0 +1,374 @@
+#define _GNU_SOURCE
+#include "region.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+_Static_assert(sizeof(pthread_mutex_t) <= VGPU_REGION_LOCK_BYTES, "mutex does not fit the layout");
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static pthread_mutex_t* device_mutex(struct vgpu_region* r, int dev) {
+  return (pthread_mutex_t*)(void*)r->devices[dev].lock;
+}
+
+static void init_robust_mutex(pthread_mutex_t* m) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(m, &attr);
+  pthread_mutexattr_destroy(&attr);
+}
+
+static void init_region(struct vgpu_region* r, int oom_killer_flag) {
+  memset(r, 0, sizeof(*r));
+  for (int d = 0; d < VGPU_REGION_MAX_DEVICES; ++d) init_robust_mutex(device_mutex(r, d));
+  r->header.version = VGPU_REGION_VERSION;
+  r->header.header_size = (uint32_t)sizeof(r->header);
+  r->header.file_size = sizeof(*r);
+  r->header.max_devices = VGPU_REGION_MAX_DEVICES;
+  r->header.max_procs = VGPU_REGION_MAX_PROCS;
+  r->header.flags = oom_killer_flag ? 1u : 0u;
+  r->header.created_unix_s = (uint64_t)time(NULL);
+  STORE(&r->header.magic, (uint64_t)VGPU_REGION_MAGIC);
+}
+
+/* Recomputes a device total from the slots; called with the device lock held after EOWNERDEAD
+ * (a process died inside the critical section, so total and slot may disagree). */
+static void recompute_total(struct vgpu_region* r, int dev) {
+  uint64_t sum = 0;
+  for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+    sum += LOAD(&r->procs[s].mem_used[dev]) + LOAD(&r->procs[s].mem_overhead[dev]);
+  }
+  STORE(&r->devices[dev].mem_used, sum);
+}
+
+static int lock_device(struct vgpu_region* r, int dev) {
+  pthread_mutex_t* m = device_mutex(r, dev);
+  int rc = pthread_mutex_lock(m);
+  if (rc == EOWNERDEAD) {
+    recompute_total(r, dev);
+    pthread_mutex_consistent(m);
+    rc = 0;
+  }
+  return rc;
+}
+
+static void unlock_device(struct vgpu_region* r, int dev) {
+  pthread_mutex_unlock(device_mutex(r, dev));
+}
+
+int vgpu_region_open_private(struct vgpu_region_handle* h) {
+  memset(h, 0, sizeof(*h));
+  h->slot = -1;
+  void* p = mmap(NULL, sizeof(struct vgpu_region), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return -1;
+  h->region = (struct vgpu_region*)p;
+  h->fd = -1;
+  h->is_private = 1;
+  init_region(h->region, 0);
+  return 0;
+}
+
+static int file_size(int fd, uint64_t* out) {
+  struct stat st;
+  /* A raw syscall: glibc's fstat wrapper binds to GLIBC_2.33, too new for old images. */
+  if (syscall(SYS_fstat, fd, &st) != 0) return -1;
+  *out = (uint64_t)st.st_size;
+  return 0;
+}
+
+static int flock_retry(int fd, int op) {
+  int rc;
+  do {
+    rc = flock(fd, op);
+  } while (rc != 0 && errno == EINTR);
+  return rc;
+}
+
+/* Validates or creates the file content; called with the flock held. Returns NULL with `why`
+ * set when the file cannot be used. */
+static struct vgpu_region* map_file(int fd, const char** why) {
+  uint64_t size = 0;
+  if (file_size(fd, &size) != 0) {
+    *why = "cannot stat it";
+    return NULL;
+  }
+  const uint64_t want = sizeof(struct vgpu_region);
+  if (size == 0) {
+    if (ftruncate(fd, (off_t)want) != 0) {
+      *why = "cannot grow it (read-only or disk full?)";
+      return NULL;
+    }
+  } else if (size != want) {
+    *why = size < want ? "it is truncated or from another version" : "it has an unexpected size";
+    return NULL;
+  }
+  void* p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    *why = "cannot map it";
+    return NULL;
+  }
+  struct vgpu_region* r = (struct vgpu_region*)p;
+  const uint64_t magic = LOAD(&r->header.magic);
+  if (magic == 0) {
+    /* New file, or a creator died before finishing: we hold the flock, so (re)initialise. */
+    init_region(r, 0);
+    return r;
+  }
+  if (magic != VGPU_REGION_MAGIC) {
+    *why = "it is not a vgpu region (bad magic)";
+  } else if (r->header.version != VGPU_REGION_VERSION) {
+    *why = "it has another layout version";
+  } else if (r->header.file_size != want || r->header.max_devices != VGPU_REGION_MAX_DEVICES ||
+             r->header.max_procs != VGPU_REGION_MAX_PROCS ||
+             LOAD(&r->header.device_count) > VGPU_REGION_MAX_DEVICES) {
+    *why = "its header is corrupt";
+  } else {
+    return r;
+  }
+  munmap(p, want);
+  return NULL;
+}
+
+int vgpu_region_open(const char* path, struct vgpu_region_handle* h) {
+  memset(h, 0, sizeof(*h));
+  h->fd = -1;
+  h->slot = -1;
+  const char* why = NULL;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    why = errno == EACCES || errno == EROFS ? "it is not writable" : "it cannot be opened";
+  } else {
+    (void)fchmod(fd, 0666); /* other users of the container share it; failure is harmless */
+    if (flock_retry(fd, LOCK_EX) != 0) {
+      why = "it cannot be locked";
+    } else {
+      struct vgpu_region* r = map_file(fd, &why);
+      flock_retry(fd, LOCK_UN);
+      if (r != NULL) {
+        h->region = r;
+        h->fd = fd;
+        return 0;
+      }
+    }
+    close(fd);
+  }
+  VGPU_ERROR("shared region %s unusable: %s; limits are enforced for this process only", path, why);
+  return vgpu_region_open_private(h);
+}
+
+int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
+                                uint64_t limit, uint32_t sm_limit) {
+  struct vgpu_region* r = h->region;
+  if (h->fd >= 0) flock_retry(h->fd, LOCK_EX);
+  int found = -1;
+  const uint32_t count = LOAD(&r->header.device_count);
+  for (uint32_t d = 0; d < count; ++d) {
+    if (strncmp(r->devices[d].uuid, uuid, VGPU_REGION_UUID_LEN) == 0) {
+      found = (int)d;
+      break;
+    }
+  }
+  if (found < 0 && count < VGPU_REGION_MAX_DEVICES) {
+    struct vgpu_region_device* dev = &r->devices[count];
+    snprintf(dev->uuid, sizeof(dev->uuid), "%s", uuid);
+    dev->mem_physical = physical;
+    dev->mem_limit = limit;
+    dev->sm_limit = sm_limit;
+    STORE(&r->header.device_count, count + 1);
+    found = (int)count;
+  }
+  if (found >= 0 && r->devices[found].mem_physical == 0) r->devices[found].mem_physical = physical;
+  if (h->fd >= 0) flock_retry(h->fd, LOCK_UN);
+  return found;
+}
+
+int vgpu_parse_stat_start_time(const char* text, uint64_t* out) {
+  const char* p = strrchr(text, ')'); /* the command name may contain spaces and parentheses */
+  if (p == NULL) return -1;
+  ++p;
+  /* After ')' come fields 3.. ; the start time is field 22, i.e. the 20th after the name. */
+  for (int field = 3; field < 22; ++field) {
+    while (*p == ' ') ++p;
+    while (*p != ' ' && *p != '\0') ++p;
+    if (*p == '\0') return -1;
+  }
+  while (*p == ' ') ++p;
+  if (*p < '0' || *p > '9') return -1;
+  uint64_t v = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) v = v * 10 + (uint64_t)(*p - '0');
+  *out = v;
+  return 0;
+}
+
+int vgpu_proc_start_time(int pid, uint64_t* out) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[1024];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  return vgpu_parse_stat_start_time(buf, out);
+}
+
+/* 1 when the slot's owner is gone (dead, or its pid now belongs to another process). */
+static int slot_is_dead(const struct vgpu_region_proc* slot, int pid, int check_start_time) {
+  if (pid == (int)getpid()) return 1; /* ours from before an exec(): that image is gone */
+  if (kill(pid, 0) != 0 && errno == ESRCH) return 1;
+  if (!check_start_time) return 0;
+  const uint32_t status = LOAD(&slot->status);
+  if (status != VGPU_SLOT_ACTIVE) return 0; /* still claiming: start_time not written yet */
+  uint64_t start = 0;
+  if (vgpu_proc_start_time(pid, &start) != 0) return 1;
+  return start != slot->start_time;
+}
+
+/* Zeroes the slot's counters, subtracting them from the totals, while the slot still belongs to
+ * `owner` (checked under each device lock, so a slot re-claimed meanwhile is left alone). */
+static void clear_slot_usage(struct vgpu_region* r, struct vgpu_region_proc* slot, int owner) {
+  const uint32_t count = LOAD(&r->header.device_count);
+  for (uint32_t d = 0; d < count; ++d) {
+    /* Idempotent under the lock: a reaper killed half-way leaves work the next one redoes. */
+    if (lock_device(r, (int)d) != 0) continue;
+    if (LOAD(&slot->pid) != owner) {
+      unlock_device(r, (int)d);
+      return;
+    }
+    const uint64_t mine = LOAD(&slot->mem_used[d]) + LOAD(&slot->mem_overhead[d]);
+    const uint64_t total = LOAD(&r->devices[d].mem_used);
+    STORE(&r->devices[d].mem_used, total > mine ? total - mine : 0);
+    STORE(&slot->mem_used[d], 0);
+    STORE(&slot->mem_overhead[d], 0);
+    STORE(&slot->sm_gpu_time_ns[d], 0);
+    unlock_device(r, (int)d);
+  }
+}
+
+int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
+  struct vgpu_region* r = h->region;
+  int reaped = 0;
+  for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+    if (s == h->slot) continue;
+    struct vgpu_region_proc* slot = &r->procs[s];
+    int pid = LOAD(&slot->pid);
+    if (pid == 0 || !slot_is_dead(slot, pid, check_start_time)) continue;
+    clear_slot_usage(r, slot, pid);
+    /* `status` is left to the next claimer, which rewrites it after taking `pid`. */
+    if (__atomic_compare_exchange_n(&slot->pid, &pid, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      ++reaped;
+    }
+  }
+  return reaped;
+}
+
+int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start_time,
+                           int priority) {
+  struct vgpu_region* r = h->region;
+  vgpu_region_reap(h, 0);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+      struct vgpu_region_proc* slot = &r->procs[s];
+      int expected = 0;
+      if (LOAD(&slot->pid) != 0) continue;
+      if (!__atomic_compare_exchange_n(&slot->pid, &expected, pid, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE)) {
+        continue;
+      }
+      STORE(&slot->status, VGPU_SLOT_CLAIMING);
+      slot->start_time = start_time;
+      slot->priority = priority;
+      /* Leftovers of an owner reaped half-way are cleared under the device locks. */
+      clear_slot_usage(r, slot, pid);
+      STORE(&slot->status, VGPU_SLOT_ACTIVE);
+      h->slot = s;
+      h->pid = pid;
+      return 0;
+    }
+    vgpu_region_reap(h, 1); /* full: look for reused pids too, then try once more */
+  }
+  return -1;
+}
+
+void vgpu_region_release_slot(struct vgpu_region_handle* h) {
+  if (h->region == NULL || h->slot < 0) return;
+  struct vgpu_region_proc* slot = &h->region->procs[h->slot];
+  clear_slot_usage(h->region, slot, h->pid);
+  STORE(&slot->status, VGPU_SLOT_FREE);
+  STORE(&slot->pid, 0);
+  h->slot = -1;
+}
+
+int vgpu_region_reserve(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
+  struct vgpu_region* r = h->region;
+  struct vgpu_region_device* d = &r->devices[dev];
+  if (lock_device(r, dev) != 0) return -1;
+  const uint64_t used = LOAD(&d->mem_used);
+  const uint64_t limit = d->mem_limit;
+  if (limit != 0 && (bytes > limit || used > limit - bytes)) {
+    unlock_device(r, dev);
+    return -1;
+  }
+  STORE(&d->mem_used, used + bytes);
+  if (h->slot >= 0) {
+    uint64_t* mine = &r->procs[h->slot].mem_used[dev];
+    STORE(mine, LOAD(mine) + bytes);
+  }
+  unlock_device(r, dev);
+  return 0;
+}
+
+void vgpu_region_release(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
+  struct vgpu_region* r = h->region;
+  if (lock_device(r, dev) != 0) return;
+  uint64_t take = bytes;
+  if (h->slot >= 0) {
+    uint64_t* mine = &r->procs[h->slot].mem_used[dev];
+    const uint64_t have = LOAD(mine);
+    if (take > have) take = have; /* never below zero, never someone else's bytes */
+    STORE(mine, have - take);
+  }
+  const uint64_t used = LOAD(&r->devices[dev].mem_used);
+  STORE(&r->devices[dev].mem_used, used > take ? used - take : 0);
+  unlock_device(r, dev);
+}
+
+void vgpu_region_set_overhead(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
+  struct vgpu_region* r = h->region;
+  if (h->slot < 0 || lock_device(r, dev) != 0) return;
+  uint64_t* mine = &r->procs[h->slot].mem_overhead[dev];
+  const uint64_t old = LOAD(mine);
+  const uint64_t used = LOAD(&r->devices[dev].mem_used);
+  uint64_t next = used - (used > old ? old : used) + bytes;
+  STORE(&r->devices[dev].mem_used, next);
+  STORE(mine, bytes);
+  unlock_device(r, dev);
+}
+
+uint64_t vgpu_region_device_used(const struct vgpu_region_handle* h, int dev) {
+  return LOAD(&h->region->devices[dev].mem_used);
+}
+
+uint64_t vgpu_region_slot_used(const struct vgpu_region_handle* h, int dev) {
+  if (h->slot < 0) return 0;
+  return LOAD(&h->region->procs[h->slot].mem_used[dev]) +
+         LOAD(&h->region->procs[h->slot].mem_overhead[dev]);
+}

@@ -1,0 +1,72 @@
+/* The container's shared region: one mmap'ed file (layout in vgpu/region_layout.h) holding limits,
+ * per-device usage totals and per-process slots. Falls back to a private anonymous mapping (limits
+ * still enforced within this process tree) when the file cannot be used. */
+#ifndef VGPU_REGION_H_
+#define VGPU_REGION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vgpu/region_layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vgpu_region_handle {
+  struct vgpu_region* region; /* NULL when not open */
+  int fd;                     /* -1 for the private fallback */
+  int is_private;             /* 1 when the file could not be used */
+  int slot;                   /* this process's slot, -1 when none */
+  int pid;                    /* pid that owns `slot` */
+};
+
+/* Maps the region at `path` (created when absent or empty). Any problem with the file prints one
+ * line on stderr and maps a private region instead. Returns 0, or -1 only if no memory at all. */
+int vgpu_region_open(const char* path, struct vgpu_region_handle* h);
+
+/* Maps a private anonymous region (no file; shared with fork children only). */
+int vgpu_region_open_private(struct vgpu_region_handle* h);
+
+/* Finds or adds the device record for `uuid`. `limit`/`sm_limit` are stored only when the record
+ * is created (the container's first process fixes them). Returns the record index or -1 when full.
+ */
+int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
+                                uint64_t limit, uint32_t sm_limit);
+
+/* Claims a free slot for (pid, start_time); reaps dead slots first. Returns 0 or -1 when full. */
+int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start_time,
+                           int priority);
+
+/* Releases this process's slot (subtracting its usage), e.g. at exit. */
+void vgpu_region_release_slot(struct vgpu_region_handle* h);
+
+/* Reaps slots whose process is gone; with `check_start_time`, also slots whose pid was reused.
+ * Returns the number of slots reaped. */
+int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time);
+
+/* Atomic admission: adds `bytes` to device `dev` and to this process's slot when the total stays
+ * within the limit. 0 on success, -1 when it would exceed the limit (nothing changed). */
+int vgpu_region_reserve(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+
+/* Undoes a reservation / accounts a free. Clamped at 0. */
+void vgpu_region_release(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+
+/* Sets this process's measured overhead (context/module/pool memory) on `dev`, adjusting the
+ * total; no limit check (the memory already exists). */
+void vgpu_region_set_overhead(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+
+uint64_t vgpu_region_device_used(const struct vgpu_region_handle* h, int dev);
+uint64_t vgpu_region_slot_used(const struct vgpu_region_handle* h, int dev);
+
+/* Start time (field 22 of /proc/<pid>/stat); 0 on success, -1 if the process does not exist. */
+int vgpu_proc_start_time(int pid, uint64_t* out);
+
+/* Parses the start time out of the text of /proc/<pid>/stat (pure). */
+int vgpu_parse_stat_start_time(const char* stat_text, uint64_t* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,35 @@
+#pragma once
+
+// The GPU-time budget as a GCRA ("virtual scheduling") counter: a single int64 in shared memory,
+// the time at which the budget is paid off. Refill by wall time is implicit (the clock moves),
+// so there is no refill thread, no lock, and a killed process cannot strand budget: its debt
+// simply expires. Pure functions plus one CAS loop; gain does not depend on the GPU's SM count.
+
+#include <stdint.h>
+
+namespace vgpu::sm {
+
+// Wall time that `gpu_ns` of GPU time costs at `percent` (1..99) of the GPU.
+inline int64_t CostWallNs(int64_t gpu_ns, int32_t percent) {
+  if (gpu_ns <= 0 || percent <= 0) return 0;
+  return gpu_ns * 100 / percent;
+}
+
+// The counter after charging `cost_ns`: unused budget older than `burst_ns` is forgotten.
+inline int64_t TatAfterCharge(int64_t tat, int64_t now, int64_t burst_ns, int64_t cost_ns) {
+  int64_t floor = now - burst_ns;
+  return (tat > floor ? tat : floor) + cost_ns;
+}
+
+// How long a launch must wait at `now` (0 = go).
+inline int64_t WaitNs(int64_t tat, int64_t now) { return tat > now ? tat - now : 0; }
+
+// Atomically charges `cost_ns` to the shared counter (any number of processes).
+inline void ChargeShared(int64_t* tat, int64_t now, int64_t burst_ns, int64_t cost_ns) {
+  int64_t old = __atomic_load_n(tat, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(tat, &old, TatAfterCharge(old, now, burst_ns, cost_ns), true,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+}  // namespace vgpu::sm

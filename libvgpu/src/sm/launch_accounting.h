@@ -1,0 +1,62 @@
+#pragma once
+
+// Pure decisions of the launch path, kept apart from the driver calls so that tables of cases can
+// pin them down: when to record a timing event, when a stream has too much unmeasured work queued,
+// how a measured interval is corrected for GPU time-slicing, and the per-launch cost estimate.
+
+#include <stdint.h>
+
+namespace vgpu::sm {
+
+struct AccountingParams {
+  // Record an event at least once per this much estimated GPU work or host time, so that one
+  // event covers many tiny kernels (launch-heavy loops) but every large kernel gets its own.
+  int64_t record_quantum_ns = 250'000;
+  // A stream may keep at most this much estimated unmeasured work queued (and at least 2 marks'
+  // worth), so that a deep queue cannot run far past a spent budget.
+  int64_t queue_bound_ns = 2'000'000;
+  uint32_t max_marks = 12;
+};
+
+// Should an end event be recorded after this launch? `est_per_launch_ns` == 0 means unknown.
+inline bool ShouldRecordEnd(const AccountingParams& p, int64_t est_per_launch_ns,
+                            uint32_t unrecorded_launches, int64_t since_first_unrecorded_ns) {
+  if (unrecorded_launches == 0) return false;
+  if (est_per_launch_ns <= 0) return true;
+  if (static_cast<int64_t>(unrecorded_launches) * est_per_launch_ns >= p.record_quantum_ns)
+    return true;
+  return since_first_unrecorded_ns >= p.record_quantum_ns;
+}
+
+// Must the next launch wait for queued work to drain first?
+inline bool QueueFull(const AccountingParams& p, uint32_t outstanding_marks,
+                      int64_t outstanding_est_ns) {
+  if (outstanding_marks + 2 >= p.max_marks) return true;
+  return outstanding_marks >= 2 && outstanding_est_ns >= p.queue_bound_ns;
+}
+
+// GPU time to charge for an interval measured by events as `measured_ns`. A GPU time-slices
+// between the contexts that have work, so while k tenants were busy an event interval is about k
+// times the tenant's own GPU time. `busy_integral_ns` is the integral of 1/k over the host span
+// `host_span_ns` that contains the interval; their ratio is the mean share the tenant had.
+inline int64_t SharingCorrectedNs(int64_t measured_ns, double busy_integral_ns,
+                                  int64_t host_span_ns) {
+  if (measured_ns <= 0) return 0;
+  if (host_span_ns <= 0) return measured_ns;
+  double share = busy_integral_ns / static_cast<double>(host_span_ns);
+  if (share > 1.0) share = 1.0;
+  if (share < 1.0 / 64) share = 1.0 / 64;
+  return static_cast<int64_t>(static_cast<double>(measured_ns) * share);
+}
+
+// Moving average of GPU time per launch on a stream (a 1/4 step keeps it responsive to a change
+// of workload and steady under jitter). `est_ns` == 0 means no estimate yet.
+inline int64_t UpdateEstimate(int64_t est_ns, int64_t measured_ns, uint32_t launches) {
+  if (launches == 0 || measured_ns < 0) return est_ns;
+  int64_t sample = measured_ns / launches;
+  if (sample < 1) sample = 1;
+  if (est_ns <= 0) return sample;
+  return est_ns + (sample - est_ns) / 4;
+}
+
+}  // namespace vgpu::sm

@@ -1,0 +1,500 @@
+// The SM limiter behind libvgpu's launch hooks (sm_limit.h). Design: docs/sm-limit.md.
+//
+// Per limited device the process keeps, for every stream it launches on, a ring of CUDA events
+// ("marks") recorded around its submissions. When a mark completes, the event-measured GPU time
+// since the previous mark of that stream is corrected for time-slicing with other busy tenants
+// and charged to the container's shared GCRA budget; launches wait while the budget is in debt.
+// Linked into libvgpu.so: no libstdc++, no allocation, no exceptions, no threads.
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sm_limit.h"
+#include "gcra.h"
+#include "launch_accounting.h"
+#include "peer_table.h"
+#include "sm_config.h"
+
+int vgpu_sm_any_limited = 0;
+
+namespace vgpu::sm {
+namespace {
+
+constexpr int kMaxDevices = VGPU_SM_MAX_DEVICES;
+constexpr int kMaxStreams = 32;
+constexpr int kMarkRing = 12;
+constexpr int kEventPool = 16;
+constexpr int64_t kBurstNs = 50'000'000;        // unused budget kept for at most 50 ms
+constexpr int64_t kBudgetSleepStepNs = 2'000'000;
+constexpr int64_t kQueueSleepStepNs = 100'000;
+constexpr int64_t kPeerSampleNs = 1'000'000;   // re-count busy peers at most every 1 ms
+constexpr int64_t kBusySlackNs = 20'000'000;   // a busy flag outlives its estimate by 20 ms
+constexpr AccountingParams kParams{};
+static_assert(kParams.max_marks == kMarkRing, "ring size and queue bound must agree");
+
+enum : int32_t { kStateUnknown = 0, kStateUnlimited = 1, kStateLimited = 2 };
+
+struct Mark {
+  CUevent event;
+  int64_t host_ns;         // when it was recorded
+  double busy_integral;    // the device's integral of 1/k when it was recorded
+  int64_t est_ns;          // estimated GPU work it closes (0 for a start mark)
+  uint32_t launches;       // launches it closes (0 for a start mark)
+  bool start;              // recorded on an idle stream before a launch: opens an interval
+};
+
+struct StreamTrack {
+  bool used;
+  uintptr_t key;
+  CUstream stream;
+  Mark ring[kMarkRing];
+  uint32_t head;
+  uint32_t count;
+  Mark last_done;  // newest completed mark: where the next interval starts
+  bool has_last_done;
+  int64_t est_per_launch_ns;
+  uint32_t unrecorded;
+  int64_t first_unrecorded_ns;
+  CUevent pool[kEventPool];
+  uint32_t pool_count;
+};
+
+struct Device {
+  pthread_mutex_t mu;
+  int32_t state;
+  int32_t percent;
+  Policy policy;
+  Priority priority;
+  VgpuSmDeviceShared* shared;
+  PeerTable peers;
+  bool peers_tried;
+  double busy_integral;
+  int64_t integral_last_ns;
+  int32_t busy_peers;
+  int32_t high_busy_peers;
+  int64_t peers_sampled_ns;
+  StreamTrack streams[kMaxStreams];
+  VgpuSmStats stats;
+};
+
+constinit VgpuSmDriver g_driver{};
+constinit bool g_initialised = false;
+constinit Device g_devices[kMaxDevices]{};
+constinit pthread_mutex_t g_global_mu = PTHREAD_MUTEX_INITIALIZER;
+constinit VgpuSmDeviceShared* g_region_devices = nullptr;
+constinit int g_region_count = 0;
+constinit VgpuSmRegion* g_side_region = nullptr;
+constinit bool g_side_tried = false;
+constinit VgpuSmDeviceShared g_private[kMaxDevices]{};
+
+const char* GetEnv(const char* name) { return getenv(name); }
+
+int64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void SleepNs(int64_t ns) {
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  nanosleep(&ts, nullptr);
+}
+
+void Warn(const char* message) {
+  char line[512];
+  int n = snprintf(line, sizeof(line), "[vgpu sm-limit] %s\n", message);
+  if (n > 0) {
+    ssize_t ignored = write(2, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
+    (void)ignored;
+  }
+}
+
+// The container's SM blocks when libvgpu's region provides none: `<shared cache>.sm`.
+VgpuSmRegion* MapSideRegion() {
+  const char* base = GetEnv("CUDA_DEVICE_MEMORY_SHARED_CACHE");
+  if (base == nullptr || *base == '\0') base = "/tmp/cudevshr.cache";
+  char path[512];
+  if (snprintf(path, sizeof(path), "%s.sm", base) >= static_cast<int>(sizeof(path))) return nullptr;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return nullptr;
+  const off_t size = static_cast<off_t>(sizeof(VgpuSmRegion));
+  void* map = MAP_FAILED;
+  if (lseek(fd, 0, SEEK_END) >= size || ftruncate(fd, size) == 0) {
+    map = mmap(nullptr, sizeof(VgpuSmRegion), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  close(fd);  // the mapping stays valid
+  if (map == MAP_FAILED) return nullptr;
+  auto* region = static_cast<VgpuSmRegion*>(map);
+  uint32_t expected = 0;
+  if (__atomic_compare_exchange_n(&region->magic, &expected, VGPU_SM_REGION_MAGIC, false,
+                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&region->version, VGPU_SM_REGION_VERSION, __ATOMIC_RELEASE);
+    __atomic_store_n(&region->size, static_cast<uint32_t>(sizeof(VgpuSmRegion)), __ATOMIC_RELEASE);
+  } else if (expected != VGPU_SM_REGION_MAGIC) {
+    munmap(map, sizeof(VgpuSmRegion));
+    return nullptr;
+  }
+  return region;
+}
+
+VgpuSmDeviceShared* SharedFor(int device) {
+  pthread_mutex_lock(&g_global_mu);
+  VgpuSmDeviceShared* result = nullptr;
+  if (g_region_devices != nullptr && device < g_region_count) {
+    result = &g_region_devices[device];
+  } else {
+    if (!g_side_tried) {
+      g_side_tried = true;
+      g_side_region = MapSideRegion();
+      if (g_side_region == nullptr)
+        Warn("cannot map the SM budget file next to CUDA_DEVICE_MEMORY_SHARED_CACHE; the limit "
+             "holds per process instead of per container");
+    }
+    result = g_side_region != nullptr ? &g_side_region->devices[device] : &g_private[device];
+  }
+  pthread_mutex_unlock(&g_global_mu);
+  return result;
+}
+
+void OpenPeers(Device& d, CUdevice device) {
+  d.peers_tried = true;
+  CUuuid uuid{};
+  if (g_driver.device_get_uuid == nullptr || g_driver.device_get_uuid(&uuid, device) != CUDA_SUCCESS)
+    return;
+  char text[40];
+  static constexpr char kHex[] = "0123456789abcdef";
+  int n = 0;
+  for (int i = 0; i < 16; ++i) {
+    auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    text[n++] = kHex[byte >> 4];
+    text[n++] = kHex[byte & 15];
+  }
+  text[n] = '\0';
+  const char* dir = GetEnv("VGPU_SM_PEER_DIR");
+  if (dir == nullptr || *dir == '\0') dir = "/tmp/vgpulock";
+  d.peers.Open(dir, text, static_cast<int32_t>(d.priority));
+}
+
+void InitDevice(Device& d, CUdevice device) {
+  DeviceSettings settings = SettingsForDevice(GetEnv, device);
+  if (settings.malformed)
+    Warn("ignoring a malformed CUDA_DEVICE_SM_LIMIT*, GPU_CORE_UTILIZATION_POLICY or "
+         "CUDA_TASK_PRIORITY value (expected a percent 0-100, force|default|disable, 0|1)");
+  d.percent = settings.percent;
+  d.policy = settings.policy;
+  d.priority = settings.priority;
+  d.stats.percent = settings.percent;
+  if (settings.percent <= 0) {
+    __atomic_store_n(&d.state, kStateUnlimited, __ATOMIC_RELEASE);
+    return;
+  }
+  d.shared = SharedFor(device);
+  OpenPeers(d, device);
+  d.busy_peers = 1;
+  __atomic_store_n(&d.state, kStateLimited, __ATOMIC_RELEASE);
+}
+
+bool Enforcing(const Device& d) {
+  if (d.policy == Policy::kForce) return true;
+  return __atomic_load_n(&d.shared->sharing, __ATOMIC_RELAXED) != VGPU_SM_SHARING_ALONE;
+}
+
+int64_t BurstNs(const Device& d) {
+  // A low-priority tenant keeps no saved-up budget while a high-priority one is busy: it runs
+  // strictly at its rate, never in bursts that would queue ahead of the high-priority work.
+  if (d.priority == Priority::kLow && d.high_busy_peers > 0) return 0;
+  return kBurstNs;
+}
+
+void UpdateIntegral(Device& d, int64_t now) {
+  if (d.integral_last_ns != 0 && now > d.integral_last_ns)
+    d.busy_integral += static_cast<double>(now - d.integral_last_ns) / d.busy_peers;
+  d.integral_last_ns = now;
+  if (now - d.peers_sampled_ns >= kPeerSampleNs) {
+    PeerCounts counts = d.peers.Count(now);
+    d.busy_peers = counts.busy;
+    d.high_busy_peers = counts.high_busy;
+    d.peers_sampled_ns = now;
+    d.stats.peers_busy = counts.busy;
+  }
+}
+
+void Charge(Device& d, int64_t gpu_ns, int64_t measured_ns, int64_t now) {
+  if (gpu_ns > 0) ChargeShared(&d.shared->tat_ns, now, BurstNs(d), CostWallNs(gpu_ns, d.percent));
+  __atomic_fetch_add(&d.shared->charged_ns, static_cast<uint64_t>(gpu_ns > 0 ? gpu_ns : 0),
+                     __ATOMIC_RELAXED);
+  __atomic_fetch_add(&d.shared->measured_ns, static_cast<uint64_t>(measured_ns > 0 ? measured_ns : 0),
+                     __ATOMIC_RELAXED);
+  d.stats.charged_ns += static_cast<uint64_t>(gpu_ns > 0 ? gpu_ns : 0);
+  d.stats.measured_ns += static_cast<uint64_t>(measured_ns > 0 ? measured_ns : 0);
+}
+
+void ReleaseEvent(StreamTrack& t, CUevent event) {
+  if (event == nullptr) return;
+  if (t.pool_count < kEventPool) {
+    t.pool[t.pool_count++] = event;
+  } else {
+    g_driver.event_destroy(event);
+  }
+}
+
+bool RecordMark(Device& d, StreamTrack& t, bool start, int64_t now) {
+  if (t.count >= kMarkRing) return false;
+  CUevent event = nullptr;
+  if (t.pool_count > 0) {
+    event = t.pool[--t.pool_count];
+  } else if (g_driver.event_create(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    return false;
+  }
+  if (g_driver.event_record(event, t.stream) != CUDA_SUCCESS) {
+    ReleaseEvent(t, event);
+    return false;
+  }
+  UpdateIntegral(d, now);
+  Mark& m = t.ring[(t.head + t.count) % kMarkRing];
+  m.event = event;
+  m.host_ns = now;
+  m.busy_integral = d.busy_integral;
+  m.start = start;
+  m.launches = start ? 0 : t.unrecorded;
+  m.est_ns = start ? 0 : static_cast<int64_t>(t.unrecorded) * t.est_per_launch_ns;
+  ++t.count;
+  if (!start) t.unrecorded = 0;
+  ++d.stats.events_recorded;
+  return true;
+}
+
+int64_t OutstandingEst(const StreamTrack& t) {
+  int64_t sum = static_cast<int64_t>(t.unrecorded) * t.est_per_launch_ns;
+  for (uint32_t i = 0; i < t.count; ++i) sum += t.ring[(t.head + i) % kMarkRing].est_ns;
+  return sum;
+}
+
+// Charges every completed mark of every stream of the device; marks the process idle on the GPU
+// when nothing is left in flight.
+void ProcessCompletions(Device& d, int64_t now) {
+  UpdateIntegral(d, now);
+  bool anything_in_flight = false;
+  int64_t in_flight_est = 0;
+  for (StreamTrack& t : d.streams) {
+    if (!t.used) continue;
+    while (t.count > 0) {
+      Mark m = t.ring[t.head];
+      CUresult q = g_driver.event_query(m.event);
+      if (q == CUDA_ERROR_NOT_READY) break;
+      t.head = (t.head + 1) % kMarkRing;
+      --t.count;
+      if (q != CUDA_SUCCESS) {  // context gone, event invalid: charge what we expected
+        Charge(d, m.est_ns, 0, now);
+        continue;
+      }
+      if (!m.start) {
+        float ms = 0;
+        if (t.has_last_done &&
+            g_driver.event_elapsed_time(&ms, t.last_done.event, m.event) == CUDA_SUCCESS && ms >= 0) {
+          auto measured = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+          int64_t charged = SharingCorrectedNs(measured, d.busy_integral - t.last_done.busy_integral,
+                                               now - t.last_done.host_ns);
+          Charge(d, charged, measured, now);
+          t.est_per_launch_ns = UpdateEstimate(t.est_per_launch_ns, measured, m.launches);
+        } else {
+          Charge(d, m.est_ns, 0, now);
+        }
+      }
+      if (t.has_last_done) ReleaseEvent(t, t.last_done.event);
+      t.last_done = m;
+      t.has_last_done = true;
+    }
+    if (t.count > 0 || t.unrecorded > 0) {
+      anything_in_flight = true;
+      in_flight_est += OutstandingEst(t);
+    }
+  }
+  if (!anything_in_flight) {
+    d.peers.SetBusy(false, 0);
+  } else {
+    d.peers.SetBusy(true, now + in_flight_est * d.busy_peers + kBusySlackNs);
+  }
+}
+
+uintptr_t StreamKey(CUstream stream, int per_thread) {
+  if (stream == CU_STREAM_LEGACY) stream = nullptr;
+  if (stream == nullptr && per_thread != 0)
+    return reinterpret_cast<uintptr_t>(CU_STREAM_PER_THREAD) ^ (static_cast<uintptr_t>(pthread_self()) << 4);
+  if (stream == CU_STREAM_PER_THREAD)
+    return reinterpret_cast<uintptr_t>(stream) ^ (static_cast<uintptr_t>(pthread_self()) << 4);
+  return reinterpret_cast<uintptr_t>(stream);
+}
+
+void ForgetStream(StreamTrack& t) {
+  if (t.has_last_done) g_driver.event_destroy(t.last_done.event);
+  for (uint32_t i = 0; i < t.pool_count; ++i) g_driver.event_destroy(t.pool[i]);
+  memset(&t, 0, sizeof(t));
+}
+
+StreamTrack* FindStream(Device& d, CUstream stream, int per_thread) {
+  uintptr_t key = StreamKey(stream, per_thread);
+  StreamTrack* free_slot = nullptr;
+  StreamTrack* idle_slot = nullptr;
+  for (StreamTrack& t : d.streams) {
+    if (t.used && t.key == key) return &t;
+    if (!t.used && free_slot == nullptr) free_slot = &t;
+    if (t.used && t.count == 0 && t.unrecorded == 0 && idle_slot == nullptr) idle_slot = &t;
+  }
+  if (free_slot == nullptr && idle_slot != nullptr) {
+    ForgetStream(*idle_slot);  // more streams than slots: recycle an idle one
+    free_slot = idle_slot;
+  }
+  if (free_slot == nullptr) return nullptr;  // 32 streams all busy: this launch goes unmeasured
+  free_slot->used = true;
+  free_slot->key = key;
+  if (stream == CU_STREAM_LEGACY) stream = nullptr;
+  free_slot->stream = (stream == nullptr && per_thread != 0) ? CU_STREAM_PER_THREAD : stream;
+  return free_slot;
+}
+
+// The device of the launch, already initialised, or nullptr when it is not limited now.
+// Returns with d->mu held when non-null.
+Device* LockLimitedDevice() {
+  CUdevice device = 0;
+  if (g_driver.ctx_get_device == nullptr || g_driver.ctx_get_device(&device) != CUDA_SUCCESS)
+    return nullptr;
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  Device& d = g_devices[device];
+  if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) == kStateUnlimited) return nullptr;
+  pthread_mutex_lock(&d.mu);
+  if (d.state == kStateUnknown) InitDevice(d, device);
+  if (d.state != kStateLimited || !Enforcing(d)) {
+    pthread_mutex_unlock(&d.mu);
+    return nullptr;
+  }
+  return &d;
+}
+
+void BeforeLaunch(CUstream stream, int per_thread) {
+  Device* dp = LockLimitedDevice();
+  if (dp == nullptr) return;
+  Device& d = *dp;
+  StreamTrack* t = FindStream(d, stream, per_thread);
+  int64_t now = NowNs();
+  ProcessCompletions(d, now);
+  const int64_t started = now;
+  // Bound the unmeasured work queued on this stream: wait for the oldest marks to complete.
+  while (t != nullptr && QueueFull(kParams, t->count, OutstandingEst(*t))) {
+    pthread_mutex_unlock(&d.mu);
+    SleepNs(kQueueSleepStepNs);
+    pthread_mutex_lock(&d.mu);
+    now = NowNs();
+    ProcessCompletions(d, now);
+  }
+  // Wait while the container's budget is in debt, in short steps so that completions keep
+  // being charged and no lock is held while sleeping.
+  for (;;) {
+    int64_t wait = WaitNs(__atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED), now);
+    if (wait <= 0) break;
+    pthread_mutex_unlock(&d.mu);
+    SleepNs(wait < kBudgetSleepStepNs ? wait : kBudgetSleepStepNs);
+    pthread_mutex_lock(&d.mu);
+    now = NowNs();
+    ProcessCompletions(d, now);
+  }
+  if (now > started) {
+    d.stats.throttled_ns += static_cast<uint64_t>(now - started);
+    __atomic_fetch_add(&d.shared->throttled_ns, static_cast<uint64_t>(now - started), __ATOMIC_RELAXED);
+  }
+  if (t != nullptr && t->count == 0) {
+    // Nothing of ours is queued on the stream: open a new interval here so that the idle time
+    // before this launch is never charged. Launches that no mark closed are charged by estimate.
+    if (t->unrecorded > 0) {
+      Charge(d, static_cast<int64_t>(t->unrecorded) * t->est_per_launch_ns, 0, now);
+      t->unrecorded = 0;
+    }
+    RecordMark(d, *t, /*start=*/true, now);
+  }
+  pthread_mutex_unlock(&d.mu);
+}
+
+void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
+  if (result != CUDA_SUCCESS) return;
+  Device* dp = LockLimitedDevice();
+  if (dp == nullptr) return;
+  Device& d = *dp;
+  StreamTrack* t = FindStream(d, stream, per_thread);
+  if (t != nullptr) {
+    int64_t now = NowNs();
+    if (t->unrecorded == 0) t->first_unrecorded_ns = now;
+    ++t->unrecorded;
+    if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded, now - t->first_unrecorded_ns))
+      RecordMark(d, *t, /*start=*/false, now);
+    d.peers.SetBusy(true, now + OutstandingEst(*t) * d.busy_peers + kBusySlackNs);
+  }
+  pthread_mutex_unlock(&d.mu);
+}
+
+void ChildAfterFork() {
+  // CUDA state does not survive fork; the child starts over (its own peer slot, new events).
+  for (Device& d : g_devices) {
+    pthread_mutex_init(&d.mu, nullptr);
+    d.peers.ForgetAfterFork();
+    memset(static_cast<void*>(d.streams), 0, sizeof(d.streams));
+    d.peers_tried = false;
+    d.integral_last_ns = 0;
+    d.busy_integral = 0;
+    d.peers_sampled_ns = 0;
+    __atomic_store_n(&d.state, kStateUnknown, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_init(&g_global_mu, nullptr);
+}
+
+}  // namespace
+}  // namespace vgpu::sm
+
+extern "C" {
+
+void vgpu_sm_init(const VgpuSmDriver* driver) {
+  using namespace vgpu::sm;
+  pthread_mutex_lock(&g_global_mu);
+  if (!g_initialised && driver != nullptr) {
+    g_driver = *driver;
+    g_initialised = true;
+    if (AnyDeviceLimited(GetEnv, kMaxDevices)) {
+      pthread_atfork(nullptr, nullptr, ChildAfterFork);
+      __atomic_store_n(&vgpu_sm_any_limited, 1, __ATOMIC_RELEASE);
+    }
+  }
+  pthread_mutex_unlock(&g_global_mu);
+}
+
+void vgpu_sm_use_shared_state(VgpuSmDeviceShared* devices, int count) {
+  using namespace vgpu::sm;
+  pthread_mutex_lock(&g_global_mu);
+  g_region_devices = devices;
+  g_region_count = count < kMaxDevices ? count : kMaxDevices;
+  pthread_mutex_unlock(&g_global_mu);
+}
+
+void vgpu_sm_before_launch_slow(CUstream stream, int per_thread_stream) {
+  vgpu::sm::BeforeLaunch(stream, per_thread_stream);
+}
+
+void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult launch_result) {
+  vgpu::sm::AfterLaunch(stream, per_thread_stream, launch_result);
+}
+
+int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
+  using namespace vgpu::sm;
+  if (out == nullptr || device < 0 || device >= kMaxDevices) return -1;
+  Device& d = g_devices[device];
+  pthread_mutex_lock(&d.mu);
+  *out = d.stats;
+  pthread_mutex_unlock(&d.mu);
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,73 @@
+#pragma once
+
+/* The SM (compute) limiter's hook interface for libvgpu.so's launch paths.
+ *
+ * libvgpu calls vgpu_sm_init() once with the real driver's functions, then brackets every
+ * submission (cuLaunchKernel[_ptsz], cuLaunchKernelEx[_ptsz], cuLaunchCooperativeKernel[_ptsz],
+ * cuGraphLaunch[_ptsz], ...) with vgpu_sm_before_launch() / vgpu_sm_after_launch(). In a process
+ * without any SM limit both are one predictable branch on a cached flag: no clock read, no
+ * shared-memory write, no syscall. Design and semantics: docs/sm-limit.md. */
+
+#include <cuda.h>
+
+#include "sm/sm_shared_state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct VgpuSmDriver {
+  CUresult (*ctx_get_device)(CUdevice* device);
+  CUresult (*device_get_uuid)(CUuuid* uuid, CUdevice device);
+  CUresult (*event_create)(CUevent* event, unsigned int flags);
+  CUresult (*event_record)(CUevent event, CUstream stream);
+  CUresult (*event_query)(CUevent event);
+  CUresult (*event_elapsed_time)(float* ms, CUevent start, CUevent end);
+  CUresult (*event_destroy)(CUevent event);
+} VgpuSmDriver;
+
+/* Reads the environment (CUDA_DEVICE_SM_LIMIT[_i], GPU_CORE_UTILIZATION_POLICY,
+ * CUDA_TASK_PRIORITY) and remembers the driver. Call once, after the real driver is resolved and
+ * before the first launch hook; cheap (no files, no threads). Safe to call again (no-op). */
+void vgpu_sm_init(const VgpuSmDriver* driver);
+
+/* Optional: the container's per-device SM blocks inside the shared region. Without it the
+ * limiter maps `<CUDA_DEVICE_MEMORY_SHARED_CACHE>.sm` (default /tmp/cudevshr.cache.sm) on the
+ * first limited launch. Call before the first launch. */
+void vgpu_sm_use_shared_state(VgpuSmDeviceShared* devices, int count);
+
+/* Non-zero once vgpu_sm_init found a limit on some device. Read by the inline hooks below. */
+extern int vgpu_sm_any_limited;
+
+void vgpu_sm_before_launch_slow(CUstream stream, int per_thread_stream);
+void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult launch_result);
+
+/* Before a submission: waits (in short sleeps, never holding a lock) while the container's
+ * GPU-time budget for the current device is spent or this stream has too much unmeasured work
+ * queued. `per_thread_stream` is non-zero for the _ptsz/_ptds entry points (stream 0 then means
+ * the per-thread default stream). */
+static inline void vgpu_sm_before_launch(CUstream stream, int per_thread_stream) {
+  if (__builtin_expect(vgpu_sm_any_limited != 0, 0))
+    vgpu_sm_before_launch_slow(stream, per_thread_stream);
+}
+
+/* After a submission, with the driver's result: records a timing event when it is due. */
+static inline void vgpu_sm_after_launch(CUstream stream, int per_thread_stream, CUresult result) {
+  if (__builtin_expect(vgpu_sm_any_limited != 0, 0))
+    vgpu_sm_after_launch_slow(stream, per_thread_stream, result);
+}
+
+/* Statistics of the current process's limiter for device `device` (tests, `vgpu top`). */
+typedef struct VgpuSmStats {
+  int32_t percent;       /* effective limit, 0 = unlimited */
+  int32_t peers_busy;    /* last seen number of busy tenants on the GPU */
+  uint64_t measured_ns;  /* GPU time measured by this process's events */
+  uint64_t charged_ns;   /* GPU time this process charged to the budget */
+  uint64_t throttled_ns; /* time this process's launches waited */
+  uint64_t events_recorded;
+} VgpuSmStats;
+int vgpu_sm_get_stats(int device, VgpuSmStats* out);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

@@ -1,0 +1,309 @@
+#define _GNU_SOURCE
+#include "state.h"
+
+#include <cuda.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "env_config.h"
+#include "log.h"
+#include "nvml_types.h"
+#include "real_driver.h"
+
+struct vgpu_state g_vgpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .region = {.fd = -1, .slot = -1}};
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+uint64_t vgpu_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char* env_lookup(const char* name, void* ctx) {
+  (void)ctx;
+  return getenv(name);
+}
+
+static int any_limit_env(void) {
+  if (getenv("CUDA_DEVICE_MEMORY_LIMIT") != NULL) return 1;
+  char name[48];
+  for (int i = 0; i < VGPU_REGION_MAX_DEVICES; ++i) {
+    snprintf(name, sizeof(name), "CUDA_DEVICE_MEMORY_LIMIT_%d", i);
+    if (getenv(name) != NULL) return 1;
+  }
+  return 0;
+}
+
+/* Opens the region once; called with g_vgpu.lock held. */
+static void open_region_locked(void) {
+  if (g_vgpu.region.region != NULL) return;
+  const char* path = getenv("CUDA_DEVICE_MEMORY_SHARED_CACHE");
+  g_vgpu.in_container_region = path != NULL && path[0] != '\0';
+  g_vgpu.oom_killer = vgpu_parse_bool(getenv("ACTIVE_OOM_KILLER"));
+  if (!g_vgpu.in_container_region && !any_limit_env()) {
+    /* No container contract at all: track privately, create no file. */
+    vgpu_region_open_private(&g_vgpu.region);
+    return;
+  }
+  if (!g_vgpu.in_container_region) path = "/tmp/cudevshr.cache";
+  vgpu_region_open(path, &g_vgpu.region);
+}
+
+static void read_limits_logged(int count, struct vgpu_limits* limits) {
+  char err[256];
+  if (vgpu_read_limits(env_lookup, NULL, count, limits, err, sizeof(err)) != 0) {
+    VGPU_ERROR("%s", err);
+  }
+}
+
+static void after_fork_child(void) {
+  /* The child shares the mapping but not the parent's slot or allocations. */
+  pthread_mutex_init(&g_vgpu.lock, NULL);
+  g_vgpu.region.slot = -1;
+  vgpu_alloc_reset(&g_vgpu.table);
+}
+
+void vgpu_ensure_slot(void) {
+  if (__builtin_expect(g_vgpu.region.slot >= 0, 1) || g_vgpu.region.region == NULL) return;
+  pthread_mutex_lock(&g_vgpu.lock);
+  if (g_vgpu.region.slot < 0) {
+    const int pid = (int)getpid();
+    uint64_t start = 0;
+    vgpu_proc_start_time(pid, &start);
+    const char* prio = getenv("CUDA_TASK_PRIORITY");
+    if (vgpu_region_claim_slot(&g_vgpu.region, pid, start, prio != NULL ? atoi(prio) : 1) != 0) {
+      VGPU_ERROR(
+          "shared region has no free process slot (%d in use); this process's usage is "
+          "counted in the totals only",
+          VGPU_REGION_MAX_PROCS);
+    }
+  }
+  pthread_mutex_unlock(&g_vgpu.lock);
+}
+
+static void format_uuid(const CUuuid* u, char* out, size_t len) {
+  const unsigned char* b = (const unsigned char*)u->bytes;
+  snprintf(out, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+           b[14], b[15]);
+}
+
+static void release_at_exit(void) __attribute__((destructor));
+static void release_at_exit(void) {
+  /* Normal exit: give our usage back at once rather than waiting for a reaper. */
+  if (LOAD(&g_vgpu.cuda_ready) == 1 && g_vgpu.region.slot >= 0 &&
+      g_vgpu.region.pid == (int)getpid()) {
+    vgpu_region_release_slot(&g_vgpu.region);
+  }
+}
+
+int vgpu_state_cuda(void) {
+  int ready = LOAD(&g_vgpu.cuda_ready);
+  if (__builtin_expect(ready != 0, 1)) return ready == 1 ? 0 : -1;
+  typedef CUresult (*init_fn)(unsigned);
+  typedef CUresult (*count_fn)(int*);
+  typedef CUresult (*get_fn)(CUdevice*, int);
+  typedef CUresult (*uuid_fn)(CUuuid*, CUdevice);
+  typedef CUresult (*total_fn)(size_t*, CUdevice);
+  init_fn init = VGPU_REAL_CUDA(init_fn, cuInit);
+  count_fn count = VGPU_REAL_CUDA(count_fn, cuDeviceGetCount);
+  get_fn get = VGPU_REAL_CUDA(get_fn, cuDeviceGet);
+  uuid_fn uuid = VGPU_REAL_CUDA(uuid_fn, cuDeviceGetUuid_v2);
+  if (uuid == NULL) uuid = VGPU_REAL_CUDA(uuid_fn, cuDeviceGetUuid);
+  total_fn total = VGPU_REAL_CUDA(total_fn, cuDeviceTotalMem_v2);
+  if (init == NULL || count == NULL || get == NULL || uuid == NULL || total == NULL) return -1;
+  if (init(0) != CUDA_SUCCESS) return -1; /* no driver/GPU: nothing to limit, pass through */
+
+  pthread_mutex_lock(&g_vgpu.lock);
+  ready = LOAD(&g_vgpu.cuda_ready);
+  if (ready == 0) {
+    open_region_locked();
+    int n = 0;
+    if (count(&n) != CUDA_SUCCESS) n = 0;
+    if (n > VGPU_REGION_MAX_DEVICES) n = VGPU_REGION_MAX_DEVICES;
+    struct vgpu_limits limits;
+    read_limits_logged(n, &limits);
+    for (int i = 0; i < n; ++i) {
+      g_vgpu.region_dev[i] = -1;
+      CUdevice dev;
+      CUuuid u;
+      size_t bytes = 0;
+      if (get(&dev, i) != CUDA_SUCCESS || uuid(&u, dev) != CUDA_SUCCESS ||
+          total(&bytes, dev) != CUDA_SUCCESS) {
+        continue;
+      }
+      char text[VGPU_REGION_UUID_LEN];
+      format_uuid(&u, text, sizeof(text));
+      const uint64_t limit =
+          vgpu_effective_limit(limits.mem_bytes[i], limits.mem_percent[i], (uint64_t)bytes);
+      g_vgpu.region_dev[i] = vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes,
+                                                         limit, limits.sm_percent[i]);
+    }
+    g_vgpu.device_count = n;
+    pthread_atfork(NULL, NULL, after_fork_child);
+    STORE(&g_vgpu.cuda_ready, 1);
+  }
+  pthread_mutex_unlock(&g_vgpu.lock);
+  vgpu_ensure_slot();
+  return 0;
+}
+
+int vgpu_state_nvml(void) {
+  if (LOAD(&g_vgpu.nvml_ready)) return 0;
+  typedef nvmlReturn_t (*count_fn)(unsigned*);
+  typedef nvmlReturn_t (*handle_fn)(unsigned, nvmlDevice_t*);
+  typedef nvmlReturn_t (*uuid_fn)(nvmlDevice_t, char*, unsigned);
+  typedef nvmlReturn_t (*mem_fn)(nvmlDevice_t, nvmlMemory_t*);
+  count_fn count = VGPU_REAL_NVML(count_fn, nvmlDeviceGetCount_v2);
+  handle_fn by_index = VGPU_REAL_NVML(handle_fn, nvmlDeviceGetHandleByIndex_v2);
+  uuid_fn get_uuid = VGPU_REAL_NVML(uuid_fn, nvmlDeviceGetUUID);
+  mem_fn mem = VGPU_REAL_NVML(mem_fn, nvmlDeviceGetMemoryInfo);
+  if (count == NULL || by_index == NULL || get_uuid == NULL || mem == NULL) return -1;
+  unsigned n = 0;
+  if (count(&n) != NVML_SUCCESS) return -1;
+
+  pthread_mutex_lock(&g_vgpu.lock);
+  if (!LOAD(&g_vgpu.nvml_ready)) {
+    open_region_locked();
+    char uuids[VGPU_REGION_MAX_DEVICES][VGPU_REGION_UUID_LEN];
+    nvmlDevice_t handles[VGPU_REGION_MAX_DEVICES];
+    if (n > VGPU_REGION_MAX_DEVICES) n = VGPU_REGION_MAX_DEVICES;
+    for (unsigned i = 0; i < n; ++i) {
+      uuids[i][0] = '\0';
+      if (by_index(i, &handles[i]) != NVML_SUCCESS ||
+          get_uuid(handles[i], uuids[i], VGPU_REGION_UUID_LEN) != NVML_SUCCESS) {
+        uuids[i][0] = '\0';
+      }
+    }
+    /* The visible devices, in CUDA ordinal order: CUDA_VISIBLE_DEVICES by index or UUID. */
+    int visible[VGPU_REGION_MAX_DEVICES];
+    int nvis = 0;
+    char tokens[VGPU_REGION_MAX_DEVICES][VGPU_REGION_UUID_LEN];
+    const int ntok =
+        vgpu_split_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), tokens, VGPU_REGION_MAX_DEVICES);
+    if (ntok < 0) {
+      for (unsigned i = 0; i < n; ++i) visible[nvis++] = (int)i;
+    } else {
+      for (int t = 0; t < ntok; ++t) {
+        for (unsigned i = 0; i < n; ++i) {
+          const int by_idx = tokens[t][0] >= '0' && tokens[t][0] <= '9';
+          if ((by_idx && (unsigned)atoi(tokens[t]) == i) ||
+              (!by_idx && strncmp(uuids[i], tokens[t], strlen(tokens[t])) == 0)) {
+            visible[nvis++] = (int)i;
+            break;
+          }
+        }
+      }
+    }
+    struct vgpu_limits limits;
+    read_limits_logged(nvis, &limits);
+    for (int v = 0; v < nvis; ++v) {
+      const int i = visible[v];
+      nvmlMemory_t m;
+      if (uuids[i][0] == '\0' || mem(handles[i], &m) != NVML_SUCCESS) continue;
+      const uint64_t limit =
+          vgpu_effective_limit(limits.mem_bytes[v], limits.mem_percent[v], m.total);
+      vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit, limits.sm_percent[v]);
+    }
+    STORE(&g_vgpu.nvml_ready, 1);
+  }
+  pthread_mutex_unlock(&g_vgpu.lock);
+  return 0;
+}
+
+int vgpu_region_dev_by_uuid(const char* uuid) {
+  const struct vgpu_region* r = g_vgpu.region.region;
+  if (r == NULL) return -1;
+  const uint32_t count = LOAD(&r->header.device_count);
+  for (uint32_t d = 0; d < count; ++d) {
+    if (strncmp(r->devices[d].uuid, uuid, VGPU_REGION_UUID_LEN) == 0) return (int)d;
+  }
+  return -1;
+}
+
+int vgpu_ordinal_region_dev(int ordinal) {
+  if (vgpu_state_cuda() != 0 || ordinal < 0 || ordinal >= g_vgpu.device_count) return -1;
+  return g_vgpu.region_dev[ordinal];
+}
+
+int vgpu_current_region_dev(int* ordinal) {
+  typedef CUresult (*ctx_dev_fn)(CUdevice*);
+  ctx_dev_fn ctx_dev = VGPU_REAL_CUDA(ctx_dev_fn, cuCtxGetDevice);
+  CUdevice dev = -1;
+  if (ctx_dev == NULL || ctx_dev(&dev) != CUDA_SUCCESS) return -1;
+  if (ordinal != NULL) *ordinal = (int)dev;
+  return vgpu_ordinal_region_dev((int)dev);
+}
+
+/* ---- reconciliation with the driver's per-process view ----------------------------------- */
+
+static int nvml_used_by_pid(const char* uuid, unsigned pid, uint64_t* used) {
+  typedef nvmlReturn_t (*init_fn)(void);
+  typedef nvmlReturn_t (*by_uuid_fn)(const char*, nvmlDevice_t*);
+  typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*);
+  static int inited;
+  init_fn init = VGPU_REAL_NVML(init_fn, nvmlInit_v2);
+  by_uuid_fn by_uuid = VGPU_REAL_NVML(by_uuid_fn, nvmlDeviceGetHandleByUUID);
+  procs_fn procs = VGPU_REAL_NVML(procs_fn, nvmlDeviceGetComputeRunningProcesses_v3);
+  if (procs == NULL) procs = VGPU_REAL_NVML(procs_fn, nvmlDeviceGetComputeRunningProcesses_v2);
+  if (init == NULL || by_uuid == NULL || procs == NULL) return -1;
+  if (!LOAD(&inited)) {
+    if (init() != NVML_SUCCESS) return -1;
+    STORE(&inited, 1);
+  }
+  nvmlDevice_t dev;
+  if (by_uuid(uuid, &dev) != NVML_SUCCESS) return -1;
+  nvmlProcessInfo_v2_t infos[256];
+  unsigned n = 256;
+  if (procs(dev, &n, infos) != NVML_SUCCESS) return -1;
+  for (unsigned i = 0; i < n && i < 256; ++i) {
+    if (infos[i].pid == pid) {
+      *used = infos[i].usedGpuMemory;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static void oom_kill(int rdev) {
+  struct vgpu_region* r = g_vgpu.region.region;
+  int victim = 0;
+  uint64_t most = 0;
+  for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+    const int pid = LOAD(&r->procs[s].pid);
+    const uint64_t mine = LOAD(&r->procs[s].mem_used[rdev]) + LOAD(&r->procs[s].mem_overhead[rdev]);
+    if (pid != 0 && mine > most) {
+      most = mine;
+      victim = pid;
+    }
+  }
+  if (victim == 0) return;
+  VGPU_ERROR(
+      "ACTIVE_OOM_KILLER: device %s uses %llu bytes, above its limit of %llu; killing "
+      "pid %d (%llu bytes)",
+      r->devices[rdev].uuid, (unsigned long long)LOAD(&r->devices[rdev].mem_used),
+      (unsigned long long)r->devices[rdev].mem_limit, victim, (unsigned long long)most);
+  kill(victim, SIGKILL);
+}
+
+void vgpu_reconcile(int rdev, int force) {
+  if (rdev < 0 || g_vgpu.region.slot < 0) return;
+  const uint64_t now = vgpu_now_ns();
+  const uint64_t last = LOAD(&g_vgpu.last_reconcile_ns[rdev]);
+  if (!force && now - last < 1000000000ull) return;
+  STORE(&g_vgpu.last_reconcile_ns[rdev], now);
+  struct vgpu_region* r = g_vgpu.region.region;
+  uint64_t used = 0;
+  if (nvml_used_by_pid(r->devices[rdev].uuid, (unsigned)getpid(), &used) == 0) {
+    const uint64_t tracked = LOAD(&r->procs[g_vgpu.region.slot].mem_used[rdev]);
+    vgpu_region_set_overhead(&g_vgpu.region, rdev, used > tracked ? used - tracked : 0);
+  }
+  const uint64_t limit = r->devices[rdev].mem_limit;
+  if (g_vgpu.oom_killer && limit != 0 && LOAD(&r->devices[rdev].mem_used) > limit) oom_kill(rdev);
+}

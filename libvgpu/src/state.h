@@ -1,0 +1,49 @@
+/* Per-process state of libvgpu: the visible devices, their region records, the allocation table.
+ * Built lazily by the first hook that needs it (never at load time). */
+#ifndef VGPU_STATE_H_
+#define VGPU_STATE_H_
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "alloc_table.h"
+#include "region.h"
+
+struct vgpu_state {
+  int cuda_ready;   /* atomic: CUDA side initialised (devices known, slot claimed) */
+  int nvml_ready;   /* atomic: region devices registered from NVML */
+  int device_count; /* visible CUDA devices */
+  int region_dev[VGPU_REGION_MAX_DEVICES]; /* CUDA ordinal -> region record, -1 = untracked */
+  int oom_killer;
+  int in_container_region; /* CUDA_DEVICE_MEMORY_SHARED_CACHE was set */
+  struct vgpu_region_handle region;
+  pthread_mutex_t lock; /* guards init and `table` */
+  struct vgpu_alloc_table table;
+  uint64_t last_reconcile_ns[VGPU_REGION_MAX_DEVICES];
+};
+
+extern struct vgpu_state g_vgpu;
+
+/* Initialises the CUDA side (calls the real cuInit). 0 when limits are active. */
+int vgpu_state_cuda(void);
+
+/* Opens the region and registers the visible devices from NVML (NVML-only processes). */
+int vgpu_state_nvml(void);
+
+/* Region record for a device UUID, or -1. */
+int vgpu_region_dev_by_uuid(const char* uuid);
+
+/* Region record of the current context's device (CUDA ordinal in *ordinal), or -1. */
+int vgpu_current_region_dev(int* ordinal);
+int vgpu_ordinal_region_dev(int ordinal);
+
+/* Ensures this process owns a slot (after fork the child claims its own). */
+void vgpu_ensure_slot(void);
+
+/* Measures this process's real footprint on `rdev` against its tracked allocations; rate-limited
+ * to once a second unless `force`. Applies ACTIVE_OOM_KILLER. */
+void vgpu_reconcile(int rdev, int force);
+
+uint64_t vgpu_now_ns(void);
+
+#endif

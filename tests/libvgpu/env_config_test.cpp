@@ -1,0 +1,184 @@
+#include "env_config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGiB = 1ull << 30;
+
+struct SizeCase {
+  const char* text;
+  int rc;
+  uint64_t value;
+};
+
+TEST(ParseSize, Table) {
+  const SizeCase cases[] = {
+      {"0", 0, 0},
+      {"4096", 0, 4096},
+      {"4k", 0, 4096},
+      {"4096m", 0, 4096 * kMiB},
+      {"4G", 0, 4 * kGiB},
+      {"4Gi", 0, 4 * kGiB},
+      {"4GiB", 0, 4 * kGiB},
+      {" 3m ", 0, 3 * kMiB},
+      {"1t", 0, 1ull << 40},
+      {"", -1, 0},
+      {"m", -1, 0},
+      {"-1", -1, 0},
+      {"12x", -1, 0},
+      {"4 g", -1, 0},
+      {"99999999999999999999", -1, 0},
+      {"17179869184g", -1, 0},
+  };
+  for (const auto& c : cases) {
+    uint64_t v = 12345;
+    EXPECT_EQ(vgpu_parse_size(c.text, &v), c.rc) << c.text;
+    if (c.rc == 0) {
+      EXPECT_EQ(v, c.value) << c.text;
+    }
+  }
+  uint64_t v = 0;
+  EXPECT_EQ(vgpu_parse_size(nullptr, &v), -1);
+}
+
+TEST(ParseMemLimit, PercentOrSize) {
+  struct Case {
+    const char* text;
+    int rc;
+    uint64_t bytes;
+    uint32_t percent;
+  } const cases[] = {
+      {"50%", 0, 0, 50},  {"100%", 0, 0, 100}, {"1%", 0, 0, 1}, {"0%", -1, 0, 0},
+      {"101%", -1, 0, 0}, {"5x%", -1, 0, 0},   {"%", -1, 0, 0}, {"2g", 0, 2 * kGiB, 0},
+  };
+  for (const auto& c : cases) {
+    uint64_t bytes = 7;
+    uint32_t percent = 7;
+    EXPECT_EQ(vgpu_parse_mem_limit(c.text, &bytes, &percent), c.rc) << c.text;
+    if (c.rc == 0) {
+      EXPECT_EQ(bytes, c.bytes) << c.text;
+      EXPECT_EQ(percent, c.percent) << c.text;
+    }
+  }
+}
+
+TEST(ParseBool, Table) {
+  EXPECT_EQ(vgpu_parse_bool("true"), 1);
+  EXPECT_EQ(vgpu_parse_bool("TRUE"), 1);
+  EXPECT_EQ(vgpu_parse_bool("1"), 1);
+  EXPECT_EQ(vgpu_parse_bool("on"), 1);
+  EXPECT_EQ(vgpu_parse_bool("false"), 0);
+  EXPECT_EQ(vgpu_parse_bool("0"), 0);
+  EXPECT_EQ(vgpu_parse_bool(""), 0);
+  EXPECT_EQ(vgpu_parse_bool(nullptr), 0);
+}
+
+using Env = std::map<std::string, std::string>;
+const char* Lookup(const char* name, void* ctx) {
+  auto* env = static_cast<Env*>(ctx);
+  auto it = env->find(name);
+  return it == env->end() ? nullptr : it->second.c_str();
+}
+
+TEST(ReadLimits, IndexedWinsOverPlain) {
+  Env env{{"CUDA_DEVICE_MEMORY_LIMIT", "1g"},
+          {"CUDA_DEVICE_MEMORY_LIMIT_1", "4096m"},
+          {"CUDA_DEVICE_MEMORY_LIMIT_2", "25%"},
+          {"CUDA_DEVICE_SM_LIMIT", "30"},
+          {"CUDA_DEVICE_SM_LIMIT_1", "100"}};
+  vgpu_limits limits;
+  char err[256];
+  ASSERT_EQ(vgpu_read_limits(Lookup, &env, 3, &limits, err, sizeof(err)), 0) << err;
+  EXPECT_EQ(limits.count, 3);
+  EXPECT_EQ(limits.mem_bytes[0], kGiB);
+  EXPECT_EQ(limits.mem_bytes[1], 4096 * kMiB);
+  EXPECT_EQ(limits.mem_bytes[2], 0u);
+  EXPECT_EQ(limits.mem_percent[2], 25u);
+  EXPECT_EQ(limits.sm_percent[0], 30u);
+  EXPECT_EQ(limits.sm_percent[1], 0u);  // >= 100 means unlimited
+  EXPECT_EQ(limits.sm_percent[2], 30u);
+}
+
+TEST(ReadLimits, UnsetMeansUnlimitedAndInvalidIsReported) {
+  Env env{{"CUDA_DEVICE_MEMORY_LIMIT_0", "lots"}};
+  vgpu_limits limits;
+  char err[256];
+  EXPECT_EQ(vgpu_read_limits(Lookup, &env, 2, &limits, err, sizeof(err)), -1);
+  EXPECT_NE(std::string(err).find("CUDA_DEVICE_MEMORY_LIMIT"), std::string::npos) << err;
+  EXPECT_NE(std::string(err).find("lots"), std::string::npos) << err;
+  EXPECT_EQ(limits.mem_bytes[0], 0u);
+  EXPECT_EQ(limits.mem_bytes[1], 0u);
+}
+
+TEST(ReadLimits, ClampsDeviceCount) {
+  Env env;
+  vgpu_limits limits;
+  char err[8];
+  EXPECT_EQ(vgpu_read_limits(Lookup, &env, 1000, &limits, err, sizeof(err)), 0);
+  EXPECT_EQ(limits.count, VGPU_REGION_MAX_DEVICES);
+}
+
+TEST(EffectiveLimit, PercentOfPhysical) {
+  EXPECT_EQ(vgpu_effective_limit(5, 0, 100), 5u);
+  EXPECT_EQ(vgpu_effective_limit(0, 50, 80 * kGiB), 40 * kGiB);
+  EXPECT_EQ(vgpu_effective_limit(0, 100, 81559 * kMiB), 81559 * kMiB);
+  EXPECT_EQ(vgpu_effective_limit(0, 0, 100), 0u);
+}
+
+TEST(VisibleDevices, Tokens) {
+  char tokens[VGPU_REGION_MAX_DEVICES][VGPU_REGION_UUID_LEN];
+  EXPECT_EQ(vgpu_split_visible_devices(nullptr, tokens, VGPU_REGION_MAX_DEVICES), -1);
+  EXPECT_EQ(vgpu_split_visible_devices("", tokens, VGPU_REGION_MAX_DEVICES), 0);
+  ASSERT_EQ(vgpu_split_visible_devices("2, 0", tokens, VGPU_REGION_MAX_DEVICES), 2);
+  EXPECT_STREQ(tokens[0], "2");
+  EXPECT_STREQ(tokens[1], "0");
+  ASSERT_EQ(vgpu_split_visible_devices("GPU-abc,MIG-def", tokens, VGPU_REGION_MAX_DEVICES), 2);
+  EXPECT_STREQ(tokens[0], "GPU-abc");
+  EXPECT_STREQ(tokens[1], "MIG-def");
+  // CUDA stops at the first invalid entry.
+  EXPECT_EQ(vgpu_split_visible_devices("1,x,2", tokens, VGPU_REGION_MAX_DEVICES), 1);
+  EXPECT_EQ(vgpu_split_visible_devices("0,1,2", tokens, 2), 2);
+}
+
+struct ViewCase {
+  uint64_t limit, physical, real_free, used, want_free, want_total;
+};
+
+TEST(FakedViews, NeverUnderflow) {
+  const ViewCase cases[] = {
+      // unlimited: the card's own numbers
+      {0, 80 * kGiB, 70 * kGiB, 1 * kGiB, 70 * kGiB, 80 * kGiB},
+      // limited, plenty free on the card
+      {4 * kGiB, 80 * kGiB, 70 * kGiB, 1 * kGiB, 3 * kGiB, 4 * kGiB},
+      // limited, the card is nearly full because of others
+      {4 * kGiB, 80 * kGiB, 1 * kGiB, 1 * kGiB, 1 * kGiB, 4 * kGiB},
+      // usage above the limit (drift): free is 0, never negative
+      {4 * kGiB, 80 * kGiB, 60 * kGiB, 5 * kGiB, 0, 4 * kGiB},
+      // limit above physical: physical wins
+      {100 * kGiB, 80 * kGiB, 80 * kGiB, 0, 80 * kGiB, 80 * kGiB},
+      // exactly at the limit
+      {4 * kGiB, 80 * kGiB, 60 * kGiB, 4 * kGiB, 0, 4 * kGiB},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(vgpu_fake_free(c.limit, c.physical, c.real_free, c.used), c.want_free)
+        << c.limit << " " << c.used;
+    EXPECT_EQ(vgpu_fake_total(c.limit, c.physical), c.want_total);
+  }
+}
+
+TEST(Fits, Boundary) {
+  EXPECT_TRUE(vgpu_fits(0, 100, 100));
+  EXPECT_FALSE(vgpu_fits(1, 100, 100));
+  EXPECT_TRUE(vgpu_fits(99, 1, 100));
+  EXPECT_FALSE(vgpu_fits(0, 101, 100));
+  EXPECT_TRUE(vgpu_fits(UINT64_MAX - 1, 1000, 0));  // unlimited
+  EXPECT_FALSE(vgpu_fits(10, UINT64_MAX, 100));     // no overflow wrap
+}
+
+}  // namespace

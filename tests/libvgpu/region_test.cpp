@@ -1,0 +1,231 @@
+#include "region.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uint64_t kMiB = 1ull << 20;
+
+class RegionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vgpu-region-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/region.cache";
+  }
+  void TearDown() override {
+    for (auto* h : handles_) Close(h);
+    fs::remove_all(dir_);
+  }
+  vgpu_region_handle* Open(const std::string& path) {
+    auto* h = new vgpu_region_handle;
+    EXPECT_EQ(vgpu_region_open(path.c_str(), h), 0);
+    handles_.push_back(h);
+    return h;
+  }
+  static void Close(vgpu_region_handle* h) {
+    if (h->region != nullptr) munmap(h->region, sizeof(vgpu_region));
+    if (h->fd >= 0) close(h->fd);
+    delete h;
+  }
+  static uint64_t SumSlots(const vgpu_region* r, int dev) {
+    uint64_t sum = 0;
+    for (const auto& p : r->procs) sum += p.mem_used[dev] + p.mem_overhead[dev];
+    return sum;
+  }
+  void WriteFile(const std::string& bytes) { std::ofstream(path_, std::ios::binary) << bytes; }
+
+  std::string dir_;
+  std::string path_;
+  std::vector<vgpu_region_handle*> handles_;
+};
+
+TEST_F(RegionTest, CreatesVersionedHeaderAndSharesDevices) {
+  auto* a = Open(path_);
+  ASSERT_EQ(a->is_private, 0);
+  EXPECT_EQ(a->region->header.magic, VGPU_REGION_MAGIC);
+  EXPECT_EQ(a->region->header.version, VGPU_REGION_VERSION);
+  EXPECT_EQ(a->region->header.file_size, sizeof(vgpu_region));
+  EXPECT_EQ(fs::file_size(path_), sizeof(vgpu_region));
+  EXPECT_EQ(vgpu_region_register_device(a, "GPU-a", 80 * kMiB, 10 * kMiB, 30), 0);
+  EXPECT_EQ(vgpu_region_register_device(a, "GPU-b", 80 * kMiB, 0, 0), 1);
+
+  auto* b = Open(path_);  // a second process's view of the same file
+  ASSERT_EQ(b->is_private, 0);
+  // The first registration fixes the limit; later ones find the record.
+  EXPECT_EQ(vgpu_region_register_device(b, "GPU-b", 80 * kMiB, 5 * kMiB, 0), 1);
+  EXPECT_EQ(b->region->devices[1].mem_limit, 0u);
+  EXPECT_EQ(b->region->devices[0].mem_limit, 10 * kMiB);
+  EXPECT_EQ(b->region->devices[0].sm_limit, 30u);
+}
+
+TEST_F(RegionTest, AdmissionStopsExactlyAtTheLimit) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  uint64_t start = 0;
+  ASSERT_EQ(vgpu_proc_start_time(getpid(), &start), 0);
+  ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), start, 1), 0);
+  EXPECT_EQ(vgpu_region_reserve(h, d, 6 * kMiB), 0);
+  EXPECT_EQ(vgpu_region_reserve(h, d, 4 * kMiB + 1), -1);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 6 * kMiB);  // a refusal changes nothing
+  EXPECT_EQ(vgpu_region_reserve(h, d, 4 * kMiB), 0);   // exactly at the limit
+  EXPECT_EQ(vgpu_region_reserve(h, d, 1), -1);
+  vgpu_region_release(h, d, 10 * kMiB);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+  vgpu_region_release(h, d, 1 * kMiB);  // never below zero
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+  vgpu_region_set_overhead(h, d, 3 * kMiB);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 3 * kMiB);
+  vgpu_region_set_overhead(h, d, 1 * kMiB);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 1 * kMiB);
+  EXPECT_EQ(vgpu_region_reserve(h, d, 9 * kMiB + 1), -1);
+  vgpu_region_release_slot(h);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+}
+
+TEST_F(RegionTest, DeadProcessIsReaped) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    vgpu_region_handle c;
+    vgpu_region_open(path_.c_str(), &c);
+    uint64_t st = 0;
+    vgpu_proc_start_time(getpid(), &st);
+    if (vgpu_region_claim_slot(&c, getpid(), st, 1) != 0) _exit(2);
+    if (vgpu_region_reserve(&c, d, 7 * kMiB) != 0) _exit(3);
+    _exit(0);  // exits holding 7 MiB, as a crashed process would
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 7 * kMiB);
+  EXPECT_EQ(vgpu_region_reap(h, 0), 1);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+}
+
+TEST_F(RegionTest, ReusedPidIsReapedOnlyWithStartTimeCheck) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  // Slot of "pid 1" with a start time pid 1 does not have: a reused pid.
+  vgpu_region_proc& slot = h->region->procs[5];
+  slot.pid = 1;
+  slot.start_time = 987654321;
+  slot.status = VGPU_SLOT_ACTIVE;
+  slot.mem_used[d] = 2 * kMiB;
+  h->region->devices[d].mem_used = 2 * kMiB;
+  EXPECT_EQ(vgpu_region_reap(h, 0), 0);  // pid 1 is alive
+  EXPECT_EQ(vgpu_region_reap(h, 1), 1);  // but it is not the same process
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+  EXPECT_EQ(slot.pid, 0);
+}
+
+TEST_F(RegionTest, SigkillDuringAdmissionLeavesConsistentTotals) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 64 * kMiB, 0);
+  std::mt19937 rng(7);
+  for (int round = 0; round < 40; ++round) {
+    const pid_t child = fork();
+    if (child == 0) {
+      vgpu_region_handle c;
+      vgpu_region_open(path_.c_str(), &c);
+      uint64_t st = 0;
+      vgpu_proc_start_time(getpid(), &st);
+      vgpu_region_claim_slot(&c, getpid(), st, 1);
+      for (uint64_t i = 1;; ++i) {
+        if (vgpu_region_reserve(&c, d, i % 4096 + 1) == 0 && i % 3 != 0) {
+          vgpu_region_release(&c, d, i % 4096 + 1);
+        }
+        if (i % 5 == 0) vgpu_region_set_overhead(&c, d, i % 1000);
+      }
+    }
+    usleep(200 + rng() % 2000);
+    kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    // Whatever instruction it died at, the total equals what the slots hold.
+    const uint64_t used = vgpu_region_device_used(h, d);
+    if (used != SumSlots(h->region, d)) {
+      // Only possible while the dead owner's lock is pending recovery: the next locker fixes it.
+      vgpu_region_release(h, d, 0);
+    }
+    EXPECT_EQ(vgpu_region_device_used(h, d), SumSlots(h->region, d)) << "round " << round;
+  }
+  vgpu_region_reap(h, 1);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+}
+
+TEST_F(RegionTest, CorruptFilesFallBackToPrivateRegion) {
+  struct Case {
+    const char* name;
+    std::string content;
+  } cases[] = {
+      {"truncated", std::string(100, '\x01')},
+      {"bad magic", std::string(sizeof(vgpu_region), '\x7f')},
+  };
+  for (auto& c : cases) {
+    WriteFile(c.content);
+    auto* h = Open(path_);
+    EXPECT_EQ(h->is_private, 1) << c.name;
+    // Limits still hold in the private region.
+    const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 1 * kMiB, 0);
+    EXPECT_EQ(vgpu_region_reserve(h, d, 1 * kMiB), 0) << c.name;
+    EXPECT_EQ(vgpu_region_reserve(h, d, 1), -1) << c.name;
+    fs::remove(path_);
+  }
+}
+
+TEST_F(RegionTest, ForeignVersionFallsBack) {
+  {
+    auto* h = Open(path_);
+    ASSERT_EQ(h->is_private, 0);
+    h->region->header.version = 99;
+  }
+  auto* h = Open(path_);
+  EXPECT_EQ(h->is_private, 1);
+}
+
+TEST_F(RegionTest, UnusablePathFallsBack) {
+  auto* h = Open(dir_ + "/no/such/dir/region.cache");
+  EXPECT_EQ(h->is_private, 1);
+  auto* d = Open(dir_);  // a directory
+  EXPECT_EQ(d->is_private, 1);
+}
+
+TEST_F(RegionTest, CreatorKilledBeforeMagicIsReinitialised) {
+  // An all-zero file of the right size: the creator died after ftruncate.
+  WriteFile(std::string(sizeof(vgpu_region), '\0'));
+  auto* h = Open(path_);
+  EXPECT_EQ(h->is_private, 0);
+  EXPECT_EQ(h->region->header.magic, VGPU_REGION_MAGIC);
+}
+
+TEST(StatParse, StartTimeField22) {
+  uint64_t v = 0;
+  const char* line =
+      "1234 (my (odd) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 "
+      "98765 1000 10 18446744073709551615";
+  ASSERT_EQ(vgpu_parse_stat_start_time(line, &v), 0);
+  EXPECT_EQ(v, 98765u);
+  EXPECT_EQ(vgpu_parse_stat_start_time("garbage", &v), -1);
+  EXPECT_EQ(vgpu_parse_stat_start_time("1 (x) S 1 2", &v), -1);
+  EXPECT_EQ(vgpu_proc_start_time(getpid(), &v), 0);
+  EXPECT_GT(v, 0u);
+}
+
+}  // namespace
