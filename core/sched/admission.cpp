@@ -29,12 +29,11 @@ bool HasEnv(const json& c, const std::string& name) {
 }
 
 // Collects the additions for one container into `patch`; returns a denial message or "".
-std::string MutateContainer(const json& c, const std::string& path, const AdmissionConfig& cfg,
-                            json& patch, bool& asks) {
-  Result<RawContainerAsk> ask = ReadContainerAsk(c, cfg.names);
+std::string MutateContainer(const json& c, const codec::ContainerRequest& ask,
+                            const std::string& path, const AdmissionConfig& cfg, json& patch,
+                            bool& asks) {
   const std::string cname = Str(c, "name", "?");
-  if (!ask.ok()) return ask.status().message();
-  if (!ask->any()) return "";
+  if (!ask.AsksForGpu()) return "";
   asks = true;
   if (IsPrivileged(c)) {
     return "container " + cname +
@@ -44,8 +43,8 @@ std::string MutateContainer(const json& c, const std::string& path, const Admiss
   }
 
   json add_limits = json::object();
-  if (ask->count < 0) add_limits[cfg.names.count] = std::to_string(cfg.defaults.gpu_num);
-  if (ask->count > 0 && ask->mem_mib < 0 && ask->mem_percent < 0 && ask->cores < 0) {
+  if (ask.count == 0) add_limits[cfg.names.count] = std::to_string(cfg.defaults.gpu_num);
+  if (ask.count > 0 && !ask.memory_mib && !ask.memory_percentage && !ask.cores) {
     add_limits[cfg.names.cores] = "100";  // a whole card
   }
   if (!add_limits.empty()) {
@@ -67,8 +66,8 @@ std::string MutateContainer(const json& c, const std::string& path, const Admiss
   }
 
   json envs = json::array();
-  if (ask->priority >= 0 && !HasEnv(c, "CUDA_TASK_PRIORITY")) {
-    envs.push_back({{"name", "CUDA_TASK_PRIORITY"}, {"value", std::to_string(ask->priority)}});
+  if (ask.priority && !HasEnv(c, "CUDA_TASK_PRIORITY")) {
+    envs.push_back({{"name", "CUDA_TASK_PRIORITY"}, {"value", std::to_string(*ask.priority)}});
   }
   if (!cfg.core_policy.empty() && cfg.core_policy != "default" &&
       !HasEnv(c, "GPU_CORE_UTILIZATION_POLICY")) {
@@ -117,13 +116,16 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
   auto spec = pod.find("spec");
   if (spec == pod.end() || !spec->is_object()) return Deny("the pod has no spec");
 
+  Result<std::vector<codec::ContainerRequest>> asks = codec::ExtractPodRequests(pod, config.names);
+  if (!asks.ok()) return Deny(asks.status().message());
+  size_t k = 0;  // asks are init containers first, then app containers: the order walked here
   for (const char* field : {"initContainers", "containers"}) {
     auto list = spec->find(field);
     if (list == spec->end() || list->is_null()) continue;
-    if (!list->is_array()) return Deny(std::string("spec.") + field + " is not a list");
-    for (size_t i = 0; i < list->size(); ++i) {
+    for (size_t i = 0; i < list->size() && k < asks->size(); ++i, ++k) {
       const std::string path = std::string("/spec/") + field + "/" + std::to_string(i);
-      std::string denial = MutateContainer((*list)[i], path, config, d.patch, d.asks_vgpu);
+      std::string denial =
+          MutateContainer((*list)[i], (*asks)[k], path, config, d.patch, d.asks_vgpu);
       if (!denial.empty()) return Deny(denial);
     }
   }

@@ -37,31 +37,6 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-// Quantity from a JSON value: Kubernetes sends strings, hand-written objects may carry numbers.
-Result<int64_t> QuantityOf(const json& v) {
-  if (v.is_string()) return ParseWholeQuantity(v.get<std::string>());
-  if (v.is_number_integer() || v.is_number_unsigned()) {
-    const int64_t n = v.get<int64_t>();
-    if (n < 0) return InvalidArgument("quantity " + v.dump() + " is negative");
-    return n;
-  }
-  return InvalidArgument("quantity " + v.dump() + " is not a string or whole number");
-}
-
-Status ReadResource(const json& resources, const std::string& name, int64_t& out) {
-  for (const char* section : {"limits", "requests"}) {
-    auto it = resources.find(section);
-    if (it == resources.end() || !it->is_object()) continue;
-    auto r = it->find(name);
-    if (r == it->end()) continue;
-    Result<int64_t> q = QuantityOf(*r);
-    if (!q.ok()) return q.status().WithContext(std::string(section) + "." + name);
-    out = *q;
-    return Status::Ok();
-  }
-  return Status::Ok();
-}
-
 const json* Annotations(const json& pod) {
   auto meta = pod.find("metadata");
   if (meta == pod.end() || !meta->is_object()) return nullptr;
@@ -79,19 +54,6 @@ Result<std::string> AnnotationString(const json* annos, const char* key) {
   return it->get<std::string>();
 }
 
-Status ReadContainers(const json& spec, const char* field, const ResourceNames& names,
-                      const RequestDefaults& defaults, std::vector<ContainerRequest>& out) {
-  auto it = spec.find(field);
-  if (it == spec.end() || it->is_null()) return Status::Ok();
-  if (!it->is_array()) return InvalidArgument(std::string("spec.") + field + " is not a list");
-  for (const json& c : *it) {
-    Result<RawContainerAsk> ask = ReadContainerAsk(c, names);
-    if (!ask.ok()) return ask.status();
-    out.push_back(ApplyDefaults(*ask, defaults));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 bool PodRequest::wants_gpu() const {
@@ -101,60 +63,25 @@ bool PodRequest::wants_gpu() const {
   return any(init_containers) || any(app_containers);
 }
 
-Result<RawContainerAsk> ReadContainerAsk(const json& container, const ResourceNames& names) {
-  RawContainerAsk ask;
-  if (!container.is_object()) return InvalidArgument("container is not an object");
-  std::string cname = "?";
-  if (auto n = container.find("name"); n != container.end() && n->is_string()) cname = *n;
-  auto res = container.find("resources");
-  if (res == container.end() || res->is_null()) return ask;
-  if (!res->is_object())
-    return InvalidArgument("container " + cname + ": resources is not an object");
-  const std::pair<const std::string*, int64_t*> fields[] = {{&names.count, &ask.count},
-                                                            {&names.mem, &ask.mem_mib},
-                                                            {&names.mem_percent, &ask.mem_percent},
-                                                            {&names.cores, &ask.cores},
-                                                            {&names.priority, &ask.priority}};
-  for (auto [name, out] : fields) {
-    Status s = ReadResource(*res, *name, *out);
-    if (!s.ok()) return s.WithContext("container " + cname);
-  }
-  if (ask.mem_percent > 100) {
-    return InvalidArgument("container " + cname + ": " + names.mem_percent + " is " +
-                           std::to_string(ask.mem_percent) + ", must be 0..100");
-  }
-  if (ask.cores > 100) {
-    return InvalidArgument("container " + cname + ": " + names.cores + " is " +
-                           std::to_string(ask.cores) + ", must be 0..100");
-  }
-  if (ask.count > 1024) {
-    return InvalidArgument("container " + cname + ": " + names.count + " is " +
-                           std::to_string(ask.count) + ", more GPUs than any node has");
-  }
-  if (ask.priority > 1) {
-    return InvalidArgument("container " + cname + ": " + names.priority + " must be 0 or 1");
-  }
-  return ask;
-}
-
-ContainerRequest ApplyDefaults(const RawContainerAsk& ask, const RequestDefaults& defaults) {
+ContainerRequest ApplyDefaults(const codec::ContainerRequest& ask,
+                               const RequestDefaults& defaults) {
   ContainerRequest r;
   if (ask.count > 0) {
-    r.count = static_cast<int>(ask.count);
-  } else if (ask.count < 0 && (ask.mem_mib >= 0 || ask.mem_percent >= 0 || ask.cores >= 0)) {
-    r.count = defaults.gpu_num;
+    r.count = ask.count;
+  } else if (ask.memory_mib || ask.memory_percentage || ask.cores) {
+    r.count = defaults.gpu_num;  // only memory or cores asked: HAMi's defaultGPUNum
   }
   if (r.count == 0) return {};
-  if (ask.mem_mib > 0) {
-    r.mem_mib = ask.mem_mib;
-  } else if (ask.mem_percent >= 0) {
-    r.mem_percent = static_cast<int>(ask.mem_percent);
+  if (ask.memory_mib && *ask.memory_mib > 0) {
+    r.mem_mib = *ask.memory_mib;
+  } else if (ask.memory_percentage) {
+    r.mem_percent = *ask.memory_percentage;
   } else if (defaults.mem_mib > 0) {
     r.mem_mib = defaults.mem_mib;
   } else {
     r.mem_percent = 100;
   }
-  r.cores = ask.cores >= 0 ? static_cast<int>(ask.cores) : defaults.cores;
+  r.cores = ask.cores ? *ask.cores : defaults.cores;
   return r;
 }
 
@@ -166,9 +93,11 @@ Result<PodRequest> ParsePodRequest(const json& pod, const ResourceNames& names,
   PodRequest req;
   req.node_policy = defaults.node_policy;
   req.gpu_policy = defaults.gpu_policy;
-  VGPU_RETURN_IF_ERROR(
-      ReadContainers(*spec, "initContainers", names, defaults, req.init_containers));
-  VGPU_RETURN_IF_ERROR(ReadContainers(*spec, "containers", names, defaults, req.app_containers));
+  Result<std::vector<codec::ContainerRequest>> asks = codec::ExtractPodRequests(pod, names);
+  if (!asks.ok()) return asks.status();
+  for (const codec::ContainerRequest& ask : *asks) {
+    (ask.init ? req.init_containers : req.app_containers).push_back(ApplyDefaults(ask, defaults));
+  }
 
   const json* annos = Annotations(pod);
   const auto get = [&](const char* key) { return AnnotationString(annos, key); };

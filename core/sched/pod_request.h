@@ -8,18 +8,13 @@
 #include <string>
 
 #include "core/base/status.h"
+#include "core/codec/pod_resources.h"
 #include "core/sched/types.h"
 
 namespace vgpu::sched {
 
-// Resource names are configurable (device-config.yaml / Helm values); these are HAMi's defaults.
-struct ResourceNames {
-  std::string count = "nvidia.com/gpu";
-  std::string mem = "nvidia.com/gpumem";
-  std::string mem_percent = "nvidia.com/gpumem-percentage";
-  std::string cores = "nvidia.com/gpucores";
-  std::string priority = "nvidia.com/priority";
-};
+// Resource names are configurable (device-config.yaml / Helm values); defaults are HAMi's.
+using ResourceNames = codec::ResourceNames;
 
 struct RequestDefaults {
   int64_t mem_mib = 0;  // 0 = the whole card
@@ -39,22 +34,8 @@ inline constexpr const char* kAnnoNodePolicy = "hami.io/node-scheduler-policy";
 inline constexpr const char* kAnnoGpuPolicy = "hami.io/gpu-scheduler-policy";
 inline constexpr const char* kAnnoScoringWeights = "hami.io/device-scoring-weights";
 
-// One container's ask read from its resources (limits, then requests), before defaults.
-struct RawContainerAsk {
-  int64_t count = -1;  // -1 = not given
-  int64_t mem_mib = -1;
-  int64_t mem_percent = -1;
-  int64_t cores = -1;
-  int64_t priority = -1;
-  bool any() const { return count >= 0 || mem_mib >= 0 || mem_percent >= 0 || cores >= 0; }
-};
-
-// Reads one container object ({"resources": {...}}); errors name the container and resource.
-Result<RawContainerAsk> ReadContainerAsk(const nlohmann::json& container,
-                                         const ResourceNames& names);
-
-// Applies HAMi's defaulting to one container's ask.
-ContainerRequest ApplyDefaults(const RawContainerAsk& ask, const RequestDefaults& defaults);
+// Applies HAMi's defaulting to one container's raw ask (read by codec::ExtractPodRequests).
+ContainerRequest ApplyDefaults(const codec::ContainerRequest& ask, const RequestDefaults& defaults);
 
 // Reads the whole pod; an error means the pod's spec or annotations are unusable, with a message
 // that says which field to fix.

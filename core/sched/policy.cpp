@@ -96,44 +96,4 @@ const char* GpuPolicyName(GpuPolicy p) {
   return "spread";
 }
 
-Result<int64_t> ParseWholeQuantity(std::string_view text) {
-  const std::string_view t = Trim(text);
-  const auto bad = [&](const char* why) {
-    return InvalidArgument("quantity \"" + std::string(text) + "\" " + why);
-  };
-  size_t digits = 0;
-  while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
-  if (digits == 0) return bad("is not a non-negative whole number");
-  int64_t base = 0;
-  if (!ParseInt64(t.substr(0, digits), base)) return bad("is too large");
-  const std::string_view suffix = t.substr(digits);
-  struct Unit {
-    std::string_view name;
-    int64_t factor;
-  };
-  static constexpr Unit kUnits[] = {
-      {"", 1},
-      {"k", 1000},
-      {"M", 1000 * 1000},
-      {"G", 1000LL * 1000 * 1000},
-      {"T", 1000LL * 1000 * 1000 * 1000},
-      {"Ki", 1024},
-      {"Mi", 1024 * 1024},
-      {"Gi", 1024LL * 1024 * 1024},
-      {"Ti", 1024LL * 1024 * 1024 * 1024},
-      {"e0", 1},
-      {"e1", 10},
-      {"e2", 100},
-      {"e3", 1000},
-      {"e6", 1000 * 1000},
-  };
-  for (const Unit& u : kUnits) {
-    if (suffix == u.name) {
-      if (base > std::numeric_limits<int64_t>::max() / u.factor) return bad("is too large");
-      return base * u.factor;
-    }
-  }
-  return bad("has an unsupported suffix or a fraction (GPU resources are whole numbers)");
-}
-
 }  // namespace vgpu::sched

@@ -1,6 +1,6 @@
 #pragma once
 
-// Parsing of the scheduling policy words and of Kubernetes quantities used in GPU resources.
+// Parsing of the scheduling policy words (pod annotations and flags).
 
 #include <cstdint>
 #include <string_view>
@@ -19,9 +19,5 @@ Result<ScoringWeights> ParseScoringWeights(std::string_view text);
 
 const char* NodePolicyName(NodePolicy p);
 const char* GpuPolicyName(GpuPolicy p);
-
-// A Kubernetes quantity that must be a whole number: "3000", "4k", "2Ki", "1e3".
-// GPU resources are counts, MiB and percents, so fractions ("500m", "1.5") are rejected.
-Result<int64_t> ParseWholeQuantity(std::string_view text);
 
 }  // namespace vgpu::sched

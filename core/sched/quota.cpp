@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
+#include "core/codec/quantity.h"
 #include "core/sched/fit.h"
-#include "core/sched/policy.h"
 
 namespace vgpu::sched {
 
@@ -15,14 +16,14 @@ Result<QuotaLimit> ParseResourceQuota(const nlohmann::json& quota, const Resourc
   if (spec == quota.end() || !spec->is_object()) return limit;
   auto hard = spec->find("hard");
   if (hard == spec->end() || !hard->is_object()) return limit;
-  for (auto [key, out] : {std::pair{"limits." + names.mem, &limit.mem_mib},
-                          std::pair{"limits." + names.cores, &limit.cores}}) {
+  for (auto [key, out, memory] : {std::tuple{"limits." + names.memory, &limit.mem_mib, true},
+                                  std::tuple{"limits." + names.cores, &limit.cores, false}}) {
     auto it = hard->find(key);
     if (it == hard->end()) continue;
-    Result<int64_t> q = it->is_string() ? ParseWholeQuantity(it->get<std::string>())
-                        : it->is_number_integer()
-                            ? Result<int64_t>(it->get<int64_t>())
-                            : Result<int64_t>(InvalidArgument("not a quantity"));
+    const std::string text = it->is_string()           ? it->get<std::string>()
+                             : it->is_number_integer() ? std::to_string(it->get<int64_t>())
+                                                       : std::string("not a quantity");
+    Result<int64_t> q = memory ? codec::ParseMemoryMiB(text) : codec::ParseQuantity(text);
     if (!q.ok()) return q.status().WithContext("ResourceQuota hard." + key);
     *out = *q;
   }

@@ -104,7 +104,7 @@ TEST(Admission, Denials) {
   const Case cases[] = {
       {"privileged", Pod(privileged), "privileged"},
       {"nodeName preset", preset, "spec.nodeName=node-1"},
-      {"percentage > 100", Pod(C({{"nvidia.com/gpumem-percentage", "101"}})), "must be 0..100"},
+      {"percentage > 100", Pod(C({{"nvidia.com/gpumem-percentage", "101"}})), "maximum 100"},
       {"garbage quantity", Pod(C({{"nvidia.com/gpu", "two"}})), "nvidia.com/gpu"},
       {"unknown policy", bad_policy, "fastest"},
       {"not a pod", json("x"), "no pod object"},

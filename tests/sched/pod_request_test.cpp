@@ -38,11 +38,11 @@ TEST(PodRequest, DefaultsPerContainer) {
        {2, 0, 25, 0}},
       {"mem wins over percentage",
        {{"nvidia.com/gpu", "1"},
-        {"nvidia.com/gpumem", "1Ki"},
+        {"nvidia.com/gpumem", "1Gi"},
         {"nvidia.com/gpumem-percentage", "25"}},
        d0,
        {1, 1024, -1, 0}},
-      {"explicit zero count", {{"nvidia.com/gpu", "0"}, {"nvidia.com/gpumem", "10"}}, d0, {}},
+      {"explicit zero count", {{"nvidia.com/gpu", "0"}}, d0, {}},
   };
   for (const Case& c : cases) {
     Result<PodRequest> r = ParsePodRequest(PodWith(c.limits), ResourceNames{}, c.defaults);
@@ -124,12 +124,13 @@ TEST(PodRequest, BadInputIsAClearError) {
   const Case cases[] = {
       {"not an object", json::array(), "not a JSON object"},
       {"no spec", json{{"metadata", json::object()}}, "no spec"},
+      {"too many GPUs", PodWith({{"nvidia.com/gpu", "5000"}}), "more than any node has"},
       {"containers not a list", json{{"spec", {{"containers", "x"}}}}, "spec.containers"},
       {"garbage quantity", PodWith({{"nvidia.com/gpumem", "lots"}}), "nvidia.com/gpumem"},
-      {"fractional quantity", PodWith({{"nvidia.com/gpu", "0.5"}}), "whole numbers"},
-      {"percentage over 100", PodWith({{"nvidia.com/gpumem-percentage", "150"}}), "must be 0..100"},
-      {"cores over 100", PodWith({{"nvidia.com/gpucores", "101"}}), "must be 0..100"},
-      {"bool quantity", PodWith({{"nvidia.com/gpu", true}}), "not a string"},
+      {"negative quantity", PodWith({{"nvidia.com/gpu", "-1"}}), "nvidia.com/gpu"},
+      {"percentage over 100", PodWith({{"nvidia.com/gpumem-percentage", "150"}}), "maximum 100"},
+      {"cores over 100", PodWith({{"nvidia.com/gpucores", "101"}}), "maximum 100"},
+      {"bool quantity", PodWith({{"nvidia.com/gpu", true}}), "must be a quantity"},
       {"unknown node policy",
        PodWith({{"nvidia.com/gpu", "1"}}, {{"hami.io/node-scheduler-policy", "fast"}}),
        "hami.io/node-scheduler-policy"},

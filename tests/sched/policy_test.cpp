@@ -74,33 +74,5 @@ TEST(Policy, ScoringWeights) {
   }
 }
 
-TEST(Policy, WholeQuantities) {
-  struct Case {
-    const char* text;
-    bool ok;
-    int64_t want;
-  };
-  const Case cases[] = {{"3000", true, 3000},
-                        {"4k", true, 4000},
-                        {"2Ki", true, 2048},
-                        {"1Gi", true, 1LL << 30},
-                        {"1e3", true, 1000},
-                        {" 7 ", true, 7},
-                        {"500m", false, 0},
-                        {"1.5", false, 0},
-                        {"-1", false, 0},
-                        {"", false, 0},
-                        {"abc", false, 0},
-                        {"99999999999999999999", false, 0},
-                        {"9000000000000000Ti", false, 0}};
-  for (const Case& c : cases) {
-    Result<int64_t> r = ParseWholeQuantity(c.text);
-    ASSERT_EQ(r.ok(), c.ok) << c.text;
-    if (c.ok) {
-      EXPECT_EQ(*r, c.want) << c.text;
-    }
-  }
-}
-
 }  // namespace
 }  // namespace vgpu::sched
