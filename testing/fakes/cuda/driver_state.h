@@ -1,0 +1,203 @@
+#pragma once
+
+// In-process state of the fake CUDA driver: handles (contexts, streams, events, modules,
+// graphs, pools, arrays), allocations, and the per-thread context stack. Device-wide facts
+// shared between processes (used memory, busy clock) live in SharedState.
+//
+// Every handle is a pointer to an object owned by a registry; a call validates a handle by
+// looking it up, so stale or foreign handles give CUDA_ERROR_INVALID_HANDLE/CONTEXT instead of
+// a crash. One mutex guards the whole state; sleeps (synchronize) happen outside it.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../fake_config.h"
+#include "../shared_state.h"
+#include "cuda_api.h"
+
+namespace vgpu::fake {
+
+// Work a kernel launch describes: ns_per_wave x ceil(blocks / SMs), or a fixed 2 us.
+struct KernelSpec {
+  bool timed = false;
+  uint64_t ns_per_wave = 0;
+  uint64_t blocks = 1;
+};
+inline constexpr int64_t kDefaultKernelNs = 2000;
+
+KernelSpec MakeKernelSpec(unsigned gx, unsigned gy, unsigned gz, void** params);
+int64_t KernelDurationNs(const KernelSpec& spec, int sms);
+
+}  // namespace vgpu::fake
+
+struct CUgraphNode_st {
+  enum class Kind { kKernel, kMemAlloc, kMemFree } kind = Kind::kKernel;
+  vgpu::fake::KernelSpec kernel;
+  uint64_t bytes = 0;    // kMemAlloc
+  int physical = 0;      // kMemAlloc
+  CUdeviceptr dptr = 0;  // kMemAlloc (assigned at creation) and kMemFree
+};
+
+struct CUgraph_st {
+  std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
+};
+
+struct CUgraphExec_st {
+  std::vector<CUgraphNode_st> nodes;
+};
+
+struct CUstream_st {
+  CUctx_st* ctx = nullptr;
+  unsigned flags = 0;
+  int priority = 0;
+  bool legacy = false;
+  int64_t tail_ns = 0;                  // end of the last work queued on this stream
+  std::unique_ptr<CUgraph_st> capture;  // non-null while capturing
+};
+
+struct CUctx_st {
+  int ordinal = 0;
+  int physical = 0;
+  unsigned flags = 0;
+  bool primary = false;
+  int64_t tail_ns = 0;  // end of the last work queued in this context
+  std::unique_ptr<CUstream_st> legacy_stream;
+  std::map<std::thread::id, std::unique_ptr<CUstream_st>> per_thread_streams;
+};
+
+struct CUevent_st {
+  CUctx_st* ctx = nullptr;
+  unsigned flags = 0;
+  bool recorded = false;
+  int64_t time_ns = 0;
+};
+
+struct CUfunc_st {
+  CUmod_st* module = nullptr;
+  std::string name;
+};
+
+struct CUmod_st {
+  CUctx_st* ctx = nullptr;
+  std::map<std::string, std::unique_ptr<CUfunc_st>> functions;
+};
+
+struct CUarray_st {
+  CUctx_st* ctx = nullptr;
+  uint64_t bytes = 0;
+};
+
+struct CUmipmappedArray_st {
+  CUctx_st* ctx = nullptr;
+  uint64_t bytes = 0;
+};
+
+struct CUmemPoolHandle_st {
+  int ordinal = 0;
+  bool is_default = false;
+};
+
+namespace vgpu::fake {
+
+template <typename T>
+using Registry = std::map<T*, std::unique_ptr<T>>;
+
+template <typename T>
+T* Adopt(Registry<T>& registry, std::unique_ptr<T> object) {
+  T* raw = object.get();
+  registry.emplace(raw, std::move(object));
+  return raw;
+}
+
+template <typename T>
+bool Has(const Registry<T>& registry, T* object) {
+  return object != nullptr && registry.count(object) != 0;
+}
+
+inline constexpr uint64_t kGranularity = 2ULL << 20;  // VMM granularity, array rounding
+inline constexpr uint64_t kAllocAlignment = 512;
+
+enum class AllocKind { kDevice, kPitch, kManaged, kAsync, kGraph };
+
+struct Allocation {
+  uint64_t size = 0;
+  int physical = 0;
+  CUctx_st* ctx = nullptr;  // owner; null for pool/graph memory (freed only explicitly)
+  AllocKind kind = AllocKind::kDevice;
+  CUmemoryPool pool = nullptr;
+};
+
+struct PhysicalHandle {
+  uint64_t size = 0;
+  int physical = 0;
+  bool released = false;
+  int mappings = 0;
+};
+
+struct Mapping {
+  uint64_t size = 0;
+  CUmemGenericAllocationHandle handle = 0;
+};
+
+struct PrimaryContext {
+  CUctx_st* ctx = nullptr;  // null while inactive
+  unsigned refs = 0;
+  unsigned flags = 0;
+};
+
+struct Driver {
+  std::mutex mu;
+  bool init_done = false;
+  CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
+  FakeConfig config;
+  std::vector<int> visible;  // CUDA ordinal -> physical index
+  SharedState* shared = nullptr;
+
+  Registry<CUctx_st> contexts;
+  std::vector<PrimaryContext> primary;  // per ordinal
+  Registry<CUstream_st> streams;
+  Registry<CUevent_st> events;
+  Registry<CUmod_st> modules;
+  Registry<CUarray_st> arrays;
+  Registry<CUmipmappedArray_st> mipmapped_arrays;
+  Registry<CUmemPoolHandle_st> pools;
+  std::vector<CUmemPoolHandle_st*> default_pools;  // per ordinal
+  Registry<CUgraph_st> graphs;
+  Registry<CUgraphExec_st> graph_execs;
+
+  std::map<CUdeviceptr, Allocation> allocations;  // by base address
+  std::map<CUmemGenericAllocationHandle, PhysicalHandle> handles;
+  CUmemGenericAllocationHandle next_handle = 1;
+  std::map<CUdeviceptr, uint64_t> reservations;  // base -> size
+  std::map<CUdeviceptr, Mapping> mappings;       // base -> mapping
+  CUdeviceptr next_va = 0x7e0000000000ULL;
+};
+
+Driver& D();
+std::vector<CUctx_st*>& ContextStack();  // this thread's; back() is current
+
+// All helpers below expect D().mu held.
+CUresult CheckInit();
+CUresult CheckDevice(CUdevice dev);
+CUresult CurrentContext(CUctx_st** out);
+int PhysicalOf(CUdevice ordinal);
+const GpuSpec& Gpu(int physical);
+CUresult Charge(int physical, uint64_t bytes);  // CUDA_ERROR_OUT_OF_MEMORY when it does not fit
+void Uncharge(int physical, uint64_t bytes);
+CUdeviceptr ReserveAddress(uint64_t size, uint64_t alignment);
+CUresult CreateContext(CUdevice dev, unsigned flags, bool primary, CUctx_st** out);
+void DestroyContext(CUctx_st* ctx);  // frees everything the context owns
+// Resolves a stream handle: 0 -> legacy (or per-thread with per_thread), CU_STREAM_LEGACY,
+// CU_STREAM_PER_THREAD, or a created stream.
+CUresult ResolveStream(CUstream handle, bool per_thread, CUstream_st** out);
+// Time after which everything queued on `s` has completed.
+int64_t StreamTail(const CUstream_st* s);
+CUresult EnqueueKernel(CUstream_st* s, const KernelSpec& spec);
+CUresult FreeAllocation(CUdeviceptr ptr);
+
+}  // namespace vgpu::fake

@@ -1,0 +1,369 @@
+// Fake libnvidia-ml.so.1: NVML over the simulated GPUs. Memory and process usage come from the
+// cross-process state the fake libcuda maintains; NVML ignores CUDA_VISIBLE_DEVICES, like the
+// real one.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "fake_config.h"
+#include "fake_topology.h"
+#include "nvml_api.h"
+#include "shared_state.h"
+#include "sim_clock.h"
+
+struct nvmlDevice_st {
+  int index;
+};
+
+namespace vgpu::fake {
+namespace {
+
+struct NvmlState {
+  std::mutex mu;
+  int init_count = 0;
+  FakeConfig config;
+  SharedState* shared = nullptr;
+  nvmlDevice_st devices[kMaxDevices];
+};
+
+NvmlState& State() {
+  static NvmlState s;
+  return s;
+}
+
+// Devices are valid only between init and shutdown.
+nvmlReturn_t CheckDevice(nvmlDevice_t device, NvmlState** out) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (device == nullptr || device < s.devices ||
+      device >= s.devices + static_cast<int>(s.config.gpus.size())) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  *out = &s;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t CopyString(const std::string& value, char* out, unsigned int length) {
+  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (length < value.size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, value.c_str(), value.size() + 1);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t Init() {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) {
+    std::string error;
+    auto cfg = LoadConfig(ProcessEnv, &error);
+    if (!cfg) {
+      std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
+      return NVML_ERROR_UNKNOWN;
+    }
+    SharedState* shared = SharedState::Open(cfg->state_dir, &error);
+    if (shared == nullptr) {
+      std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
+      return NVML_ERROR_UNKNOWN;
+    }
+    s.config = std::move(*cfg);
+    s.shared = shared;
+    for (int i = 0; i < kMaxDevices; ++i) s.devices[i].index = i;
+  }
+  ++s.init_count;
+  return NVML_SUCCESS;
+}
+
+template <typename Info>
+nvmlReturn_t RunningProcesses(nvmlDevice_t device, unsigned int* count, Info* infos, bool ids) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  auto procs = s->shared->Processes(device->index);
+  const unsigned int n = static_cast<unsigned int>(procs.size());
+  if (*count < n || (infos == nullptr && n > 0)) {
+    *count = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  *count = n;
+  for (unsigned int i = 0; i < n; ++i) {
+    std::memset(&infos[i], 0, sizeof(Info));
+    infos[i].pid = static_cast<unsigned int>(procs[i].pid);
+    infos[i].usedGpuMemory = procs[i].used_bytes;
+    if constexpr (requires { infos[i].gpuInstanceId; }) {
+      if (ids) {
+        infos[i].gpuInstanceId = 0xFFFFFFFFu;  // no MIG
+        infos[i].computeInstanceId = 0xFFFFFFFFu;
+      }
+    }
+  }
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+}  // namespace vgpu::fake
+
+using namespace vgpu::fake;
+
+extern "C" {
+
+nvmlReturn_t nvmlInit_v2(void) {
+  return Init();
+}
+nvmlReturn_t nvmlInit(void) {
+  return Init();
+}
+nvmlReturn_t nvmlInitWithFlags(unsigned int /*flags*/) {
+  return Init();
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  --s.init_count;
+  return NVML_SUCCESS;
+}
+
+const char* nvmlErrorString(nvmlReturn_t result) {
+  switch (result) {
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_ALREADY_INITIALIZED:
+      return "Already Initialized";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "Function Not Found";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_MEMORY:
+      return "Insufficient Memory";
+    case NVML_ERROR_NO_DATA:
+      return "No data";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "Argument version mismatch";
+    case NVML_ERROR_NOT_READY:
+      return "Not ready";
+    default:
+      return "Unknown Error";
+  }
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  if (State().init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  return CopyString(kNvidiaDriverVersion, version, length);
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* v) {
+  if (v == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *v = kCudaDriverVersion;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  return nvmlSystemGetCudaDriverVersion(v);
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *count = static_cast<unsigned int>(s.config.gpus.size());
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) {
+  return nvmlDeviceGetCount_v2(count);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (device == nullptr || index >= s.config.gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
+  *device = &s.devices[index];
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
+  return nvmlDeviceGetHandleByIndex_v2(index, device);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (uuid == nullptr || device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < s.config.gpus.size(); ++i) {
+    if (s.config.gpus[i].uuid == uuid) {
+      *device = &s.devices[i];
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (index == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *index = static_cast<unsigned int>(device->index);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
+  return nvmlDeviceGetIndex(device, minor);
+}
+
+nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int* node) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (node == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *node = 0;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  return CopyString(s->config.name, name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  return CopyString(s->config.gpus[device->index].uuid, uuid, length);
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const uint64_t total = s->config.gpus[device->index].memory_bytes;
+  const uint64_t used = std::min(total, s->shared->DeviceUsed(device->index));
+  memory->total = total;
+  memory->used = used;
+  memory->free = total - used;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (memory->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  const uint64_t total = s->config.gpus[device->index].memory_bytes;
+  const uint64_t used = std::min(total, s->shared->DeviceUsed(device->index));
+  memory->total = total;
+  memory->reserved = 0;
+  memory->used = used;
+  memory->free = total - used;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
+                                                  nvmlProcessInfo_v1_t* infos) {
+  return RunningProcesses(device, infoCount, infos, false);
+}
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount,
+                                                     nvmlProcessInfo_v2_t* infos) {
+  return RunningProcesses(device, infoCount, infos, true);
+}
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                     nvmlProcessInfo_t* infos) {
+  return RunningProcesses(device, infoCount, infos, true);
+}
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t* utilization,
+                                             unsigned int* processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (processSamplesCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  // Timestamps are CPU wall-clock microseconds, as in the real NVML; the window reaches back to
+  // lastSeenTimeStamp (at most 10 s, about what a driver keeps; 0 means the last second).
+  const int64_t now_us = RealtimeUs();
+  const int64_t now_ns = NowNs();
+  constexpr int64_t kDefaultWindowUs = 1'000'000;
+  constexpr int64_t kMaxWindowUs = 10'000'000;
+  int64_t window_us = now_us - static_cast<int64_t>(lastSeenTimeStamp);
+  if (lastSeenTimeStamp == 0) {
+    window_us = kDefaultWindowUs;
+  } else if (window_us > kMaxWindowUs) {
+    window_us = kMaxWindowUs;
+  }
+  if (window_us <= 0) return NVML_ERROR_NOT_FOUND;
+  int64_t device_busy = 0;
+  auto busy =
+      s->shared->BusyByProcess(device->index, now_ns - window_us * 1000, now_ns, &device_busy);
+  if (busy.empty()) return NVML_ERROR_NOT_FOUND;
+  const unsigned int n = static_cast<unsigned int>(busy.size());
+  if (utilization == nullptr || *processSamplesCount < n) {
+    *processSamplesCount = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  *processSamplesCount = n;
+  for (unsigned int i = 0; i < n; ++i) {
+    utilization[i] = nvmlProcessUtilizationSample_t{};
+    utilization[i].pid = static_cast<unsigned int>(busy[i].pid);
+    utilization[i].timeStamp = static_cast<unsigned long long>(now_us);
+    const int64_t pct = (busy[i].busy_ns * 100 + window_us * 500) / (window_us * 1000);
+    utilization[i].smUtil = static_cast<unsigned int>(std::clamp<int64_t>(pct, 0, 100));
+  }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (utilization == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  constexpr int64_t kWindowNs = 1'000'000'000;
+  const int64_t now = NowNs();
+  int64_t busy = 0;
+  s->shared->BusyByProcess(device->index, now - kWindowNs, now, &busy);
+  utilization->gpu = static_cast<unsigned int>(
+      std::clamp<int64_t>((busy * 100 + kWindowNs / 2) / kWindowNs, 0, 100));
+  utilization->memory = 0;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *pci = nvmlPciInfo_t{};
+  const std::string legacy = PciBusId(device->index, false);
+  const std::string full = PciBusId(device->index, true);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", legacy.c_str());
+  std::snprintf(pci->busId, sizeof pci->busId, "%s", full.c_str());
+  pci->domain = 0;
+  pci->bus = PciBus(device->index);
+  pci->device = 0;
+  pci->pciDeviceId = kPciDeviceId;
+  pci->pciSubSystemId = 0x16c110de;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return nvmlDeviceGetPciInfo_v3(device, pci);
+}
+
+}  // extern "C"

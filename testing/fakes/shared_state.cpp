@@ -1,0 +1,304 @@
+#include "shared_state.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "sim_clock.h"
+
+namespace vgpu::fake {
+namespace {
+
+constexpr uint64_t kMagic = 0x5447504b46555047ULL;  // "GPUFKPGT"
+constexpr uint32_t kVersion = 1;
+
+bool MakeDirs(const std::string& dir) {
+  std::string partial;
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
+      partial = dir.substr(0, i);
+      if (mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+uint64_t ProcessStartTime(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return 0;
+  ++p;
+  // Fields after the command name: 3 = state, ..., 22 = starttime.
+  char state = 0;
+  unsigned long long start = 0;
+  if (std::sscanf(
+          p, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+          &state, &start) != 2) {
+    return 0;
+  }
+  if (state == 'Z' || state == 'X' || state == 'x') return 0;  // exited: its memory is freed
+  return start == 0 ? 1 : start;
+}
+
+class SharedState::Guard {
+ public:
+  explicit Guard(SharedState& s) : s_(s), lock_(s.mu_) {
+    s_.EnsureMappedForThisProcess();
+    while (flock(s_.fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~Guard() { flock(s_.fd_, LOCK_UN); }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+
+ private:
+  SharedState& s_;
+  std::lock_guard<std::mutex> lock_;
+};
+
+SharedState* SharedState::Open(const std::string& dir, std::string* error) {
+  // One mapping per state directory for the life of the process (never unmapped: other
+  // threads may still be inside a call while the process exits).
+  static std::mutex registry_mu;
+  static std::map<std::string, SharedState*>* registry = new std::map<std::string, SharedState*>();
+  std::lock_guard<std::mutex> lock(registry_mu);
+  auto it = registry->find(dir);
+  if (it != registry->end()) return it->second;
+  if (!MakeDirs(dir)) {
+    if (error) *error = "cannot create VGPU_FAKE_STATE_DIR " + dir + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  auto* state = new SharedState();
+  state->path_ = dir + "/state-v1";
+  if (!state->Map(error)) {
+    delete state;
+    return nullptr;
+  }
+  (*registry)[dir] = state;
+  return state;
+}
+
+bool SharedState::Map(std::string* error) {
+  fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    if (error) *error = "cannot open fake GPU state file " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  owner_pid_ = getpid();
+  while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  struct stat st {};
+  fstat(fd_, &st);
+  bool fresh = static_cast<size_t>(st.st_size) != sizeof(SharedLayout);
+  if (fresh && ftruncate(fd_, sizeof(SharedLayout)) != 0) {
+    if (error) *error = "cannot size fake GPU state file " + path_ + ": " + std::strerror(errno);
+    flock(fd_, LOCK_UN);
+    return false;
+  }
+  void* p = mmap(nullptr, sizeof(SharedLayout), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) {
+    if (error) *error = "cannot map fake GPU state file " + path_ + ": " + std::strerror(errno);
+    flock(fd_, LOCK_UN);
+    return false;
+  }
+  layout_ = static_cast<SharedLayout*>(p);
+  if (fresh || layout_->magic != kMagic || layout_->version != kVersion ||
+      layout_->size != sizeof(SharedLayout)) {
+    std::memset(static_cast<void*>(layout_), 0, sizeof(SharedLayout));
+    layout_->magic = kMagic;
+    layout_->version = kVersion;
+    layout_->size = sizeof(SharedLayout);
+  }
+  flock(fd_, LOCK_UN);
+  return true;
+}
+
+void SharedState::EnsureMappedForThisProcess() {
+  // After fork() the child shares the parent's open file description, and flock() would not
+  // exclude the two; give the child its own.
+  if (owner_pid_ == getpid()) return;
+  int fd = open(path_.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    close(fd_);
+    fd_ = fd;
+  }
+  owner_pid_ = getpid();
+}
+
+void SharedState::ReclaimDead() {
+  for (auto& slot : layout_->processes) {
+    if (slot.pid == 0) continue;
+    if (ProcessStartTime(slot.pid) == slot.start_time) continue;
+    for (int d = 0; d < kMaxDevices; ++d) {
+      auto& dev = layout_->devices[d];
+      dev.used_bytes -= std::min(dev.used_bytes, slot.used_bytes[d]);
+    }
+    std::memset(&slot, 0, sizeof slot);
+  }
+}
+
+ProcessSlot* SharedState::OwnSlot() {
+  const int pid = getpid();
+  static thread_local int cached_pid = 0;
+  static thread_local uint64_t cached_start = 0;
+  if (cached_pid != pid) {
+    cached_pid = pid;
+    cached_start = ProcessStartTime(pid);
+  }
+  ProcessSlot* free_slot = nullptr;
+  for (auto& slot : layout_->processes) {
+    if (slot.pid == pid && slot.start_time == cached_start) return &slot;
+    if (slot.pid == 0 && free_slot == nullptr) free_slot = &slot;
+  }
+  if (free_slot == nullptr) {
+    ReclaimDead();
+    for (auto& slot : layout_->processes) {
+      if (slot.pid == 0) {
+        free_slot = &slot;
+        break;
+      }
+    }
+  }
+  if (free_slot != nullptr) {
+    std::memset(free_slot, 0, sizeof *free_slot);
+    free_slot->pid = pid;
+    free_slot->start_time = cached_start;
+  }
+  return free_slot;
+}
+
+bool SharedState::TryCharge(int dev, uint64_t bytes, uint64_t total) {
+  if (dev < 0 || dev >= kMaxDevices) return false;
+  Guard g(*this);
+  ReclaimDead();
+  auto& d = layout_->devices[dev];
+  if (d.used_bytes > total || bytes > total - d.used_bytes) return false;
+  ProcessSlot* slot = OwnSlot();
+  if (slot == nullptr) return false;
+  d.used_bytes += bytes;
+  slot->used_bytes[dev] += bytes;
+  return true;
+}
+
+void SharedState::Release(int dev, uint64_t bytes) {
+  if (dev < 0 || dev >= kMaxDevices) return;
+  Guard g(*this);
+  ProcessSlot* slot = OwnSlot();
+  if (slot == nullptr) return;
+  bytes = std::min(bytes, slot->used_bytes[dev]);
+  slot->used_bytes[dev] -= bytes;
+  auto& d = layout_->devices[dev];
+  d.used_bytes -= std::min(d.used_bytes, bytes);
+}
+
+uint64_t SharedState::DeviceUsed(int dev) {
+  if (dev < 0 || dev >= kMaxDevices) return 0;
+  Guard g(*this);
+  ReclaimDead();
+  return layout_->devices[dev].used_bytes;
+}
+
+uint64_t SharedState::ProcessUsed(int pid, int dev) {
+  if (dev < 0 || dev >= kMaxDevices) return 0;
+  Guard g(*this);
+  ReclaimDead();
+  for (const auto& slot : layout_->processes) {
+    if (slot.pid == pid) return slot.used_bytes[dev];
+  }
+  return 0;
+}
+
+std::vector<ProcessUsage> SharedState::Processes(int dev) {
+  std::vector<ProcessUsage> out;
+  if (dev < 0 || dev >= kMaxDevices) return out;
+  Guard g(*this);
+  ReclaimDead();
+  for (const auto& slot : layout_->processes) {
+    if (slot.pid != 0 && slot.used_bytes[dev] > 0) out.push_back({slot.pid, slot.used_bytes[dev]});
+  }
+  return out;
+}
+
+KernelTimes SharedState::ScheduleKernel(int dev, int64_t not_before_ns, int64_t duration_ns) {
+  if (dev < 0 || dev >= kMaxDevices) return {not_before_ns, not_before_ns};
+  Guard g(*this);
+  auto& d = layout_->devices[dev];
+  const int64_t start = std::max({NowNs(), d.free_at_ns, not_before_ns});
+  const int64_t end = start + std::max<int64_t>(duration_ns, 0);
+  d.free_at_ns = end;
+  const int pid = getpid();
+  if (ProcessSlot* slot = OwnSlot()) slot->gpu_ns[dev] += static_cast<uint64_t>(end - start);
+  // Back-to-back kernels of one process merge into one interval, so the ring covers long runs.
+  if (d.ring_count > 0) {
+    auto& last = d.ring[(d.ring_next + kIntervalRing - 1) % kIntervalRing];
+    if (last.pid == pid && start <= last.end_ns) {
+      last.end_ns = std::max(last.end_ns, end);
+      return {start, end};
+    }
+  }
+  d.ring[d.ring_next] = KernelInterval{pid, 0, start, end};
+  d.ring_next = (d.ring_next + 1) % kIntervalRing;
+  d.ring_count = std::min<uint32_t>(d.ring_count + 1, kIntervalRing);
+  return {start, end};
+}
+
+std::vector<ProcessBusy> SharedState::BusyByProcess(int dev, int64_t from_ns, int64_t to_ns,
+                                                    int64_t* device_busy_ns) {
+  std::vector<ProcessBusy> out;
+  int64_t total = 0;
+  if (dev >= 0 && dev < kMaxDevices && to_ns > from_ns) {
+    Guard g(*this);
+    const auto& d = layout_->devices[dev];
+    for (uint32_t i = 0; i < d.ring_count; ++i) {
+      const auto& iv = d.ring[(d.ring_next + kIntervalRing - 1 - i) % kIntervalRing];
+      const int64_t b = std::max(iv.start_ns, from_ns);
+      const int64_t e = std::min(iv.end_ns, to_ns);
+      if (e <= b) continue;
+      total += e - b;
+      auto it = std::find_if(out.begin(), out.end(),
+                             [&](const ProcessBusy& p) { return p.pid == iv.pid; });
+      if (it == out.end()) {
+        out.push_back({iv.pid, e - b});
+      } else {
+        it->busy_ns += e - b;
+      }
+    }
+  }
+  if (device_busy_ns) *device_busy_ns = total;
+  return out;
+}
+
+uint64_t SharedState::ProcessGpuNs(int pid, int dev) {
+  if (dev < 0 || dev >= kMaxDevices) return 0;
+  Guard g(*this);
+  for (const auto& slot : layout_->processes) {
+    if (slot.pid == pid) return slot.gpu_ns[dev];
+  }
+  return 0;
+}
+
+int64_t SharedState::DeviceFreeAt(int dev) {
+  if (dev < 0 || dev >= kMaxDevices) return 0;
+  Guard g(*this);
+  return layout_->devices[dev].free_at_ns;
+}
+
+}  // namespace vgpu::fake

@@ -1,0 +1,206 @@
+// Cross-process behaviour: usage seen by NVML in another process, OOM across processes,
+// reclaim after SIGKILL, per-process utilization, CUDA_VISIBLE_DEVICES, errors before cuInit.
+
+#include <cuda.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "nvml_api.h"
+#include "test_env.h"
+
+extern char** environ;
+
+namespace vgpu::fake::test {
+namespace {
+
+// A child process running fake_driver_child with its stdin/stdout on pipes.
+class Child {
+ public:
+  Child(std::vector<std::string> args, std::vector<std::string> extra_env = {}) {
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    std::vector<std::string> strings{FAKE_DRIVER_CHILD};
+    strings.insert(strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& s : strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry(*e);
+      const std::string name = entry.substr(0, entry.find('=') + 1);
+      bool overridden = false;
+      for (const auto& x : extra_env) overridden |= x.rfind(name, 0) == 0;
+      if (!overridden) env_strings.push_back(entry);
+    }
+    env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    if (posix_spawn(&pid_, FAKE_DRIVER_CHILD, &fa, nullptr, argv.data(), envp.data()) != 0)
+      pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(out[1]);
+    stdin_ = in[1];
+    out_ = fdopen(out[0], "r");
+  }
+  ~Child() {
+    if (stdin_ >= 0) close(stdin_);
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_ != nullptr) fclose(out_);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  std::string ReadLine() {
+    char buf[256] = {};
+    if (out_ == nullptr || std::fgets(buf, sizeof buf, out_) == nullptr) return "";
+    std::string line(buf);
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    return line;
+  }
+  // Closes stdin so the child exits normally; returns its exit status.
+  int Finish() {
+    close(stdin_);
+    stdin_ = -1;
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+  // SIGKILLs the child and reaps it.
+  void Kill() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  FILE* out_ = nullptr;
+};
+
+class MultiProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS);
+    ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(1, &dev1_), NVML_SUCCESS);
+  }
+  void TearDown() override { EXPECT_EQ(nvmlShutdown(), NVML_SUCCESS); }
+  unsigned long long Used() {
+    nvmlMemory_t mem{};
+    EXPECT_EQ(nvmlDeviceGetMemoryInfo(dev1_, &mem), NVML_SUCCESS);
+    return mem.used;
+  }
+  unsigned long long UsedBy(pid_t pid) {
+    nvmlProcessInfo_t infos[16]{};
+    unsigned n = 16;
+    EXPECT_EQ(nvmlDeviceGetComputeRunningProcesses_v3(dev1_, &n, infos), NVML_SUCCESS);
+    for (unsigned i = 0; i < n; ++i) {
+      if (infos[i].pid == static_cast<unsigned>(pid)) return infos[i].usedGpuMemory;
+    }
+    return 0;
+  }
+  nvmlDevice_t dev1_ = nullptr;
+};
+
+TEST_F(MultiProcessTest, ChildUsageIsVisibleAndReclaimedAfterSigkill) {
+  const auto base = Used();
+  Child child({"alloc", "1", std::to_string(300 * kMiB)});
+  ASSERT_EQ(child.ReadLine(), "ready 0");
+  EXPECT_EQ(Used() - base, kContextMemory + 300 * kMiB);
+  EXPECT_EQ(UsedBy(child.pid()), kContextMemory + 300 * kMiB);
+  child.Kill();
+  EXPECT_EQ(Used(), base);
+  EXPECT_EQ(UsedBy(child.pid()), 0u);
+}
+
+TEST_F(MultiProcessTest, ExitWithoutFreeingIsReclaimed) {
+  const auto base = Used();
+  Child child({"alloc", "1", std::to_string(10 * kMiB)});
+  ASSERT_EQ(child.ReadLine(), "ready 0");
+  EXPECT_EQ(Used() - base, kContextMemory + 10 * kMiB);
+  EXPECT_EQ(child.Finish(), 0);
+  EXPECT_EQ(Used(), base);
+}
+
+TEST_F(MultiProcessTest, OutOfMemoryAcrossProcesses) {
+  const auto base = Used();
+  const unsigned long long rest = kGpu1Memory - base - kContextMemory;
+  Child first({"alloc", "1", std::to_string(rest - 5 * kMiB)});
+  ASSERT_EQ(first.ReadLine(), "ready 0");
+  // The second child's context fits (64 MiB is not free: only 5 MiB is) -> OOM at context creation.
+  Child second({"alloc", "1", std::to_string(kMiB)});
+  EXPECT_EQ(second.ReadLine(), "ready " + std::to_string(CUDA_ERROR_OUT_OF_MEMORY));
+  first.Kill();
+  Child third({"alloc", "1", std::to_string(rest)});  // exactly what is left after its context
+  EXPECT_EQ(third.ReadLine(), "ready 0");
+  EXPECT_EQ(Used(), kGpu1Memory);
+}
+
+TEST_F(MultiProcessTest, ProcessUtilizationNamesTheBusyProcess) {
+  struct timespec ts {};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const unsigned long long since = ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+  Child child({"busy", "1", "300"});
+  ASSERT_EQ(child.ReadLine(), "ready 0");
+  nvmlProcessUtilizationSample_t samples[8]{};
+  unsigned n = 8;
+  ASSERT_EQ(nvmlDeviceGetProcessUtilization(dev1_, samples, &n, since), NVML_SUCCESS);
+  bool found = false;
+  for (unsigned i = 0; i < n; ++i) {
+    if (samples[i].pid == static_cast<unsigned>(child.pid())) {
+      found = true;
+      EXPECT_GT(samples[i].smUtil, 10u);  // 300 ms of kernels in a window including spawn time
+      EXPECT_LE(samples[i].smUtil, 100u);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(CudaVisibleDevices, SelectsAndReordersDevices) {
+  {
+    Child c({"info"}, {"CUDA_VISIBLE_DEVICES=1"});
+    EXPECT_EQ(c.ReadLine(), "0 1 01");
+  }
+  {
+    Child c({"info"}, {"CUDA_VISIBLE_DEVICES=GPU-00000000-0000-0000-0000-000000000001,0"});
+    EXPECT_EQ(c.ReadLine(), "0 2 01 00");
+  }
+  {
+    Child c({"info"}, {"CUDA_VISIBLE_DEVICES="});
+    EXPECT_EQ(c.ReadLine(), std::to_string(CUDA_ERROR_NO_DEVICE) + " -1");
+  }
+  {
+    Child c({"info"}, {"VGPU_FAKE_GPU_MEMORY=lots"});
+    EXPECT_EQ(c.ReadLine(), std::to_string(CUDA_ERROR_INVALID_VALUE) + " -1");
+  }
+}
+
+TEST(BeforeInit, CallsReturnNotInitialized) {
+  Child c({"preinit"});
+  const int ni = CUDA_ERROR_NOT_INITIALIZED;
+  EXPECT_EQ(c.ReadLine(),
+            std::to_string(ni) + " " + std::to_string(ni) + " " + std::to_string(ni) + " 0");
+}
+
+}  // namespace
+}  // namespace vgpu::fake::test
