@@ -1,0 +1,182 @@
+#include "core/sched/cluster_objects.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/codec/annotations.h"
+#include "core/codec/node_inventory.h"
+#include "core/codec/pod_devices.h"
+
+namespace vgpu::sched {
+namespace {
+
+using nlohmann::json;
+namespace anno = vgpu::annotations;
+
+std::string Str(const json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const json& Member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::optional<std::string> Annotation(const json& obj, std::string_view key) {
+  const json& annos = Member(Member(obj, "metadata"), "annotations");
+  if (!annos.is_object()) return std::nullopt;
+  auto it = annos.find(std::string(key));
+  if (it == annos.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+}  // namespace
+
+Result<PairScores> ParsePairScores(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_array()) return InvalidArgument("pair scores are not a JSON array");
+  PairScores out;
+  for (const json& e : doc) {
+    const std::string uuid = Str(e, "uuid");
+    const json& scores = Member(e, "score");
+    if (uuid.empty() || !scores.is_object()) {
+      return InvalidArgument("pair score entry " + e.dump() + " needs uuid and score");
+    }
+    for (auto& [peer, v] : scores.items()) {
+      if (!v.is_number_integer())
+        return InvalidArgument("pair score for " + peer + " is not an integer");
+      out[uuid][peer] = v.get<int>();
+    }
+  }
+  return out;
+}
+
+NodeState ReadNode(const json& node) {
+  NodeState s;
+  const json& meta = Member(node, "metadata");
+  s.name = Str(meta, "name");
+  s.resource_version = Str(meta, "resourceVersion");
+  s.view.name = s.name;
+  if (auto inv = Annotation(node, anno::kNodeNvidiaRegister)) {
+    Result<codec::NodeInventory> devices = codec::DecodeInventory(*inv);
+    if (devices.ok()) {
+      for (const codec::DeviceInfo& d : *devices) {
+        GpuDevice g;
+        g.uuid = d.id;
+        g.index = d.index;
+        g.slots = d.count;
+        g.mem_mib = d.devmem;
+        g.cores = d.devcore;
+        g.type = d.type;
+        g.numa = d.numa;
+        g.mode = d.mode.empty() ? "hami-core" : d.mode;
+        g.healthy = d.health;
+        s.view.gpus.push_back(std::move(g));
+      }
+    } else {
+      s.inventory_error = "NodeUnregistered: annotation " + std::string(anno::kNodeNvidiaRegister) +
+                          " is unreadable: " + devices.status().message();
+    }
+  } else {
+    s.inventory_error =
+        "NodeUnregistered: no vGPU device plugin has registered GPUs here "
+        "(annotation " +
+        std::string(anno::kNodeNvidiaRegister) + " is missing)";
+  }
+  if (auto cordon = Annotation(node, anno::kDeviceCordon)) {
+    std::string_view rest = *cordon;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      std::string item = Trim(rest.substr(0, comma));
+      if (!item.empty()) s.view.cordoned.insert(std::move(item));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  if (auto scores = Annotation(node, anno::kNodeNvidiaScore)) {
+    Result<PairScores> p = ParsePairScores(*scores);
+    if (p.ok()) s.view.pair_scores = std::move(*p);
+  }
+  if (auto hs = Annotation(node, anno::kNodeHandshake)) {
+    Result<codec::Handshake> h = codec::DecodeHandshake(*hs);
+    if (h.ok()) s.handshake = *h;
+  }
+  s.lock_value = Annotation(node, anno::kNodeLock);
+  return s;
+}
+
+bool NodeAlive(const NodeState& node, std::chrono::system_clock::time_point now,
+               std::chrono::seconds timeout) {
+  if (!node.handshake) return true;
+  switch (node.handshake->state) {
+    case codec::HandshakeState::kReported:
+      return true;
+    case codec::HandshakeState::kDeleted:
+      return false;
+    case codec::HandshakeState::kRequesting:
+      return now - node.handshake->time <= timeout;
+  }
+  return true;
+}
+
+bool PodState::HoldsDevices() const {
+  if (terminal || !allocation || node.empty()) return false;
+  return true;
+}
+
+PodState ReadPod(const json& pod) {
+  PodState s;
+  const json& meta = Member(pod, "metadata");
+  s.uid = Str(meta, "uid");
+  s.ns = Str(meta, "namespace");
+  s.name = Str(meta, "name");
+  const json& spec = Member(pod, "spec");
+  s.node = Str(spec, "nodeName");
+  s.bind_phase = Annotation(pod, anno::kBindPhase).value_or("");
+  if (s.node.empty() && s.bind_phase != anno::kBindPhaseFailed) {
+    s.node = Annotation(pod, anno::kVgpuNode).value_or("");
+  }
+  const std::string phase = Str(Member(pod, "status"), "phase");
+  s.terminal =
+      phase == "Succeeded" || phase == "Failed" || Member(meta, "deletionTimestamp").is_string();
+  if (auto devs = Annotation(pod, anno::kDevicesAllocated)) {
+    Result<codec::PodDevices> decoded = codec::DecodePodDevices(*devs);
+    if (decoded.ok()) {
+      PodAllocation a;
+      const json& inits = Member(spec, "initContainers");
+      a.init_count = inits.is_array() ? inits.size() : 0;
+      for (const codec::ContainerDevices& c : *decoded) {
+        std::vector<AllocatedDevice> entry;
+        for (const codec::ContainerDevice& d : c) entry.push_back({d.uuid, d.mem_mib, d.cores});
+        a.containers.push_back(std::move(entry));
+      }
+      s.allocation = std::move(a);
+    } else {
+      s.allocation_error =
+          std::string(anno::kDevicesAllocated) + " is unreadable: " + decoded.status().message();
+    }
+  }
+  return s;
+}
+
+std::string EncodeAllocation(const PodAllocation& alloc) {
+  codec::PodDevices pod;
+  for (const auto& c : alloc.containers) {
+    codec::ContainerDevices entry;
+    for (const AllocatedDevice& d : c) {
+      entry.push_back({d.uuid, std::string(anno::kVendorNvidia), d.mem_mib, d.cores});
+    }
+    pod.push_back(std::move(entry));
+  }
+  return codec::EncodePodDevices(pod);
+}
+
+}  // namespace vgpu::sched
