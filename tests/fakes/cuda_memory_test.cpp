@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <set>
 
 #include "cuda_test_util.h"
@@ -217,6 +218,55 @@ TEST_F(MemoryTest, ModulesChargeModuleMemory) {
   EXPECT_EQ(cuModuleGetFunction(&f, m1, "kernel"), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_EQ(before - FreeMemory(), kModuleMemory);
   // m2 is left loaded: releasing the primary context (TearDown) frees it.
+}
+
+TEST_F(MemoryTest, CopiesCheckDeviceRangesAndMoveNoData) {
+  CUdeviceptr a = 0, b = 0;
+  ASSERT_EQ(cuMemAlloc(&a, 4096), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&b, 4096), CUDA_SUCCESS);
+  unsigned char host[4096];
+  std::memset(host, 0xab, sizeof host);
+  EXPECT_EQ(cuMemcpyHtoD(a, host, sizeof host), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemcpyHtoD(a + 1, host, sizeof host), CUDA_ERROR_INVALID_VALUE);  // past the end
+  EXPECT_EQ(cuMemcpyDtoD(b, a, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemcpyDtoH(host, b, 100), CUDA_SUCCESS);
+  EXPECT_EQ(host[0], 0);  // device memory holds no data: reads as zeros
+  EXPECT_EQ(host[99], 0);
+  EXPECT_EQ(host[100], 0xab);
+  EXPECT_EQ(cuMemcpyDtoH(nullptr, b, 100), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyHtoDAsync(a, host, 16, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemcpyDtoHAsync(host, a, 16, CU_STREAM_PER_THREAD), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemcpyDtoDAsync(a, b, 16, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD8(a, 1, 4096), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32(a, 1, 1024), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD32(a, 1, 1025), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemsetD8(0x10, 1, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemFree(a), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemsetD8(a, 1, 1), CUDA_ERROR_INVALID_VALUE);  // freed
+  EXPECT_EQ(cuMemFree(b), CUDA_SUCCESS);
+}
+
+TEST_F(MemoryTest, LibrariesAreModulesWithLaunchableKernels) {
+  const size_t before = FreeMemory();
+  CUlibrary lib = nullptr;
+  ASSERT_EQ(cuLibraryLoadData(&lib, "image", nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
+  EXPECT_EQ(before - FreeMemory(), kModuleMemory);
+  CUkernel k = nullptr;
+  ASSERT_EQ(cuLibraryGetKernel(&k, lib, "kern"), CUDA_SUCCESS);
+  CUfunction f = nullptr;
+  ASSERT_EQ(cuKernelGetFunction(&f, k), CUDA_SUCCESS);
+  EXPECT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuLaunchKernel(reinterpret_cast<CUfunction>(k), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr,
+                           nullptr),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(cuLibraryUnload(lib), CUDA_SUCCESS);
+  EXPECT_EQ(FreeMemory(), before);
+  EXPECT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr),
+            CUDA_ERROR_INVALID_HANDLE);  // unloaded with its library
+  EXPECT_EQ(cuLibraryLoadData(&lib, nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_ERROR_INVALID_VALUE);
 }
 
 TEST(MemoryOnSecondGpu, UsesTheCurrentContextsDevice) {

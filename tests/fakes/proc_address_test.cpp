@@ -72,6 +72,11 @@ TEST(GetProcAddress, PerThreadDefaultStreamSelectsPtszVariants) {
       {"cuStreamBeginCapture", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
        "cuStreamBeginCapture_v2_ptsz"},
       {"cuEventRecord", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuEventRecord_ptsz"},
+      {"cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+       "cuMemcpyHtoD_v2_ptds"},
+      {"cuMemcpyHtoD", 12000, 0, "cuMemcpyHtoD_v2"},
+      {"cuMemcpyDtoHAsync", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+       "cuMemcpyDtoHAsync_v2_ptsz"},
       // APIs without a stream have no _ptsz variant: the flag changes nothing.
       {"cuMemAlloc", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemAlloc_v2"},
   };

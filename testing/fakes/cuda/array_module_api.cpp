@@ -1,6 +1,8 @@
-// CUDA arrays, mipmapped arrays and modules. Array size rule (documented in
-// docs/fake-driver.md): width x max(height,1) x max(depth,1) x channels x element size, rounded
-// up to 2 MiB; a mipmapped array sums its levels (each dimension halves, min 1) then rounds.
+// CUDA arrays, mipmapped arrays, modules and libraries (a library is a module loaded into the
+// current context; its kernels are its functions, so a CUkernel can be launched as a CUfunction).
+// Array size rule (documented in docs/fake-driver.md): width x max(height,1) x max(depth,1) x
+// channels x element size, rounded up to 2 MiB; a mipmapped array sums its levels (each dimension
+// halves, min 1) then rounds.
 
 #include <unistd.h>
 
@@ -161,6 +163,36 @@ CUresult cuModuleUnload(CUmodule hmod) {
   if (!Has(D().modules, hmod)) return CUDA_ERROR_INVALID_HANDLE;
   Uncharge(hmod->ctx->physical, D().config.module_memory);
   D().modules.erase(hmod);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* /*jitOptions*/,
+                           void** /*jitOptionsValues*/, unsigned int /*numJitOptions*/,
+                           CUlibraryOption* /*libraryOptions*/, void** /*libraryOptionValues*/,
+                           unsigned int /*numLibraryOptions*/) {
+  if (library == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUmodule module = nullptr;
+  CUresult rc = LoadModule(&module);
+  if (rc == CUDA_SUCCESS) *library = reinterpret_cast<CUlibrary>(module);
+  return rc;
+}
+
+CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+  CUfunction f = nullptr;
+  CUresult rc = cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(library), name);
+  if (rc == CUDA_SUCCESS) *pKernel = reinterpret_cast<CUkernel>(f);
+  return rc;
+}
+
+CUresult cuLibraryUnload(CUlibrary library) {
+  return cuModuleUnload(reinterpret_cast<CUmodule>(library));
+}
+
+CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
+  std::lock_guard<std::mutex> lock(D().mu);
+  if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
+  if (pFunc == nullptr || kernel == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pFunc = reinterpret_cast<CUfunction>(kernel);
   return CUDA_SUCCESS;
 }
 

@@ -9,6 +9,14 @@
 extern "C" {
 // Entry points defined in this library without a declaration in cuda.h.
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode);
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr, const void*, size_t);
+CUresult cuMemcpyDtoH_v2_ptds(void*, CUdeviceptr, size_t);
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr, CUdeviceptr, size_t);
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr, const void*, size_t, CUstream);
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void*, CUdeviceptr, size_t, CUstream);
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr, unsigned char, size_t);
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr, unsigned int, size_t);
 }
 
 namespace {
@@ -97,6 +105,18 @@ const ProcEntry kTable[] = {
     ROW("cuModuleLoadData", 2000, cuModuleLoadData),
     ROW("cuModuleGetFunction", 2000, cuModuleGetFunction),
     ROW("cuModuleUnload", 2000, cuModuleUnload),
+    ROW("cuLibraryLoadData", 12000, cuLibraryLoadData),
+    ROW("cuLibraryGetKernel", 12000, cuLibraryGetKernel),
+    ROW("cuLibraryUnload", 12000, cuLibraryUnload),
+    ROW("cuKernelGetFunction", 12000, cuKernelGetFunction),
+    ROW_PT("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds),
+    ROW_PT("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds),
+    ROW_PT("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds),
+    ROW_PT("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz),
+    ROW_PT("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz),
+    ROW_PT("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz),
+    ROW_PT("cuMemsetD8", 3020, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
+    ROW_PT("cuMemsetD32", 3020, cuMemsetD32_v2, cuMemsetD32_v2_ptds),
     ROW_PT("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
     ROW_PT("cuLaunchKernelEx", 11060, cuLaunchKernelEx, cuLaunchKernelEx_ptsz),
     ROW_PT("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel,
