@@ -1,0 +1,186 @@
+#include "deviceplugin/allocator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <random>
+
+#include "core/allocate/pod_lookup.h"
+#include "core/codec/annotations.h"
+#include "core/codec/node_lock.h"
+#include "core/codec/pod_devices.h"
+
+namespace vgpu::deviceplugin {
+namespace ann = vgpu::annotations;
+
+std::string NewUuid4() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint64_t hi = rng(), lo = rng();
+  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return buf;
+}
+
+Allocator::Allocator(ClusterClient& client, AllocatorConfig config)
+    : client_(client), config_(std::move(config)) {
+  if (!config_.new_cache_id) config_.new_cache_id = NewUuid4;
+}
+
+void Allocator::SetNodeGpus(std::set<std::string> uuids) {
+  std::lock_guard lock(mu_);
+  gpus_ = std::move(uuids);
+}
+
+void Allocator::ReleaseLock(const std::string& lock_value) {
+  if (lock_value.empty()) return;
+  Status s = client_.RemoveNodeAnnotationIf(config_.node, std::string(ann::kNodeLock), lock_value);
+  if (!s.ok()) {
+    spdlog::warn("msg=\"node lock not released\" node={} error=\"{}\"", config_.node, s.ToString());
+  }
+}
+
+Status Allocator::Fail(const PodRef& pod, const std::string& lock_value, bool release_lock,
+                       const Status& why) {
+  const std::string ref = pod.ns + "/" + pod.name;
+  Status patched = client_.PatchPodAnnotations(
+      pod.ns, pod.name, {{std::string(ann::kBindPhase), std::string(ann::kBindPhaseFailed)}});
+  if (!patched.ok()) {
+    spdlog::warn("msg=\"could not mark pod failed\" pod={} error=\"{}\"", ref, patched.ToString());
+  }
+  if (release_lock) ReleaseLock(lock_value);
+  spdlog::error("msg=\"allocate failed\" node={} pod={} error=\"{}\"", config_.node, ref,
+                why.ToString());
+  return why.WithContext("vgpu Allocate for pod " + ref + " on node " + config_.node);
+}
+
+namespace {
+
+std::string AnnotationOf(const nlohmann::json& obj, std::string_view key) {
+  const auto& meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) return {};
+  const auto& anns = meta->find("annotations");
+  if (anns == meta->end() || !anns->is_object()) return {};
+  const auto& v = anns->find(std::string(key));
+  return (v != anns->end() && v->is_string()) ? v->get<std::string>() : std::string();
+}
+
+std::vector<allocate::GrantedDevice> ToGranted(const codec::ContainerDevices& entry) {
+  std::vector<allocate::GrantedDevice> out;
+  out.reserve(entry.size());
+  for (const auto& d : entry) out.push_back({d.uuid, d.mem_mib, d.cores});
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
+    const std::vector<std::vector<std::string>>& replicas) {
+  std::lock_guard guard(mu_);
+  const std::string& node_name = config_.node;
+
+  auto node = client_.GetNode(node_name);
+  if (!node.ok()) {
+    return Unavailable("vgpu Allocate on node " + node_name +
+                       ": cannot read the node from the API server: " + node.status().ToString() +
+                       " (is the API server reachable, and may the plugin get nodes?)");
+  }
+  const std::string lock_value = AnnotationOf(*node, ann::kNodeLock);
+  std::optional<allocate::PodKey> owner;
+  if (!lock_value.empty()) {
+    auto lock = codec::DecodeNodeLock(lock_value);
+    if (lock.ok() && lock->has_owner()) {
+      owner = allocate::PodKey{lock->pod_namespace, lock->pod_name};
+    } else if (!lock.ok()) {
+      spdlog::warn("msg=\"ignoring malformed node lock\" node={} value=\"{}\" error=\"{}\"",
+                   node_name, lock_value, lock.status().ToString());
+    }
+  }
+
+  auto pods_json = client_.ListPodsOnNode(node_name);
+  if (!pods_json.ok()) {
+    ReleaseLock(lock_value);
+    return Unavailable("vgpu Allocate on node " + node_name +
+                       ": cannot list the node's pods: " + pods_json.status().ToString());
+  }
+  std::vector<allocate::PodView> pods;
+  pods.reserve(pods_json->size());
+  for (const auto& p : *pods_json) {
+    auto view = allocate::PodViewFromJson(p);
+    if (view.ok()) pods.push_back(std::move(*view));
+  }
+  auto found = allocate::FindAllocatingPod(node_name, owner, pods);
+  if (!found.ok()) {
+    ReleaseLock(lock_value);
+    spdlog::error("msg=\"allocate failed\" node={} error=\"{}\"", node_name,
+                  found.status().ToString());
+    return found.status().WithContext("vgpu Allocate on node " + node_name);
+  }
+  const allocate::PodView& pod = pods[*found];
+  const PodRef ref{pod.ns, pod.name};
+  // Release the lock only when it belongs to this pod (or is HAMi's legacy ownerless form):
+  // another owner's lock guards that pod's own bind.
+  const bool own_lock = !owner || (owner->ns == pod.ns && owner->name == pod.name);
+
+  auto to_allocate = pod.annotations.find(std::string(ann::kDevicesToAllocate));
+  if (to_allocate == pod.annotations.end()) {
+    return Fail(ref, lock_value, own_lock,
+                InvalidArgument("the pod has no " + std::string(ann::kDevicesToAllocate) +
+                                " annotation; the scheduler did not assign GPUs to it"));
+  }
+  auto devices = codec::DecodePodDevices(to_allocate->second);
+  if (!devices.ok()) {
+    return Fail(ref, lock_value, own_lock,
+                devices.status().WithContext("annotation " + std::string(ann::kDevicesToAllocate) +
+                                             " is malformed"));
+  }
+  codec::PodDevices remaining = std::move(*devices);
+
+  std::vector<allocate::ContainerResponse> responses;
+  for (size_t k = 0; k < replicas.size(); ++k) {
+    int index = codec::FirstNonEmptyEntry(remaining);
+    if (index < 0) {
+      return Fail(
+          ref, lock_value, own_lock,
+          FailedPrecondition("kubelet asked for GPUs for " + std::to_string(replicas.size()) +
+                             " container(s) but no device list entry is left for "
+                             "container request " +
+                             std::to_string(k) + " (" + std::string(ann::kDevicesToAllocate) +
+                             " already consumed)"));
+    }
+    const auto idx = static_cast<size_t>(index);
+    auto container = allocate::ContainerForEntry(pod, idx);
+    if (!container.ok()) return Fail(ref, lock_value, own_lock, container.status());
+    const auto granted = ToGranted(remaining[idx]);
+    Status valid = allocate::ValidateEntry(granted, replicas[k].size(), gpus_, node_name);
+    if (!valid.ok()) {
+      return Fail(ref, lock_value, own_lock, valid.WithContext("container " + container->name));
+    }
+    if (config_.prepare_host) {
+      Status prepared = config_.prepare_host(pod.uid, container->name);
+      if (!prepared.ok()) return Fail(ref, lock_value, own_lock, prepared);
+    }
+    responses.push_back(allocate::BuildContainerResponse(granted, pod.uid, *container,
+                                                         config_.new_cache_id(), config_.response));
+    remaining[idx].clear();
+  }
+
+  const bool done = codec::FirstNonEmptyEntry(remaining) < 0;
+  AnnotationPatch patch{{std::string(ann::kDevicesToAllocate), codec::EncodePodDevices(remaining)}};
+  if (done) patch[std::string(ann::kBindPhase)] = std::string(ann::kBindPhaseSuccess);
+  Status written = client_.PatchPodAnnotations(pod.ns, pod.name, patch);
+  if (!written.ok()) {
+    return Fail(ref, lock_value, own_lock,
+                written.WithContext("writing back " + std::string(ann::kDevicesToAllocate)));
+  }
+  if (done && own_lock) ReleaseLock(lock_value);
+  spdlog::info("msg=\"allocated\" node={} pod={}/{} containers={} done={}", node_name, pod.ns,
+               pod.name, responses.size(), done);
+  return responses;
+}
+
+}  // namespace vgpu::deviceplugin

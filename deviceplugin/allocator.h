@@ -1,0 +1,58 @@
+#pragma once
+
+// Allocate's I/O around the pure decisions of core/allocate: read the node lock and the node's
+// pods, pick the pod, consume its next device list entries, write the list back, finish the
+// bind (bind-phase, lock). Every failure after the pod is known marks it `bind-phase=failed`
+// and releases the lock, so the scheduler can retry elsewhere instead of waiting on a timer.
+
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/allocate/container_response.h"
+#include "deviceplugin/cluster_client.h"
+
+namespace vgpu::deviceplugin {
+
+struct AllocatorConfig {
+  std::string node;
+  allocate::ResponseSettings response;
+  // Creates the host directory of a container's shared region; may be empty (nothing to do).
+  std::function<Status(const std::string& pod_uid, const std::string& container)> prepare_host;
+  // Source of the per-container cache ids (uuid4); replaceable for tests.
+  std::function<std::string()> new_cache_id;
+};
+
+class Allocator {
+ public:
+  Allocator(ClusterClient& client, AllocatorConfig config);
+
+  // The GPUs this node has; entries naming any other GPU are rejected.
+  void SetNodeGpus(std::set<std::string> uuids);
+
+  // One answer per container request; `replicas[k]` holds the replica IDs kubelet chose for
+  // container request k (only their number matters: the scheduler picked the GPUs).
+  Result<std::vector<allocate::ContainerResponse>> Allocate(
+      const std::vector<std::vector<std::string>>& replicas);
+
+ private:
+  struct PodRef {
+    std::string ns, name;
+  };
+  // Marks the pod failed and releases the lock (both best effort), returns `why` with context.
+  Status Fail(const PodRef& pod, const std::string& lock_value, bool release_lock,
+              const Status& why);
+  void ReleaseLock(const std::string& lock_value);
+
+  ClusterClient& client_;
+  AllocatorConfig config_;
+  std::mutex mu_;  // one Allocate at a time: each is a read-modify-write of the pod's annotations
+  std::set<std::string> gpus_;
+};
+
+// A random RFC 4122 version-4 UUID.
+std::string NewUuid4();
+
+}  // namespace vgpu::deviceplugin

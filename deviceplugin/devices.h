@@ -1,0 +1,48 @@
+#pragma once
+
+// What the node advertises: kubelet replicas (`<UUID>-<i>`, device-split-count per GPU) and
+// the inventory annotation the scheduler reads (hami-compat §2), from the discovered GPUs.
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/codec/node_inventory.h"
+#include "deviceplugin/gpu_backend.h"
+
+namespace vgpu::deviceplugin {
+
+struct SplitConfig {
+  int split_count = 10;
+  double memory_scaling = 1.0;
+  double core_scaling = 1.0;
+};
+
+struct Replica {
+  std::string id;  // <UUID>-<i>
+  std::string uuid;
+  bool healthy = true;
+  int numa = 0;
+};
+
+std::vector<Replica> BuildReplicas(const std::vector<GpuDevice>& gpus, int split_count,
+                                   const std::set<std::string>& unhealthy);
+
+codec::NodeInventory BuildInventory(const std::vector<GpuDevice>& gpus, const SplitConfig& split,
+                                    const std::set<std::string>& unhealthy);
+
+// The GPU UUID of a replica ID ("GPU-x-3" -> "GPU-x"); the ID itself when it has no "-<digits>".
+std::string GpuOfReplica(const std::string& replica_id);
+
+// Drops GPUs named in the per-node filter (config.json `filterdevices`: UUIDs or NVML indexes).
+std::vector<GpuDevice> FilterGpus(const std::vector<GpuDevice>& gpus,
+                                  const std::vector<std::string>& uuids,
+                                  const std::vector<int>& indexes);
+
+// kubelet's GetPreferredAllocation: `size` replicas out of `available`, containing
+// `must_include`, each on a different GPU where possible (a container's vGPUs must sit on
+// different GPUs), preferring GPUs with the most free replicas so load spreads.
+std::vector<std::string> PreferReplicas(const std::vector<std::string>& available,
+                                        const std::vector<std::string>& must_include, size_t size);
+
+}  // namespace vgpu::deviceplugin

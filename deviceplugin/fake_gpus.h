@@ -1,0 +1,43 @@
+#pragma once
+
+// `--fake-gpus count=4,memory=81559,model=NVIDIA H100 80GB HBM3,uuids=GPU-a;GPU-b,numa=0`:
+// GPUs described on the command line, for machines without GPUs (CI, the simulated cluster).
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "deviceplugin/gpu_backend.h"
+
+namespace vgpu::deviceplugin {
+
+// Parses the flag. Keys: count (required unless uuids given), memory (MiB, default 81559),
+// model (default "NVIDIA H100 80GB HBM3"), uuids (';' or '|' separated; default
+// GPU-fake-<node>-<i>, unique per node in a simulated cluster),
+// numa (default 0). A value runs to the next ",<key>=", so model names may contain commas.
+Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std::string& node);
+
+class FakeGpuBackend : public GpuBackend {
+ public:
+  explicit FakeGpuBackend(std::vector<GpuDevice> gpus) : gpus_(std::move(gpus)) {}
+
+  Result<std::vector<GpuDevice>> Discover() override { return gpus_; }
+  Result<std::optional<XidEvent>> WaitXid(std::chrono::milliseconds timeout) override;
+  bool Responds(const std::string& uuid) override;
+
+  // Test and simulation hooks: deliver an XID; make a GPU stop (or resume) answering.
+  void InjectXid(XidEvent e);
+  void SetResponding(const std::string& uuid, bool responds);
+
+ private:
+  std::vector<GpuDevice> gpus_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<XidEvent> events_;
+  std::set<std::string> silent_;
+};
+
+}  // namespace vgpu::deviceplugin

@@ -1,0 +1,124 @@
+#include "deviceplugin/options.h"
+
+namespace vgpu::deviceplugin {
+
+void AddFlags(CLI::App& app, Flags& f) {
+  app.add_option("--node-name", f.node_name, "Kubernetes node this plugin serves")
+      ->envname("NODE_NAME");
+  app.add_option("--kubeconfig", f.kubeconfig,
+                 "kubeconfig file for the API server (default: in-cluster service account)")
+      ->envname("KUBECONFIG");
+  app.add_option("--device-plugin-path", f.device_plugin_path,
+                 "kubelet device-plugin directory (kubelet.sock lives there)")
+      ->capture_default_str();
+  app.add_option(
+      "--fake-gpus", f.fake_gpus,
+      "simulate GPUs instead of using NVML, e.g. "
+      "'count=4,memory=81559,model=NVIDIA H100 80GB HBM3,uuids=GPU-a;GPU-b;GPU-c;GPU-d'");
+  app.add_option(
+      "--device-split-count", f.device_split_count,
+      "vGPUs advertised per GPU (overrides device-config.yaml and config.json; default 10)");
+  app.add_option("--device-memory-scaling", f.device_memory_scaling,
+                 "advertised memory = physical x this; > 1 over-subscribes (default 1)");
+  app.add_option("--device-cores-scaling", f.device_cores_scaling,
+                 "advertised cores = 100 x this (default 1)");
+  app.add_option("--disable-core-limit", f.disable_core_limit,
+                 "true: containers get GPU_CORE_UTILIZATION_POLICY=disable");
+  app.add_option("--resource-name", f.resource_name, "extended resource advertised to kubelet")
+      ->capture_default_str();
+  app.add_option("--device-config", f.device_config,
+                 "HAMi device-config.yaml (section nvidia:), optional");
+  app.add_option("--node-config", f.node_config,
+                 "HAMi per-node config.json ({\"nodeconfig\":[...]}), optional");
+  app.add_option("--hook-path", f.hook_path,
+                 "host directory holding vgpu/libvgpu.so.<version>, vgpu/ld.so.preload and the "
+                 "containers' shared regions")
+      ->capture_default_str();
+  app.add_option("--libvgpu", f.libvgpu,
+                 "libvgpu.so to install into <hook-path>/vgpu at start (empty: do not install)");
+  app.add_option("--libvgpu-version", f.libvgpu_version,
+                 "version suffix of the installed library (default: this build's version)");
+  app.add_option("--inventory-format", f.inventory_format,
+                 "node inventory annotation form: json (HAMi v2.8+) or legacy (text, <= v2.7)")
+      ->check(CLI::IsMember({"json", "legacy"}))
+      ->capture_default_str();
+  app.add_option(
+      "--ignored-xids", f.ignored_xids,
+      "comma list of XIDs that do not make a GPU unhealthy (default 13,31,43,45,68,109)");
+  app.add_flag(
+      "--allow-disable-control", f.allow_disable_control,
+      "let containers opt out of limits with env CUDA_DISABLE_CONTROL=true (admin setting)");
+  app.add_option("--libcuda-log-level", f.log_level,
+                 "LIBCUDA_LOG_LEVEL given to containers (0 errors .. 4 debug)");
+  app.add_option("--log-format", f.log_format, "plugin log format: text (key=value) or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--health-recovery-seconds", f.health_recovery_seconds,
+                 "a GPU marked unhealthy recovers after this long without a critical XID, once it "
+                 "answers NVML again")
+      ->capture_default_str();
+  app.add_option("--report-interval-seconds", f.report_interval_seconds,
+                 "how often the inventory and handshake annotations are refreshed")
+      ->capture_default_str();
+  app.add_option("--lock-dir", f.lock_dir, "host lock directory mounted into containers")
+      ->capture_default_str();
+}
+
+std::string SocketNameFor(const std::string& resource_name) {
+  std::string name = "vgpu-" + resource_name;
+  for (char& c : name) {
+    if (c == '/') c = '-';
+  }
+  return name + ".sock";
+}
+
+Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig& device_config,
+                                     const std::vector<config::NodeOverride>& node_config,
+                                     const std::string& default_version) {
+  if (f.node_name.empty()) {
+    return InvalidArgument("no node name: pass --node-name or set NODE_NAME (downward API)");
+  }
+  config::FlagOverrides overrides;
+  overrides.device_split_count = f.device_split_count;
+  overrides.device_memory_scaling = f.device_memory_scaling;
+  overrides.device_core_scaling = f.device_cores_scaling;
+  overrides.disable_core_limit = f.disable_core_limit;
+  auto settings = config::MergeNodeSettings(device_config, node_config, f.node_name, overrides);
+  if (!settings.ok()) return settings.status();
+
+  PluginOptions o;
+  o.node_name = f.node_name;
+  o.device_plugin_path = f.device_plugin_path;
+  o.resource_name = f.resource_name;
+  o.socket_name = SocketNameFor(f.resource_name);
+  o.split.split_count = settings->device_split_count;
+  o.split.memory_scaling = settings->device_memory_scaling;
+  o.split.core_scaling = settings->device_core_scaling;
+  o.filter_uuids = settings->filter_uuids;
+  o.filter_indexes.assign(settings->filter_indices.begin(), settings->filter_indices.end());
+  o.response.hook_path = f.hook_path;
+  o.response.libvgpu_version = f.libvgpu_version.empty() ? default_version : f.libvgpu_version;
+  o.response.memory_scaling = settings->device_memory_scaling;
+  o.response.disable_core_limit =
+      settings->disable_core_limit || settings->gpu_core_policy == config::kCorePolicyDisable;
+  o.response.log_level = f.log_level;
+  o.response.allow_disable_control = f.allow_disable_control;
+  o.libvgpu_source = f.libvgpu;
+  o.lock_dir = f.lock_dir;
+  o.inventory_format = f.inventory_format == "legacy" ? codec::InventoryFormat::kLegacyText
+                                                      : codec::InventoryFormat::kJson;
+  if (f.ignored_xids) {
+    auto xids = ParseXidList(*f.ignored_xids);
+    if (!xids.ok()) return xids.status().WithContext("--ignored-xids");
+    o.ignored_xids = *xids;
+  }
+  if (f.health_recovery_seconds < 0 || f.report_interval_seconds < 1) {
+    return InvalidArgument(
+        "--health-recovery-seconds must be >= 0 and --report-interval-seconds >= 1");
+  }
+  o.health_recovery = std::chrono::seconds(f.health_recovery_seconds);
+  o.report_interval = std::chrono::seconds(f.report_interval_seconds);
+  return o;
+}
+
+}  // namespace vgpu::deviceplugin

@@ -1,0 +1,408 @@
+#include "deviceplugin/plugin.h"
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "api.grpc.pb.h"
+#include "core/codec/annotations.h"
+#include "core/codec/node_lock.h"
+#include "deviceplugin/hook_installer.h"
+
+namespace vgpu::deviceplugin {
+namespace {
+
+constexpr const char* kApiVersion = "v1beta1";
+constexpr const char* kHealthy = "Healthy";
+constexpr const char* kUnhealthy = "Unhealthy";
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (!dir.empty() && dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+grpc::StatusCode ToGrpcCode(StatusCode code) {
+  switch (code) {
+    case StatusCode::kInvalidArgument:
+      return grpc::StatusCode::INVALID_ARGUMENT;
+    case StatusCode::kNotFound:
+      return grpc::StatusCode::NOT_FOUND;
+    case StatusCode::kFailedPrecondition:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+    case StatusCode::kUnavailable:
+      return grpc::StatusCode::UNAVAILABLE;
+    case StatusCode::kDeadlineExceeded:
+      return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case StatusCode::kPermissionDenied:
+      return grpc::StatusCode::PERMISSION_DENIED;
+    default:
+      return grpc::StatusCode::INTERNAL;
+  }
+}
+
+}  // namespace
+
+class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
+ public:
+  explicit Service(DevicePlugin& plugin) : plugin_(plugin) {}
+
+  grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
+                                      v1beta1::DevicePluginOptions* out) override {
+    out->set_pre_start_required(false);
+    out->set_get_preferred_allocation_available(true);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListAndWatch(grpc::ServerContext* ctx, const v1beta1::Empty*,
+                            grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) override {
+    uint64_t seen = 0;
+    while (!plugin_.Stopping() && !ctx->IsCancelled()) {
+      uint64_t now = plugin_.WaitForChange(
+          seen, std::chrono::steady_clock::now() + std::chrono::milliseconds(500));
+      if (now == seen) continue;
+      seen = now;
+      v1beta1::ListAndWatchResponse resp;
+      for (const auto& r : plugin_.Replicas()) {
+        auto* d = resp.add_devices();
+        d->set_id(r.id);
+        d->set_health(r.healthy ? kHealthy : kUnhealthy);
+        d->mutable_topology()->add_nodes()->set_id(r.numa);
+      }
+      if (!writer->Write(resp)) break;  // kubelet went away
+      spdlog::info("msg=\"ListAndWatch sent\" node={} devices={}", plugin_.options().node_name,
+                   resp.devices_size());
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetPreferredAllocation(grpc::ServerContext*,
+                                      const v1beta1::PreferredAllocationRequest* req,
+                                      v1beta1::PreferredAllocationResponse* out) override {
+    for (const auto& c : req->container_requests()) {
+      std::vector<std::string> available(c.available_deviceids().begin(),
+                                         c.available_deviceids().end());
+      std::vector<std::string> must(c.must_include_deviceids().begin(),
+                                    c.must_include_deviceids().end());
+      auto* resp = out->add_container_responses();
+      for (auto& id : PreferReplicas(available, must, static_cast<size_t>(c.allocation_size()))) {
+        resp->add_deviceids(id);
+      }
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* req,
+                        v1beta1::AllocateResponse* out) override {
+    std::vector<std::vector<std::string>> replicas;
+    for (const auto& c : req->container_requests()) {
+      replicas.emplace_back(c.devices_ids().begin(), c.devices_ids().end());
+    }
+    auto result = plugin_.allocator().Allocate(replicas);
+    if (!result.ok()) {
+      return grpc::Status(ToGrpcCode(result.status().code()), result.status().message());
+    }
+    for (const auto& r : *result) {
+      auto* resp = out->add_container_responses();
+      for (const auto& [k, v] : r.envs) (*resp->mutable_envs())[k] = v;
+      for (const auto& m : r.mounts) {
+        auto* mount = resp->add_mounts();
+        mount->set_container_path(m.container_path);
+        mount->set_host_path(m.host_path);
+        mount->set_read_only(m.read_only);
+      }
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest*,
+                                 v1beta1::PreStartContainerResponse*) override {
+    return grpc::Status::OK;
+  }
+
+ private:
+  DevicePlugin& plugin_;
+};
+
+DevicePlugin::DevicePlugin(PluginOptions options, std::unique_ptr<ClusterClient> client,
+                           std::unique_ptr<GpuBackend> backend)
+    : options_(std::move(options)),
+      client_(std::move(client)),
+      backend_(std::move(backend)),
+      health_(options_.ignored_xids, options_.health_recovery) {
+  HookLayout layout{options_.response.hook_path, options_.response.libvgpu_version};
+  AllocatorConfig config;
+  config.node = options_.node_name;
+  config.response = options_.response;
+  config.prepare_host = [layout](const std::string& uid, const std::string& container) {
+    return EnsureContainerDir(layout, uid, container);
+  };
+  allocator_ = std::make_unique<Allocator>(*client_, std::move(config));
+  service_ = std::make_unique<Service>(*this);
+}
+
+DevicePlugin::~DevicePlugin() {
+  Stop();
+}
+
+std::string DevicePlugin::SocketPath() const {
+  return JoinPath(options_.device_plugin_path, options_.socket_name);
+}
+
+std::vector<GpuDevice> DevicePlugin::Gpus() {
+  std::lock_guard lock(mu_);
+  return gpus_;
+}
+
+std::vector<Replica> DevicePlugin::Replicas() {
+  std::lock_guard lock(mu_);
+  return BuildReplicas(gpus_, options_.split.split_count, health_.Unhealthy());
+}
+
+uint64_t DevicePlugin::WaitForChange(uint64_t seen,
+                                     std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  changed_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || stopping_.load(); });
+  return generation_;
+}
+
+void DevicePlugin::MarkChanged() {
+  {
+    std::lock_guard lock(mu_);
+    ++generation_;
+  }
+  changed_cv_.notify_all();
+  stop_cv_.notify_all();  // wakes the reporter to write the inventory now
+}
+
+Status DevicePlugin::Start() {
+  if (options_.node_name.empty()) {
+    return InvalidArgument("node name is empty; pass --node-name or set NODE_NAME");
+  }
+  if (options_.split.split_count < 1) {
+    return InvalidArgument("device split count must be >= 1");
+  }
+  auto gpus = backend_->Discover();
+  if (!gpus.ok()) return gpus.status().WithContext("discovering GPUs");
+  auto kept = FilterGpus(*gpus, options_.filter_uuids, options_.filter_indexes);
+  {
+    std::lock_guard lock(mu_);
+    gpus_ = kept;
+  }
+  std::set<std::string> uuids;
+  for (const auto& g : kept) uuids.insert(g.uuid);
+  allocator_->SetNodeGpus(uuids);
+  spdlog::info("msg=\"discovered GPUs\" node={} gpus={} kept={} split={}", options_.node_name,
+               gpus->size(), kept.size(), options_.split.split_count);
+
+  if (options_.install_hook) {
+    HookLayout layout{options_.response.hook_path, options_.response.libvgpu_version};
+    VGPU_RETURN_IF_ERROR(InstallHook(layout, options_.libvgpu_source, options_.lock_dir)
+                             .WithContext("installing libvgpu into " + layout.VgpuDir()));
+  }
+  stopping_ = false;
+  VGPU_RETURN_IF_ERROR(StartServer());
+  if (options_.register_with_kubelet) {
+    Status reg = RegisterWithKubelet();
+    if (!reg.ok()) {
+      StopServer();
+      return reg;
+    }
+  }
+  Status reported = ReportInventory();
+  if (!reported.ok()) {
+    // Not fatal: kubelet can already use the devices; the reporter retries.
+    spdlog::warn("msg=\"inventory not written yet\" node={} error=\"{}\"", options_.node_name,
+                 reported.ToString());
+  }
+  started_ = true;
+  health_thread_ = std::thread([this] { HealthLoop(); });
+  watch_thread_ = std::thread([this] { WatchLoop(); });
+  return Status::Ok();
+}
+
+void DevicePlugin::Stop() {
+  if (stopping_.exchange(true)) return;
+  changed_cv_.notify_all();
+  { std::lock_guard lock(stop_mu_); }
+  stop_cv_.notify_all();
+  if (health_thread_.joinable()) health_thread_.join();
+  if (watch_thread_.joinable()) watch_thread_.join();
+  StopServer();
+  if (started_) spdlog::info("msg=\"stopped\" node={}", options_.node_name);
+  started_ = false;
+}
+
+Status DevicePlugin::StartServer() {
+  std::lock_guard lock(server_mu_);
+  const std::string path = SocketPath();
+  ::unlink(path.c_str());  // a stale socket from a previous run would make bind fail
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix://" + path, grpc::InsecureServerCredentials());
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_) {
+    return Unavailable("cannot serve the device-plugin API on " + path +
+                       " (does the directory exist and is it writable?)");
+  }
+  spdlog::info("msg=\"serving\" socket={}", path);
+  return Status::Ok();
+}
+
+void DevicePlugin::StopServer() {
+  std::lock_guard lock(server_mu_);
+  if (!server_) return;
+  changed_cv_.notify_all();
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_->Wait();
+  server_.reset();
+  ::unlink(SocketPath().c_str());
+}
+
+Status DevicePlugin::RegisterWithKubelet() {
+  const std::string kubelet = JoinPath(options_.device_plugin_path, options_.kubelet_socket_name);
+  auto channel = grpc::CreateChannel("unix://" + kubelet, grpc::InsecureChannelCredentials());
+  auto stub = v1beta1::Registration::NewStub(channel);
+  v1beta1::RegisterRequest req;
+  req.set_version(kApiVersion);
+  req.set_endpoint(options_.socket_name);
+  req.set_resource_name(options_.resource_name);
+  req.mutable_options()->set_get_preferred_allocation_available(true);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ctx.set_wait_for_ready(true);
+  v1beta1::Empty resp;
+  grpc::Status s = stub->Register(&ctx, req, &resp);
+  if (!s.ok()) {
+    return Unavailable("registering " + options_.resource_name + " with kubelet at " + kubelet +
+                       " failed: " + s.error_message() + " (is kubelet running?)");
+  }
+  registrations_.fetch_add(1);
+  spdlog::info("msg=\"registered with kubelet\" resource={} endpoint={}", options_.resource_name,
+               options_.socket_name);
+  return Status::Ok();
+}
+
+Status DevicePlugin::ReportInventory() {
+  codec::NodeInventory inv;
+  uint64_t gen = 0;
+  {
+    std::lock_guard lock(mu_);
+    inv = BuildInventory(gpus_, options_.split, health_.Unhealthy());
+    gen = generation_;
+  }
+  const std::string encoded = codec::EncodeInventory(inv, options_.inventory_format);
+  AnnotationPatch patch;
+  patch[std::string(annotations::kNodeHandshake)] = codec::EncodeHandshake(
+      {codec::HandshakeState::kReported,
+       std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now())});
+  patch[std::string(annotations::kNodeNvidiaRegister)] = encoded;
+  Status s = client_->PatchNodeAnnotations(options_.node_name, patch);
+  if (!s.ok()) return s.WithContext("writing the inventory of node " + options_.node_name);
+  std::lock_guard lock(mu_);
+  if (encoded != last_inventory_) {
+    spdlog::info("msg=\"inventory written\" node={} gpus={}", options_.node_name, inv.size());
+  }
+  last_inventory_ = encoded;
+  reported_generation_ = gen;
+  return Status::Ok();
+}
+
+void DevicePlugin::HealthLoop() {
+  auto next_probe = std::chrono::steady_clock::now();
+  while (!stopping_) {
+    auto event = backend_->WaitXid(std::chrono::milliseconds(200));
+    if (stopping_) break;
+    auto now = std::chrono::steady_clock::now();
+    bool changed = false;
+    if (!event.ok()) {
+      spdlog::warn("msg=\"XID wait failed\" error=\"{}\"", event.status().ToString());
+    } else if (event->has_value()) {
+      const XidEvent& e = **event;
+      std::lock_guard lock(mu_);
+      if (health_.OnXid(e.uuid, e.xid, now)) {
+        changed = true;
+        spdlog::warn("msg=\"GPU unhealthy\" node={} gpu={} xid={}", options_.node_name, e.uuid,
+                     e.xid);
+      } else {
+        spdlog::info("msg=\"XID event\" node={} gpu={} xid={}", options_.node_name, e.uuid, e.xid);
+      }
+    }
+    if (now >= next_probe) {
+      next_probe = now + options_.health_probe_interval;
+      for (const auto& g : Gpus()) {
+        bool responds = backend_->Responds(g.uuid);
+        std::lock_guard lock(mu_);
+        bool was_unhealthy = health_.Unhealthy().contains(g.uuid);
+        if (health_.OnProbe(g.uuid, responds, now)) {
+          changed = true;
+          spdlog::warn("msg=\"GPU {}\" node={} gpu={}", was_unhealthy ? "recovered" : "unhealthy",
+                       options_.node_name, g.uuid);
+        }
+      }
+    }
+    if (changed) MarkChanged();
+  }
+}
+
+uint64_t DevicePlugin::KubeletSocketId() const {
+  struct stat st {};
+  const std::string kubelet = JoinPath(options_.device_plugin_path, options_.kubelet_socket_name);
+  if (::stat(kubelet.c_str(), &st) != 0) return 0;
+  // Inode and change time together identify one incarnation of kubelet's socket.
+  return (static_cast<uint64_t>(st.st_ino) << 20) ^ static_cast<uint64_t>(st.st_ctim.tv_sec) ^
+         static_cast<uint64_t>(st.st_ctim.tv_nsec);
+}
+
+void DevicePlugin::WatchLoop() {
+  uint64_t kubelet_id = KubeletSocketId();
+  auto next_report = std::chrono::steady_clock::now() + options_.report_interval;
+  bool need_register = false;
+  bool last_report_failed = false;
+  while (!stopping_) {
+    {
+      std::unique_lock lock(stop_mu_);
+      stop_cv_.wait_for(lock, options_.kubelet_poll_interval);
+    }
+    if (stopping_) break;
+    if (options_.register_with_kubelet) {
+      // kubelet removes every plugin socket when it restarts and creates a new kubelet.sock.
+      uint64_t id = KubeletSocketId();
+      struct stat st {};
+      bool ours_gone = ::stat(SocketPath().c_str(), &st) != 0;
+      if (id != 0 && (id != kubelet_id || ours_gone)) need_register = true;
+      if (need_register) {
+        spdlog::info("msg=\"kubelet restarted; re-registering\" node={}", options_.node_name);
+        if (ours_gone) {
+          StopServer();
+          Status s = StartServer();
+          if (!s.ok()) spdlog::error("msg=\"restart failed\" error=\"{}\"", s.ToString());
+        }
+        Status s = RegisterWithKubelet();
+        if (s.ok()) {
+          need_register = false;
+          kubelet_id = id;
+        } else {
+          spdlog::warn("msg=\"re-register failed\" error=\"{}\"", s.ToString());
+        }
+      }
+    }
+    bool dirty;
+    {
+      std::lock_guard lock(mu_);
+      dirty = reported_generation_ != generation_;
+    }
+    auto now = std::chrono::steady_clock::now();
+    // After a failure, wait for the retry time even when dirty: the API server may be down.
+    if ((dirty && !last_report_failed) || now >= next_report) {
+      Status s = ReportInventory();
+      last_report_failed = !s.ok();
+      next_report = now + (s.ok() ? options_.report_interval : std::chrono::milliseconds(5000));
+      if (!s.ok()) spdlog::warn("msg=\"inventory report failed\" error=\"{}\"", s.ToString());
+    }
+  }
+}
+
+}  // namespace vgpu::deviceplugin

@@ -1,0 +1,196 @@
+#include "deviceplugin/allocator.h"
+
+#include <gtest/gtest.h>
+
+#include "memory_cluster.h"
+
+namespace vgpu::deviceplugin {
+namespace {
+
+using testing::MemoryCluster;
+
+constexpr const char* kLock = "2026-11-21T20:00:00Z,default,p";
+
+nlohmann::json NodeJson(const std::string& lock) {
+  nlohmann::json n = {{"metadata", {{"name", "n1"}, {"annotations", nlohmann::json::object()}}}};
+  if (!lock.empty()) n["metadata"]["annotations"]["hami.io/mutex.lock"] = lock;
+  return n;
+}
+
+nlohmann::json PodJson(const std::string& name, const std::string& to_allocate,
+                       std::vector<std::string> init = {},
+                       std::vector<std::string> app = {"main"}) {
+  nlohmann::json p = {{"metadata",
+                       {{"name", name},
+                        {"namespace", "default"},
+                        {"uid", "uid-" + name},
+                        {"annotations",
+                         {{"hami.io/bind-phase", "allocating"},
+                          {"hami.io/vgpu-node", "n1"},
+                          {"hami.io/bind-time", "100"},
+                          {"hami.io/vgpu-devices-to-allocate", to_allocate},
+                          {"hami.io/vgpu-devices-allocated", to_allocate}}}}},
+                      {"spec", {{"nodeName", "n1"}, {"containers", nlohmann::json::array()}}},
+                      {"status", {{"phase", "Pending"}}}};
+  for (const auto& c : init) p["spec"]["initContainers"].push_back({{"name", c}});
+  for (const auto& c : app) p["spec"]["containers"].push_back({{"name", c}});
+  return p;
+}
+
+struct Fixture {
+  MemoryCluster cluster;
+  Allocator allocator;
+  std::vector<std::string> prepared;
+  explicit Fixture(const std::string& lock = kLock) : allocator(cluster, Config()) {
+    cluster.PutNode(NodeJson(lock));
+    allocator.SetNodeGpus({"GPU-a", "GPU-b"});
+  }
+  AllocatorConfig Config() {
+    AllocatorConfig c;
+    c.node = "n1";
+    c.response.libvgpu_version = "1.0";
+    c.new_cache_id = [] { return std::string("cache"); };
+    c.prepare_host = [this](const std::string& uid, const std::string& name) {
+      prepared.push_back(uid + "_" + name);
+      return Status::Ok();
+    };
+    return c;
+  }
+  std::string PodAnn(const char* key) {
+    auto p = cluster.Pod("default", "p");
+    return p["metadata"]["annotations"].value(key, std::string("<absent>"));
+  }
+  bool LockHeld() {
+    return cluster.Node("n1")["metadata"]["annotations"].contains("hami.io/mutex.lock");
+  }
+};
+
+TEST(Allocator, SingleContainerSucceedsAndReleasesLock) {
+  Fixture f;
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,3000,30:;"));
+  auto r = f.allocator.Allocate({{"GPU-a-0"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].envs.at("CUDA_DEVICE_MEMORY_LIMIT_0"), "3000m");
+  EXPECT_EQ((*r)[0].envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-a");
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+  EXPECT_EQ(f.PodAnn("hami.io/vgpu-devices-to-allocate"), ";");
+  EXPECT_EQ(f.PodAnn("hami.io/vgpu-devices-allocated"), "GPU-a,NVIDIA,3000,30:;");
+  EXPECT_FALSE(f.LockHeld());
+  EXPECT_EQ(f.prepared, std::vector<std::string>{"uid-p_main"});
+}
+
+TEST(Allocator, InitAndEmptyEntriesAreSkippedContainerByContainer) {
+  Fixture f;
+  // init container without GPU, two app containers with GPUs.
+  f.cluster.PutPod(PodJson("p", ";GPU-a,NVIDIA,1000,0:;GPU-a,NVIDIA,2000,0:GPU-b,NVIDIA,2000,0:;",
+                           {"init"}, {"app1", "app2"}));
+  auto first = f.allocator.Allocate({{"GPU-a-1"}});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(f.PodAnn("hami.io/vgpu-devices-to-allocate"),
+            ";;GPU-a,NVIDIA,2000,0:GPU-b,NVIDIA,2000,0:;");
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "allocating");
+  EXPECT_TRUE(f.LockHeld());
+  auto second = f.allocator.Allocate({{"GPU-a-2", "GPU-b-2"}});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ((*second)[0].envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-a,GPU-b");
+  EXPECT_EQ(f.PodAnn("hami.io/vgpu-devices-to-allocate"), ";;;");
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+  EXPECT_FALSE(f.LockHeld());
+  EXPECT_EQ(f.prepared, (std::vector<std::string>{"uid-p_app1", "uid-p_app2"}));
+}
+
+TEST(Allocator, SeveralContainerRequestsInOneCall) {
+  Fixture f;
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,1,0:;GPU-b,NVIDIA,2,0:;", {}, {"c1", "c2"}));
+  auto r = f.allocator.Allocate({{"GPU-a-0"}, {"GPU-b-0"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[1].envs.at("CUDA_DEVICE_MEMORY_LIMIT_0"), "2m");
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+}
+
+struct BadCase {
+  const char* name;
+  std::string to_allocate;
+  std::vector<std::vector<std::string>> replicas;
+  const char* message_fragment;
+};
+
+TEST(Allocator, BadInputMarksPodFailedReleasesLockAndExplains) {
+  const std::vector<BadCase> cases = {
+      {"gpu not on node", "GPU-zz,NVIDIA,1000,0:;", {{"GPU-a-0"}}, "GPU-zz"},
+      {"count mismatch", "GPU-a,NVIDIA,1000,0:;", {{"GPU-a-0", "GPU-b-0"}}, "kubelet allocated 2"},
+      {"malformed annotation", "GPU-a,NVIDIA,notanumber,0:;", {{"GPU-a-0"}}, "malformed"},
+      {"nothing left", ";", {{"GPU-a-0"}}, "no device list entry is left"},
+      {"more entries than containers",
+       ";GPU-a,NVIDIA,1,0:;",
+       {{"GPU-a-0"}},
+       "no matching container"},
+  };
+  for (const auto& c : cases) {
+    Fixture f;
+    f.cluster.PutPod(PodJson("p", c.to_allocate));
+    auto r = f.allocator.Allocate(c.replicas);
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_NE(r.status().message().find(c.message_fragment), std::string::npos)
+        << c.name << ": " << r.status().message();
+    EXPECT_NE(r.status().message().find("default/p"), std::string::npos) << c.name;
+    EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "failed") << c.name;
+    EXPECT_EQ(f.PodAnn("hami.io/vgpu-devices-to-allocate"), c.to_allocate)
+        << c.name << ": the list must be left unchanged";
+    EXPECT_FALSE(f.LockHeld()) << c.name;
+  }
+}
+
+TEST(Allocator, MissingPodReleasesLockAndSaysSo) {
+  Fixture f;
+  auto r = f.allocator.Allocate({{"GPU-a-0"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("no pod on node n1"), std::string::npos);
+  EXPECT_FALSE(f.LockHeld());
+}
+
+TEST(Allocator, UnreachableApiServerIsUnavailable) {
+  Fixture f;
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,1,0:;"));
+  f.cluster.SetReachable(false);
+  auto r = f.allocator.Allocate({{"GPU-a-0"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(r.status().message().find("API server"), std::string::npos);
+  f.cluster.SetReachable(true);
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "allocating");  // nothing was written
+}
+
+TEST(Allocator, LockOfAnotherPodIsNotReleased) {
+  Fixture f("2026-11-21T20:00:00Z,default,other");
+  f.cluster.PutPod(PodJson("other", "GPU-b,NVIDIA,1,0:;"));
+  auto other = f.cluster.Pod("default", "other");
+  other["metadata"]["annotations"]["hami.io/bind-phase"] = "success";  // not allocating
+  f.cluster.PutPod(other);
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,1,0:;"));
+  auto r = f.allocator.Allocate({{"GPU-a-0"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+  EXPECT_TRUE(f.LockHeld());
+}
+
+TEST(Allocator, LegacyOwnerlessLockIsReleased) {
+  Fixture f("2026-11-21T20:00:00Z");
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,1,0:;"));
+  ASSERT_TRUE(f.allocator.Allocate({{"GPU-a-0"}}).ok());
+  EXPECT_FALSE(f.LockHeld());
+}
+
+TEST(NewUuid4, IsVersion4AndUnique) {
+  std::string a = NewUuid4(), b = NewUuid4();
+  ASSERT_EQ(a.size(), 36u);
+  EXPECT_EQ(a[14], '4');
+  EXPECT_TRUE(a[19] == '8' || a[19] == '9' || a[19] == 'a' || a[19] == 'b') << a;
+  EXPECT_NE(a, b);
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin

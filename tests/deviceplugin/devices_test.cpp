@@ -1,0 +1,83 @@
+#include "deviceplugin/devices.h"
+
+#include <gtest/gtest.h>
+
+#include "core/codec/node_inventory.h"
+
+namespace vgpu::deviceplugin {
+namespace {
+
+std::vector<GpuDevice> TwoGpus() {
+  return {{"GPU-a", 0, "NVIDIA H100 80GB HBM3", 81559, 0},
+          {"GPU-b", 1, "NVIDIA H100 80GB HBM3", 81559, 1}};
+}
+
+TEST(BuildReplicas, SplitCountReplicasPerGpuWithHealthAndNuma) {
+  auto r = BuildReplicas(TwoGpus(), 3, {"GPU-b"});
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(r[0].id, "GPU-a-0");
+  EXPECT_EQ(r[2].id, "GPU-a-2");
+  EXPECT_EQ(r[3].id, "GPU-b-0");
+  EXPECT_TRUE(r[0].healthy);
+  EXPECT_FALSE(r[5].healthy);
+  EXPECT_EQ(r[5].numa, 1);
+}
+
+TEST(BuildInventory, ScalesMemoryAndCoresAndRoundTripsBothFormats) {
+  SplitConfig split{10, 1.5, 2.0};
+  auto inv = BuildInventory(TwoGpus(), split, {"GPU-a"});
+  ASSERT_EQ(inv.size(), 2u);
+  EXPECT_EQ(inv[0].devmem, 122339);  // 81559 * 1.5 rounded
+  EXPECT_EQ(inv[0].devcore, 200);
+  EXPECT_EQ(inv[0].count, 10);
+  EXPECT_EQ(inv[0].type, "NVIDIA-NVIDIA H100 80GB HBM3");
+  EXPECT_FALSE(inv[0].health);
+  EXPECT_TRUE(inv[1].health);
+  EXPECT_EQ(inv[1].index, 1);
+  EXPECT_EQ(inv[1].numa, 1);
+  for (auto format : {codec::InventoryFormat::kJson, codec::InventoryFormat::kLegacyText}) {
+    const std::string text = codec::EncodeInventory(inv, format);
+    EXPECT_EQ(text.front() == '[', format == codec::InventoryFormat::kJson) << text;
+    auto back = codec::DecodeInventory(text);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, inv) << text;
+  }
+}
+
+TEST(GpuOfReplica, Table) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"GPU-a-0", "GPU-a"}, {"GPU-0fc3-1b2c-17", "GPU-0fc3-1b2c"},
+      {"GPU-a", "GPU-a"},  // trailing part not numeric: not a replica suffix
+      {"GPU-a-", "GPU-a-"}, {"plain", "plain"},
+  };
+  for (const auto& [in, want] : cases) EXPECT_EQ(GpuOfReplica(in), want) << in;
+}
+
+TEST(FilterGpus, DropsByUuidOrIndex) {
+  auto gpus = TwoGpus();
+  EXPECT_EQ(FilterGpus(gpus, {}, {}).size(), 2u);
+  EXPECT_EQ(FilterGpus(gpus, {"GPU-a"}, {}).at(0).uuid, "GPU-b");
+  EXPECT_EQ(FilterGpus(gpus, {}, {1}).at(0).uuid, "GPU-a");
+  EXPECT_TRUE(FilterGpus(gpus, {"GPU-a"}, {1}).empty());
+}
+
+TEST(PreferReplicas, Table) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> available, must;
+    size_t size;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"distinct gpus first", {"A-0", "A-1", "B-0", "B-1"}, {}, 2, {"A-0", "B-0"}},
+      {"gpu with most free first", {"A-0", "B-0", "B-1"}, {}, 1, {"B-0"}},
+      {"must include kept and other gpu added", {"A-0", "A-1", "B-0"}, {"A-0"}, 2, {"A-0", "B-0"}},
+      {"fills from same gpu when gpus run out", {"A-0", "A-1"}, {}, 2, {"A-0", "A-1"}},
+      {"size zero", {"A-0"}, {}, 0, {}},
+  };
+  for (const auto& c : cases)
+    EXPECT_EQ(PreferReplicas(c.available, c.must, c.size), c.want) << c.name;
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin

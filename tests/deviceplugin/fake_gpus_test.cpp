@@ -1,0 +1,61 @@
+#include "deviceplugin/fake_gpus.h"
+
+#include <gtest/gtest.h>
+
+namespace vgpu::deviceplugin {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ParseFakeGpus, Valid) {
+  auto g = ParseFakeGpus("count=2,memory=40960,model=NVIDIA A100, PCIe,numa=1", "n1");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->size(), 2u);
+  EXPECT_EQ((*g)[0].uuid, "GPU-fake-n1-0");
+  EXPECT_EQ((*g)[1].index, 1);
+  EXPECT_EQ((*g)[1].model, "NVIDIA A100, PCIe");  // commas inside a value survive
+  EXPECT_EQ((*g)[1].memory_mib, 40960);
+  EXPECT_EQ((*g)[1].numa, 1);
+
+  auto u = ParseFakeGpus("uuids=GPU-x;GPU-y;GPU-z", "n1");
+  ASSERT_TRUE(u.ok());
+  ASSERT_EQ(u->size(), 3u);
+  EXPECT_EQ((*u)[2].uuid, "GPU-z");
+  EXPECT_EQ((*u)[2].memory_mib, 81559);
+  EXPECT_EQ((*u)[2].model, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(ParseFakeGpus, InvalidSpecsNameTheProblem) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "count"},
+      {"count=0", "count"},
+      {"count=x", "count=x"},
+      {"count=2,uuids=GPU-a", "1 uuids"},
+      {"count=1,colour=red", "colour"},
+      {"count=1,memory=0", "memory"},
+      {"count", "key=value"},
+  };
+  for (const auto& [spec, fragment] : cases) {
+    auto g = ParseFakeGpus(spec, "n");
+    ASSERT_FALSE(g.ok()) << spec;
+    EXPECT_NE(g.status().message().find(fragment), std::string::npos)
+        << spec << ": " << g.status().message();
+  }
+}
+
+TEST(FakeGpuBackend, DeliversInjectedXidsAndResponsiveness) {
+  FakeGpuBackend b(*ParseFakeGpus("count=1", "n"));
+  auto none = b.WaitXid(1ms);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  b.InjectXid({"GPU-fake-n-0", 79});
+  auto got = b.WaitXid(1ms);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->xid, 79u);
+  EXPECT_TRUE(b.Responds("GPU-fake-n-0"));
+  b.SetResponding("GPU-fake-n-0", false);
+  EXPECT_FALSE(b.Responds("GPU-fake-n-0"));
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin

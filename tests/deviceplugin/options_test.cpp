@@ -1,0 +1,97 @@
+#include "deviceplugin/options.h"
+
+#include <gtest/gtest.h>
+
+namespace vgpu::deviceplugin {
+namespace {
+
+constexpr const char* kYaml = R"(nvidia:
+  deviceSplitCount: 5
+  deviceMemoryScaling: 1.5
+  gpuCorePolicy: disable
+)";
+constexpr const char* kNodeJson = R"({"nodeconfig": [
+  {"name": "n1", "devicesplitcount": 7, "filterdevices": {"uuid": ["GPU-x"], "index": [3]}},
+  {"name": "n2", "devicememoryscaling": 2}]})";
+
+TEST(ResolveOptions, FlagsWinOverNodeConfigWhichWinsOverDeviceConfig) {
+  auto device = config::ParseDeviceConfigYaml(kYaml);
+  auto nodes = config::ParseNodeConfigJson(kNodeJson);
+  ASSERT_TRUE(device.ok() && nodes.ok());
+  struct Case {
+    const char* node;
+    std::optional<int32_t> flag_split;
+    int want_split;
+    double want_scaling;
+  };
+  const std::vector<Case> cases = {
+      {"n1", std::nullopt, 7, 1.5},  // config.json entry beats device-config.yaml
+      {"n2", std::nullopt, 5, 2.0},
+      {"n3", std::nullopt, 5, 1.5},  // no entry: device-config.yaml
+      {"n1", 3, 3, 1.5},             // flag beats both
+  };
+  for (const auto& c : cases) {
+    Flags f;
+    f.node_name = c.node;
+    f.device_split_count = c.flag_split;
+    auto o = ResolveOptions(f, *device, *nodes, "9.9.9");
+    ASSERT_TRUE(o.ok()) << c.node << ": " << o.status().ToString();
+    EXPECT_EQ(o->split.split_count, c.want_split) << c.node;
+    EXPECT_DOUBLE_EQ(o->split.memory_scaling, c.want_scaling) << c.node;
+    EXPECT_DOUBLE_EQ(o->response.memory_scaling, c.want_scaling) << c.node;
+    EXPECT_TRUE(o->response.disable_core_limit) << c.node;  // gpuCorePolicy: disable
+    EXPECT_EQ(o->response.libvgpu_version, "9.9.9");
+  }
+  Flags f;
+  f.node_name = "n1";
+  auto o = ResolveOptions(f, *device, *nodes, "1");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->filter_uuids, std::vector<std::string>{"GPU-x"});
+  EXPECT_EQ(o->filter_indexes, std::vector<int>{3});
+}
+
+TEST(ResolveOptions, FlagsMapOntoPluginOptions) {
+  Flags f;
+  f.node_name = "n";
+  f.resource_name = "example.com/vgpu";
+  f.inventory_format = "legacy";
+  f.ignored_xids = "79";
+  f.allow_disable_control = true;
+  f.hook_path = "/opt/h";
+  f.libvgpu_version = "2.0";
+  auto o = ResolveOptions(f, {}, {}, "1");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->socket_name, "vgpu-example.com-vgpu.sock");
+  EXPECT_EQ(o->inventory_format, codec::InventoryFormat::kLegacyText);
+  EXPECT_EQ(o->ignored_xids, std::set<uint64_t>{79});
+  EXPECT_TRUE(o->response.allow_disable_control);
+  EXPECT_EQ(o->response.hook_path, "/opt/h");
+  EXPECT_EQ(o->response.libvgpu_version, "2.0");
+  EXPECT_FALSE(o->response.disable_core_limit);
+  EXPECT_EQ(o->split.split_count, 10);
+}
+
+TEST(ResolveOptions, BadSettingsAreClearErrors) {
+  const std::vector<std::pair<Flags, std::string>> cases = [] {
+    std::vector<std::pair<Flags, std::string>> v;
+    Flags no_node;
+    v.push_back({no_node, "NODE_NAME"});
+    Flags bad_xids;
+    bad_xids.node_name = "n";
+    bad_xids.ignored_xids = "13,abc";
+    v.push_back({bad_xids, "abc"});
+    Flags zero_split;
+    zero_split.node_name = "n";
+    zero_split.device_split_count = 0;
+    v.push_back({zero_split, "plit"});
+    return v;
+  }();
+  for (const auto& [flags, fragment] : cases) {
+    auto o = ResolveOptions(flags, {}, {}, "1");
+    ASSERT_FALSE(o.ok()) << fragment;
+    EXPECT_NE(o.status().message().find(fragment), std::string::npos) << o.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin
