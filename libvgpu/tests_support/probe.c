@@ -1,0 +1,548 @@
+/* libvgpu_probe: exercises libvgpu.so (preloaded) through the CUDA driver API and NVML, and checks
+ * the shared region's counters. One subcommand per scenario; prints "FAIL ..." and exits 1 on the
+ * first broken expectation, exits 0 otherwise. Driven by tests/libvgpu/integration_test.cpp. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nvml_types.h"
+#include "vgpu/region_layout.h"
+
+nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned, nvmlDevice_t*);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvmlMemory_t*);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t, nvmlMemory_v2_t*);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t, unsigned*,
+                                                     nvmlProcessInfo_v2_t*);
+
+#define MiB (1ull << 20)
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    if (!(cond)) {                                \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+      printf(__VA_ARGS__);                        \
+      printf("\n");                               \
+      fflush(stdout);                             \
+      exit(1);                                    \
+    }                                             \
+  } while (0)
+#define CU(call)                                                   \
+  do {                                                             \
+    CUresult rc_ = (call);                                         \
+    CHECK(rc_ == CUDA_SUCCESS, "%s returned %d", #call, (int)rc_); \
+  } while (0)
+
+static const struct vgpu_region* g_region;
+
+static void map_region(void) {
+  const char* path = getenv("CUDA_DEVICE_MEMORY_SHARED_CACHE");
+  CHECK(path != NULL, "CUDA_DEVICE_MEMORY_SHARED_CACHE not set");
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return; /* scenarios with an unusable region do not read it */
+  void* p = mmap(NULL, sizeof(struct vgpu_region), PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p != MAP_FAILED) g_region = p;
+}
+
+static uint64_t device_used(int d) {
+  return __atomic_load_n(&g_region->devices[d].mem_used, __ATOMIC_ACQUIRE);
+}
+
+/* Bytes of tracked allocations in this process's slot on record d. */
+static uint64_t my_tracked(int d) {
+  for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+    if (__atomic_load_n(&g_region->procs[s].pid, __ATOMIC_ACQUIRE) == (int)getpid()) {
+      return __atomic_load_n(&g_region->procs[s].mem_used[d], __ATOMIC_ACQUIRE);
+    }
+  }
+  return UINT64_MAX;
+}
+
+static CUcontext g_ctx;
+static void make_context(void) {
+  CU(cuInit(0));
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  CU(cuDevicePrimaryCtxRetain(&g_ctx, dev));
+  CU(cuCtxSetCurrent(g_ctx));
+  map_region();
+}
+
+/* ---- allocation paths ---------------------------------------------------------------------- */
+
+enum {
+  P_ALLOC,
+  P_PITCH,
+  P_MANAGED,
+  P_VMM,
+  P_ASYNC,
+  P_POOL,
+  P_ARRAY,
+  P_ARRAY3D,
+  P_MIPMAP,
+  P_GRAPH,
+  P_COUNT
+};
+static const char* const kPathNames[] = {"alloc", "pitch", "managed", "vmm",    "async",
+                                         "pool",  "array", "array3d", "mipmap", "graph"};
+
+struct held {
+  int path;
+  CUdeviceptr ptr;
+  CUmemGenericAllocationHandle handle;
+  CUarray array;
+  CUmipmappedArray mipmap;
+  CUgraph graph;
+  uint64_t expected; /* bytes the region must count */
+};
+
+/* Allocates about `bytes` on `path`; returns the CUresult. */
+static CUresult alloc_path(int path, uint64_t bytes, struct held* h) {
+  memset(h, 0, sizeof(*h));
+  h->path = path;
+  h->expected = bytes;
+  switch (path) {
+    case P_ALLOC:
+      return cuMemAlloc(&h->ptr, bytes);
+    case P_PITCH: {
+      size_t pitch = 0;
+      const size_t height = 16;
+      CUresult rc = cuMemAllocPitch(&h->ptr, &pitch, bytes / height - 3, height, 4);
+      h->expected = (uint64_t)pitch * height; /* actual pitch x height */
+      return rc;
+    }
+    case P_MANAGED:
+      return cuMemAllocManaged(&h->ptr, bytes, CU_MEM_ATTACH_GLOBAL);
+    case P_VMM: {
+      CUmemAllocationProp prop;
+      memset(&prop, 0, sizeof(prop));
+      prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+      prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      prop.location.id = 0;
+      return cuMemCreate(&h->handle, bytes, &prop, 0);
+    }
+    case P_ASYNC:
+      return cuMemAllocAsync(&h->ptr, bytes, NULL);
+    case P_POOL: {
+      CUmemoryPool pool;
+      CUresult rc = cuDeviceGetDefaultMemPool(&pool, 0);
+      if (rc != CUDA_SUCCESS) return rc;
+      return cuMemAllocFromPoolAsync(&h->ptr, bytes, pool, NULL);
+    }
+    case P_ARRAY: {
+      CUDA_ARRAY_DESCRIPTOR d = {
+          .Width = bytes / 4 / 64, .Height = 64, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+      CUresult rc = cuArrayCreate(&h->array, &d);
+      if (rc == CUDA_SUCCESS) {
+        CUDA_ARRAY_MEMORY_REQUIREMENTS req;
+        CU(cuArrayGetMemoryRequirements(&req, h->array, 0));
+        h->expected = req.size; /* the driver's number */
+      }
+      return rc;
+    }
+    case P_ARRAY3D: {
+      CUDA_ARRAY3D_DESCRIPTOR d = {.Width = bytes / 4 / 16 / 4,
+                                   .Height = 16,
+                                   .Depth = 4,
+                                   .Format = CU_AD_FORMAT_FLOAT,
+                                   .NumChannels = 1};
+      CUresult rc = cuArray3DCreate(&h->array, &d);
+      if (rc == CUDA_SUCCESS) {
+        CUDA_ARRAY_MEMORY_REQUIREMENTS req;
+        CU(cuArrayGetMemoryRequirements(&req, h->array, 0));
+        h->expected = req.size;
+      }
+      return rc;
+    }
+    case P_MIPMAP: {
+      CUDA_ARRAY3D_DESCRIPTOR d = {.Width = bytes / 4 / 64,
+                                   .Height = 64,
+                                   .Depth = 0,
+                                   .Format = CU_AD_FORMAT_FLOAT,
+                                   .NumChannels = 1};
+      h->expected = UINT64_MAX; /* driver-reported or estimated: checked as > 0 */
+      return cuMipmappedArrayCreate(&h->mipmap, &d, 1);
+    }
+    case P_GRAPH: {
+      CU(cuGraphCreate(&h->graph, 0));
+      CUDA_MEM_ALLOC_NODE_PARAMS p;
+      memset(&p, 0, sizeof(p));
+      p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      p.poolProps.location.id = 0;
+      p.bytesize = bytes;
+      CUgraphNode node;
+      CUresult rc = cuGraphAddMemAllocNode(&node, h->graph, NULL, 0, &p);
+      h->ptr = p.dptr;
+      if (rc != CUDA_SUCCESS) cuGraphDestroy(h->graph);
+      return rc;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+static void free_path(struct held* h) {
+  switch (h->path) {
+    case P_ALLOC:
+    case P_PITCH:
+    case P_MANAGED:
+      CU(cuMemFree(h->ptr));
+      break;
+    case P_VMM:
+      CU(cuMemRelease(h->handle));
+      break;
+    case P_ASYNC:
+    case P_POOL:
+      CU(cuMemFreeAsync(h->ptr, NULL));
+      CU(cuStreamSynchronize(NULL));
+      break;
+    case P_ARRAY:
+    case P_ARRAY3D:
+      CU(cuArrayDestroy(h->array));
+      break;
+    case P_MIPMAP:
+      CU(cuMipmappedArrayDestroy(h->mipmap));
+      break;
+    case P_GRAPH: {
+      CUgraphNode node;
+      CU(cuGraphAddMemFreeNode(&node, h->graph, NULL, 0, h->ptr));
+      CU(cuGraphDestroy(h->graph));
+      break;
+    }
+  }
+}
+
+/* Every path counts exactly what it allocated and releases it exactly. */
+static int cmd_paths(void) {
+  make_context();
+  const uint64_t base = my_tracked(0);
+  CHECK(base == 0, "tracked %llu before any allocation", (unsigned long long)base);
+  for (int p = 0; p < P_COUNT; ++p) {
+    struct held h;
+    const uint64_t before_total = device_used(0);
+    CU(alloc_path(p, 8 * MiB, &h));
+    const uint64_t counted = my_tracked(0);
+    if (h.expected == UINT64_MAX) {
+      CHECK(counted >= 8 * MiB, "%s counted %llu", kPathNames[p], (unsigned long long)counted);
+    } else {
+      CHECK(counted == h.expected, "%s counted %llu, allocated %llu", kPathNames[p],
+            (unsigned long long)counted, (unsigned long long)h.expected);
+    }
+    CHECK(device_used(0) >= before_total + counted, "%s: device total not raised", kPathNames[p]);
+    free_path(&h);
+    CHECK(my_tracked(0) == 0, "%s left %llu counted after free", kPathNames[p],
+          (unsigned long long)my_tracked(0));
+    printf("ok %s %llu\n", kPathNames[p], (unsigned long long)counted);
+  }
+  /* Freeing memory we never tracked still frees it (and changes nothing). */
+  CHECK(cuMemFree((CUdeviceptr)0x1234) != CUDA_SUCCESS, "bogus free succeeded");
+  return 0;
+}
+
+/* Allocation stops at the limit on every path with CUDA_ERROR_OUT_OF_MEMORY. */
+static int cmd_boundary(void) {
+  make_context();
+  const uint64_t limit = g_region->devices[0].mem_limit;
+  CHECK(limit != 0, "no limit set");
+  const uint64_t room = limit - device_used(0); /* the context's own memory is counted too */
+  CUdeviceptr fill;
+  CHECK(cuMemAlloc(&fill, room + 1) == CUDA_ERROR_OUT_OF_MEMORY, "one byte over was admitted");
+  CU(cuMemAlloc(&fill, room)); /* exactly at the limit */
+  for (int p = 0; p < P_COUNT; ++p) {
+    struct held h;
+    const CUresult rc = alloc_path(p, 4 * MiB, &h);
+    CHECK(rc == CUDA_ERROR_OUT_OF_MEMORY, "%s at the limit returned %d", kPathNames[p], (int)rc);
+  }
+  CHECK(device_used(0) == limit, "refusals changed the count: %llu",
+        (unsigned long long)device_used(0));
+  CU(cuMemFree(fill));
+  /* After freeing, memory is reusable on every path. */
+  for (int p = 0; p < P_COUNT; ++p) {
+    struct held h;
+    CU(alloc_path(p, 4 * MiB, &h));
+    free_path(&h);
+  }
+  size_t free_b = 0, total_b = 0;
+  CU(cuMemGetInfo(&free_b, &total_b));
+  CHECK(total_b == limit, "cuMemGetInfo total %zu, limit %llu", total_b, (unsigned long long)limit);
+  CHECK(free_b == limit - device_used(0), "cuMemGetInfo free %zu", free_b);
+  printf("ok boundary limit=%llu\n", (unsigned long long)limit);
+  return 0;
+}
+
+/* Grabs `chunk`-byte blocks until refused, reports how many, then holds them until stdin closes. */
+static int cmd_grab(uint64_t chunk) {
+  make_context();
+  int n = 0;
+  CUdeviceptr p;
+  for (;;) {
+    const CUresult rc = cuMemAlloc(&p, chunk);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY) break;
+    CHECK(rc == CUDA_SUCCESS, "alloc returned %d", (int)rc);
+    ++n;
+  }
+  printf("grabbed %d\n", n);
+  fflush(stdout);
+  char buf[16];
+  while (read(0, buf, sizeof(buf)) > 0) {
+  }
+  return 0;
+}
+
+/* Allocates and frees random sizes forever (to be SIGKILLed). */
+__attribute__((noreturn)) static int cmd_churn(void) {
+  make_context();
+  printf("ready\n");
+  fflush(stdout);
+  CUdeviceptr live[8] = {0};
+  for (unsigned i = 1;; ++i) {
+    const unsigned k = i % 8;
+    if (live[k] != 0) {
+      cuMemFree(live[k]);
+      live[k] = 0;
+    } else {
+      cuMemAlloc(&live[k], (i * 7919u) % (4 * MiB) + 1);
+    }
+  }
+}
+
+/* Prints the device total as a fresh process sees it (it reaps dead processes first). */
+static int cmd_usage(void) {
+  CU(cuInit(0));
+  map_region();
+  size_t f = 0, t = 0;
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  CUcontext ctx;
+  CU(cuCtxCreate(&ctx, NULL, 0, dev)); /* contexts cost no memory in this scenario */
+  CUdeviceptr p;
+  CU(cuMemAlloc(&p, 1)); /* admission path: reaps with a full check before refusing */
+  CU(cuMemFree(p));
+  CU(cuMemGetInfo(&f, &t));
+  int slots = 0;
+  for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) slots += g_region->procs[s].pid != 0;
+  printf("used %llu slots %d\n", (unsigned long long)device_used(0), slots);
+  return 0;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Time of the first CUDA calls of a process: cuInit (region attach, slot claim) + an alloc. */
+static int cmd_init(void) {
+  const uint64_t t0 = now_ns();
+  CU(cuInit(0));
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  CUcontext ctx;
+  CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CU(cuCtxSetCurrent(ctx));
+  CUdeviceptr p;
+  CU(cuMemAlloc(&p, MiB));
+  const uint64_t t1 = now_ns();
+  CU(cuMemFree(p));
+  printf("init_ns %llu\n", (unsigned long long)(t1 - t0));
+  return 0;
+}
+
+/* A forked child gets its own slot; the parent's count is untouched; the child's is released. */
+static int cmd_fork(void) {
+  make_context();
+  CUdeviceptr a;
+  CU(cuMemAlloc(&a, 10 * MiB));
+  const uint64_t total_before = device_used(0);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    CUdeviceptr b;
+    CU(cuMemAlloc(&b, 3 * MiB));
+    CHECK(my_tracked(0) == 3 * MiB, "child slot holds %llu", (unsigned long long)my_tracked(0));
+    CHECK(device_used(0) == total_before + 3 * MiB, "child not added to the total");
+    if (getenv("PROBE_CHILD_CRASH") != NULL) _exit(0); /* no cleanup: reaped by the next look */
+    exit(0);
+  }
+  int status = 0;
+  CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "child failed (status %d)", status);
+  CHECK(my_tracked(0) == 10 * MiB, "parent slot holds %llu", (unsigned long long)my_tracked(0));
+  if (getenv("PROBE_CHILD_CRASH") == NULL) {
+    CHECK(device_used(0) == total_before, "child's memory not released: %llu vs %llu",
+          (unsigned long long)device_used(0), (unsigned long long)total_before);
+  } else {
+    /* Child's 3 MiB are reaped when someone looks: the limit forces a full reap. */
+    const uint64_t limit = g_region->devices[0].mem_limit;
+    CUdeviceptr c;
+    CU(cuMemAlloc(&c, limit - total_before));
+    CU(cuMemFree(c));
+  }
+  CU(cuMemFree(a));
+  printf("ok fork\n");
+  return 0;
+}
+
+/* cuGetProcAddress hands out the hook of the ABI the caller asked for. */
+static int cmd_procaddr(void) {
+  CU(cuInit(0));
+  void* vgpu_v4 = dlsym(RTLD_DEFAULT, "cuCtxCreate_v4");
+  void* vgpu_v3 = dlsym(RTLD_DEFAULT, "cuCtxCreate_v3");
+  void* vgpu_v2 = dlsym(RTLD_DEFAULT, "cuCtxCreate_v2");
+  void* launch = dlsym(RTLD_DEFAULT, "cuLaunchKernel");
+  void* launch_ptsz = dlsym(RTLD_DEFAULT, "cuLaunchKernel_ptsz");
+  Dl_info info;
+  CHECK(dladdr(vgpu_v4, &info) && strstr(info.dli_fname, "libvgpu") != NULL,
+        "cuCtxCreate_v4 does not come from libvgpu");
+  struct {
+    const char* symbol;
+    int version;
+    cuuint64_t flags;
+    void* want;
+  } const cases[] = {
+      {"cuCtxCreate", 13000, 0, vgpu_v4},
+      {"cuCtxCreate", 12000, 0, vgpu_v3},
+      {"cuCtxCreate", 11000, 0, vgpu_v2},
+      {"cuLaunchKernel", 12000, 0, launch},
+      {"cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, launch_ptsz},
+      {"cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, launch},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    void* fn = NULL;
+    CUdriverProcAddressQueryResult st = -1;
+    CU(cuGetProcAddress(cases[i].symbol, &fn, cases[i].version, cases[i].flags, &st));
+    CHECK(st == CU_GET_PROC_ADDRESS_SUCCESS, "%s status %d", cases[i].symbol, (int)st);
+    CHECK(fn == cases[i].want, "%s@%d flags %llu: got %p want %p", cases[i].symbol,
+          cases[i].version, (unsigned long long)cases[i].flags, fn, cases[i].want);
+  }
+  /* The handed-out pointers work with their ABI. */
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  CUcontext c1, c2, c3;
+  CUresult (*v2)(CUcontext*, unsigned, CUdevice) = vgpu_v2;
+  CUresult (*v3)(CUcontext*, CUexecAffinityParam*, int, unsigned, CUdevice) = vgpu_v3;
+  CUresult (*v4)(CUcontext*, CUctxCreateParams*, unsigned, CUdevice) = vgpu_v4;
+  CU(v2(&c1, 0, dev));
+  CU(v3(&c2, NULL, 0, 0, dev));
+  CU(v4(&c3, NULL, 0, dev));
+  /* Unhooked and unknown symbols: exactly what the driver says. */
+  const char* passthrough[] = {"cuMemAdvise", "cuMemPrefetchAsync"};
+  for (int i = 0; i < 2; ++i) {
+    for (int v = 0; v < 2; ++v) {
+      void* fn = (void*)1;
+      CUdriverProcAddressQueryResult st = -1;
+      const CUresult rc = cuGetProcAddress(passthrough[i], &fn, v ? 12020 : 8000, 0, &st);
+      if (rc == CUDA_SUCCESS) {
+        CHECK(dladdr(fn, &info) && strstr(info.dli_fname, "libvgpu") == NULL,
+              "%s was replaced by a hook", passthrough[i]);
+      } else {
+        CHECK(fn == NULL && st != CU_GET_PROC_ADDRESS_SUCCESS, "%s: bad failure report",
+              passthrough[i]);
+      }
+    }
+  }
+  void* fn = (void*)1;
+  CUdriverProcAddressQueryResult st = -1;
+  CHECK(cuGetProcAddress("cuNoSuchThing", &fn, 13000, 0, &st) == CUDA_ERROR_NOT_FOUND,
+        "unknown symbol not reported");
+  CHECK(fn == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, "unknown symbol status %d",
+        (int)st);
+  /* Through dlsym on the library handle, as the CUDA runtime does. */
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+  CHECK(lib != NULL, "dlopen libcuda.so.1");
+  CHECK(dlsym(lib, "cuMemAlloc_v2") == dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"), "dlsym not hooked");
+  CHECK(dlsym(lib, "cuMemGetAddressRange_v2") != NULL, "dlsym of an unhooked symbol");
+  CHECK(dlsym(lib, "cuNoSuchThing") == NULL, "dlsym invented a symbol");
+  printf("ok procaddr\n");
+  return 0;
+}
+
+/* The faked views: CUDA and NVML see the limit; NVML lists only the container's processes. */
+static int cmd_views(void) {
+  make_context();
+  const uint64_t limit = g_region->devices[0].mem_limit;
+  const uint64_t physical = g_region->devices[0].mem_physical;
+  size_t total = 0, f = 0;
+  CU(cuDeviceTotalMem(&total, 0));
+  CHECK(total == (limit ? limit : physical), "cuDeviceTotalMem %zu", total);
+  CUdeviceptr p;
+  CU(cuMemAlloc(&p, 5 * MiB));
+  CU(cuMemGetInfo(&f, &total));
+  CHECK(total == (limit ? limit : physical), "cuMemGetInfo total %zu", total);
+  if (limit) CHECK(f == limit - device_used(0), "cuMemGetInfo free %zu", f);
+  CHECK(nvmlInit_v2() == NVML_SUCCESS, "nvmlInit");
+  nvmlDevice_t dev;
+  CHECK(nvmlDeviceGetHandleByIndex_v2(0, &dev) == NVML_SUCCESS, "nvml handle");
+  nvmlMemory_t m1;
+  CHECK(nvmlDeviceGetMemoryInfo(dev, &m1) == NVML_SUCCESS, "nvml mem");
+  nvmlMemory_v2_t m2 = {.version = (unsigned)(sizeof(nvmlMemory_v2_t) | (2u << 24))};
+  CHECK(nvmlDeviceGetMemoryInfo_v2(dev, &m2) == NVML_SUCCESS, "nvml mem v2");
+  if (limit) {
+    CHECK(m1.total == limit && m2.total == limit, "nvml total %llu/%llu", m1.total, m2.total);
+    CHECK(m1.used == device_used(0) && m1.free == limit - m1.used, "nvml used %llu free %llu",
+          m1.used, m1.free);
+    CHECK(m2.used + m2.free == limit, "nvml v2 used+free %llu", m2.used + m2.free);
+  } else {
+    CHECK(m1.total == physical, "nvml total unlimited %llu", m1.total);
+  }
+  nvmlProcessInfo_v2_t infos[64];
+  unsigned n = 64;
+  CHECK(nvmlDeviceGetComputeRunningProcesses_v3(dev, &n, infos) == NVML_SUCCESS, "nvml procs");
+  int me = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    if (infos[i].pid == (unsigned)getpid()) me = 1;
+    if (getenv("PROBE_OTHER_PID") != NULL) {
+      CHECK(infos[i].pid != (unsigned)atoi(getenv("PROBE_OTHER_PID")),
+            "process of another container listed");
+    }
+  }
+  CHECK(me, "own process not listed (%u entries)", n);
+  printf("ok views total=%zu procs=%u\n", total, n);
+  return 0;
+}
+
+/* Holds a context and some memory until stdin closes (a process of another container). */
+static int cmd_hold(void) {
+  make_context();
+  CUdeviceptr p;
+  CU(cuMemAlloc(&p, 2 * MiB));
+  printf("holding\n");
+  fflush(stdout);
+  char buf[16];
+  while (read(0, buf, sizeof(buf)) > 0) {
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc < 2) {
+    fprintf(
+        stderr,
+        "usage: libvgpu_probe paths|boundary|grab N|churn|usage|init|fork|procaddr|views|hold\n");
+    return 2;
+  }
+  const char* cmd = argv[1];
+  if (strcmp(cmd, "paths") == 0) return cmd_paths();
+  if (strcmp(cmd, "boundary") == 0) return cmd_boundary();
+  if (strcmp(cmd, "grab") == 0 && argc > 2) return cmd_grab(strtoull(argv[2], NULL, 0));
+  if (strcmp(cmd, "churn") == 0) return cmd_churn();
+  if (strcmp(cmd, "usage") == 0) return cmd_usage();
+  if (strcmp(cmd, "init") == 0) return cmd_init();
+  if (strcmp(cmd, "fork") == 0) return cmd_fork();
+  if (strcmp(cmd, "procaddr") == 0) return cmd_procaddr();
+  if (strcmp(cmd, "views") == 0) return cmd_views();
+  if (strcmp(cmd, "hold") == 0) return cmd_hold();
+  fprintf(stderr, "unknown command %s\n", cmd);
+  return 2;
+}

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace vgpu::testing {
+
+// A child process with its stdout (and optionally stdin) on pipes. Not copyable; the destructor
+// kills and reaps a child that is still running, so a failing test leaves nothing behind.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+        bool pipe_stdin);
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Reads one line of stdout (without the newline); "" at end of file.
+  std::string ReadLine();
+  std::string ReadAllStdout();
+  std::string ReadAllStderr();
+  void CloseStdin();
+  // Waits and returns the raw wait status.
+  int Wait();
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int err_ = -1;
+  int in_ = -1;
+  std::string buffer_;
+  bool waited_ = false;
+};
+
+struct RunResult {
+  int status = 0;  // raw wait status
+  std::string out;
+  std::string err;
+};
+
+RunResult RunProcess(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& env);
+
+}  // namespace vgpu::testing
