@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "sim/cluster/event_clock.h"
+#include "sim/cluster/scheduling_queue.h"
+
+namespace vgpu::sim {
+namespace {
+
+TEST(EventClock, BatchesByTimeInInsertionOrder) {
+  EventClock clock;
+  clock.Add(2.0, SimEventKind::kArrival, 5);
+  clock.Add(1.0, SimEventKind::kArrival, 1);
+  clock.Add(2.0, SimEventKind::kDeparture, 1);
+  clock.Add(1.0, SimEventKind::kArrival, 2);
+  std::vector<SimEvent> b = clock.PopNextBatch();
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].pod, 1u);
+  EXPECT_EQ(b[1].pod, 2u);
+  EXPECT_EQ(clock.now(), 1.0);
+  // An event added "in the past" happens now, never before.
+  clock.Add(0.5, SimEventKind::kDeparture, 9);
+  b = clock.PopNextBatch();
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].pod, 9u);
+  EXPECT_EQ(clock.now(), 1.0);
+  b = clock.PopNextBatch();
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].pod, 5u);
+  EXPECT_EQ(b[1].kind, SimEventKind::kDeparture);
+  EXPECT_EQ(clock.now(), 2.0);
+  EXPECT_TRUE(clock.empty());
+  EXPECT_TRUE(clock.PopNextBatch().empty());
+}
+
+TEST(SchedulingQueue, RetriesUnschedulableOnlyAfterAChange) {
+  SchedulingQueue q;
+  q.Add(3);
+  q.Add(1);
+  q.Add(3);  // already waiting: not twice
+  EXPECT_EQ(q.active(), 2u);
+  EXPECT_EQ(q.Pop(), 3u);
+  q.MarkUnschedulable(3, "CardInsufficientMemory");
+  EXPECT_EQ(q.Pop(), 1u);
+  EXPECT_EQ(q.Pop(), std::nullopt);
+  EXPECT_EQ(q.unschedulable_pods().at(3), "CardInsufficientMemory");
+  q.MarkUnschedulable(1, "NodeInsufficientDevice");
+  EXPECT_EQ(q.MoveAllToActive(), 2u);
+  EXPECT_EQ(q.unschedulable(), 0u);
+  EXPECT_EQ(q.Pop(), 1u);  // retries in arrival (index) order
+  EXPECT_EQ(q.Pop(), 3u);
+  q.Add(7);
+  q.MarkUnschedulable(8, "x");
+  q.Forget(7);
+  q.Forget(8);
+  EXPECT_EQ(q.active(), 0u);
+  EXPECT_EQ(q.unschedulable(), 0u);
+  q.Add(7);  // can come back after being forgotten
+  EXPECT_EQ(q.Pop(), 7u);
+}
+
+}  // namespace
+}  // namespace vgpu::sim
