@@ -59,11 +59,12 @@ static inline void vgpu_sm_after_launch(CUstream stream, int per_thread_stream, 
 
 /* Statistics of the current process's limiter for device `device` (tests, `vgpu top`). */
 typedef struct VgpuSmStats {
-  int32_t percent;       /* effective limit, 0 = unlimited */
-  int32_t peers_busy;    /* last seen number of busy tenants on the GPU */
-  uint64_t measured_ns;  /* GPU time measured by this process's events */
-  uint64_t charged_ns;   /* GPU time this process charged to the budget */
-  uint64_t throttled_ns; /* time this process's launches waited */
+  int32_t percent; /* effective limit, 0 = unlimited */
+  int32_t reserved0;
+  uint64_t lease_wait_ns; /* time this process waited for its turn on the GPU (other tenants) */
+  uint64_t measured_ns;   /* GPU time measured by this process's events */
+  uint64_t charged_ns;    /* GPU time this process charged to the budget */
+  uint64_t throttled_ns;  /* time this process's launches waited */
   uint64_t events_recorded;
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);

@@ -22,7 +22,9 @@ inline int64_t TatAfterCharge(int64_t tat, int64_t now, int64_t burst_ns, int64_
 }
 
 // How long a launch must wait at `now` (0 = go).
-inline int64_t WaitNs(int64_t tat, int64_t now) { return tat > now ? tat - now : 0; }
+inline int64_t WaitNs(int64_t tat, int64_t now) {
+  return tat > now ? tat - now : 0;
+}
 
 // Atomically charges `cost_ns` to the shared counter (any number of processes).
 inline void ChargeShared(int64_t* tat, int64_t now, int64_t burst_ns, int64_t cost_ns) {

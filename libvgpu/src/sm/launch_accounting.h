@@ -1,8 +1,8 @@
 #pragma once
 
 // Pure decisions of the launch path, kept apart from the driver calls so that tables of cases can
-// pin them down: when to record a timing event, when a stream has too much unmeasured work queued,
-// how a measured interval is corrected for GPU time-slicing, and the per-launch cost estimate.
+// pin them down: when to record a timing event, when a stream has too much unmeasured work
+// queued, and the per-launch cost estimate.
 
 #include <stdint.h>
 
@@ -28,25 +28,14 @@ inline bool ShouldRecordEnd(const AccountingParams& p, int64_t est_per_launch_ns
   return since_first_unrecorded_ns >= p.record_quantum_ns;
 }
 
-// Must the next launch wait for queued work to drain first?
-inline bool QueueFull(const AccountingParams& p, uint32_t outstanding_marks,
-                      int64_t outstanding_est_ns) {
-  if (outstanding_marks + 2 >= p.max_marks) return true;
-  return outstanding_marks >= 2 && outstanding_est_ns >= p.queue_bound_ns;
-}
-
-// GPU time to charge for an interval measured by events as `measured_ns`. A GPU time-slices
-// between the contexts that have work, so while k tenants were busy an event interval is about k
-// times the tenant's own GPU time. `busy_integral_ns` is the integral of 1/k over the host span
-// `host_span_ns` that contains the interval; their ratio is the mean share the tenant had.
-inline int64_t SharingCorrectedNs(int64_t measured_ns, double busy_integral_ns,
-                                  int64_t host_span_ns) {
-  if (measured_ns <= 0) return 0;
-  if (host_span_ns <= 0) return measured_ns;
-  double share = busy_integral_ns / static_cast<double>(host_span_ns);
-  if (share > 1.0) share = 1.0;
-  if (share < 1.0 / 64) share = 1.0 / 64;
-  return static_cast<int64_t>(static_cast<double>(measured_ns) * share);
+// Must the next launch wait for queued work to drain first? `end_marks` counts the outstanding
+// events that close submitted work, `marks` all outstanding events of the stream. `shared`
+// (other tenants wait for the GPU) caps the queue at two batches whatever their size.
+inline bool QueueFull(const AccountingParams& p, uint32_t end_marks, uint32_t marks,
+                      int64_t outstanding_est_ns, bool shared) {
+  if (marks + 2 >= p.max_marks) return true;
+  if (shared) return end_marks >= 2;
+  return end_marks >= 2 && outstanding_est_ns >= p.queue_bound_ns;
 }
 
 // Moving average of GPU time per launch on a stream (a 1/4 step keeps it responsive to a change

@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/mman.h>
-#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +42,8 @@ bool PeerTable::Open(const char* dir, const char* uuid_text, int32_t priority) {
   if (table_ != nullptr) return true;
   priority_ = priority;
   char path[512];
-  if (snprintf(path, sizeof(path), "%s/vgpu-sm-%s", dir, uuid_text) >= static_cast<int>(sizeof(path)))
+  if (snprintf(path, sizeof(path), "%s/vgpu-sm-%s", dir, uuid_text) >=
+      static_cast<int>(sizeof(path)))
     return false;
   int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd >= 0) {
@@ -75,8 +78,8 @@ bool PeerTable::Open(const char* dir, const char* uuid_text, int32_t priority) {
     if (!LockSlotByte(fd, i)) continue;
     // The slot's previous owner (if any) is dead: its lock is gone. Reset what it left.
     __atomic_store_n(&table->slot[i].priority, priority, __ATOMIC_RELAXED);
-    __atomic_store_n(&table->slot[i].busy_until_ns, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&table->slot[i].active, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&table->slot[i].waiting_since_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&table->slot[i].waiting, 0, __ATOMIC_RELEASE);
     table_ = table;
     fd_ = fd;
     slot_ = i;
@@ -87,109 +90,152 @@ bool PeerTable::Open(const char* dir, const char* uuid_text, int32_t priority) {
   return false;
 }
 
-void PeerTable::Lock(int64_t now_ns) {
-  for (int spins = 0;; ++spins) {
-    int64_t held = __atomic_load_n(&table_->lock_ns, __ATOMIC_RELAXED);
-    if (held == 0) {
-      if (__atomic_compare_exchange_n(&table_->lock_ns, &held, now_ns, false, __ATOMIC_ACQUIRE,
-                                      __ATOMIC_RELAXED))
-        return;
-    } else if (now_ns - held > VGPU_SM_PEER_LOCK_STEAL_NS) {
-      // The holder died inside a few instructions (or stalled very long): take over. The
-      // recount below repairs whatever it left half done.
-      if (__atomic_compare_exchange_n(&table_->lock_ns, &held, now_ns, false, __ATOMIC_ACQUIRE,
-                                      __ATOMIC_RELAXED))
-        return;
+namespace {
+
+uint64_t LeaseWord(int32_t slot, int64_t until_ns) {
+  uint64_t until_us =
+      static_cast<uint64_t>(until_ns > 0 ? until_ns / 1000 : 0) & VGPU_SM_LEASE_TIME_MASK;
+  return (static_cast<uint64_t>(slot + 1) << VGPU_SM_LEASE_OWNER_SHIFT) | until_us;
+}
+int32_t LeaseOwner(uint64_t word) {
+  return static_cast<int32_t>(word >> VGPU_SM_LEASE_OWNER_SHIFT) - 1;
+}
+int64_t LeaseUntilNs(uint64_t word) {
+  return static_cast<int64_t>(word & VGPU_SM_LEASE_TIME_MASK) * 1000;
+}
+
+}  // namespace
+
+bool PeerTable::TryAcquire(int64_t now_ns, int64_t until_ns) {
+  if (table_ == nullptr) return true;
+  if (now_ns - last_reap_ns_ >= kReapIntervalNs) Reap(now_ns);
+  uint64_t word = __atomic_load_n(&table_->lease, __ATOMIC_ACQUIRE);
+  for (;;) {
+    int32_t owner = LeaseOwner(word);
+    bool mine = owner == slot_;
+    bool free = word == 0 || LeaseUntilNs(word) < now_ns;
+    if (!mine && !free) {
+      SetWaiting(true, now_ns);
+      return false;
     }
-    if (spins > 64) {
-      sched_yield();
-      timespec ts{};
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      now_ns = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    uint64_t next =
+        LeaseWord(slot_, until_ns > LeaseUntilNs(word) || !mine ? until_ns : LeaseUntilNs(word));
+    if (__atomic_compare_exchange_n(&table_->lease, &word, next, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      // A lease handed to us by the previous holder, or taken free, starts our quantum now.
+      if (!mine || waiting_) acquired_ns_ = now_ns;
+      SetWaiting(false, now_ns);
+      return true;
     }
   }
 }
 
-void PeerTable::Unlock() { __atomic_store_n(&table_->lock_ns, 0, __ATOMIC_RELEASE); }
-
-void PeerTable::AdvanceLocked(int64_t now_ns) {
-  int64_t last = table_->clock_last_ns;
-  if (now_ns > last) {
-    int32_t busy = table_->busy > 0 ? table_->busy : 1;
-    table_->clock_ps += (now_ns - last) * 1000 / busy;
-    table_->clock_last_ns = now_ns;
-  }
-}
-
-void PeerTable::RecountLocked() {
-  int32_t busy = 0;
-  for (const VgpuSmPeerSlot& slot : table_->slot) busy += __atomic_load_n(&slot.active, __ATOMIC_RELAXED) != 0;
-  table_->busy = busy;
-}
-
-void PeerTable::SetBusy(bool busy, int64_t now_ns, int64_t busy_until_ns) {
+void PeerTable::Extend(int64_t until_ns) {
   if (table_ == nullptr) return;
-  VgpuSmPeerSlot& slot = table_->slot[slot_];
-  if (busy && busy_until_ns > busy_until_ns_) {
-    __atomic_store_n(&slot.busy_until_ns, busy_until_ns, __ATOMIC_RELAXED);
-    busy_until_ns_ = busy_until_ns;
+  uint64_t word = __atomic_load_n(&table_->lease, __ATOMIC_ACQUIRE);
+  while (LeaseOwner(word) == slot_ && LeaseUntilNs(word) < until_ns) {
+    if (__atomic_compare_exchange_n(&table_->lease, &word, LeaseWord(slot_, until_ns), false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return;
   }
-  if (busy == busy_) return;
-  Lock(now_ns);
-  AdvanceLocked(now_ns);
-  __atomic_store_n(&slot.active, busy ? 1 : 0, __ATOMIC_RELAXED);
-  RecountLocked();
-  Unlock();
-  busy_ = busy;
-  if (!busy) busy_until_ns_ = 0;
 }
 
-PeerCounts PeerTable::Count(int64_t now_ns) {
-  if (table_ == nullptr) return {1, 0};
-  if (now_ns - last_reap_ns_ >= kReapIntervalNs) Reap(now_ns);
-  PeerCounts counts{__atomic_load_n(&table_->busy, __ATOMIC_RELAXED), 0};
+bool PeerTable::Holding() const {
+  if (table_ == nullptr) return true;
+  return LeaseOwner(__atomic_load_n(&table_->lease, __ATOMIC_ACQUIRE)) == slot_;
+}
+
+uint32_t PeerTable::Generation() const {
+  if (table_ == nullptr) return 0;
+  return __atomic_load_n(&table_->lease_gen, __ATOMIC_ACQUIRE);
+}
+
+void PeerTable::WaitForRelease(uint32_t generation, int64_t max_ns) const {
+  if (table_ == nullptr || max_ns <= 0) return;
+  timespec timeout{static_cast<time_t>(max_ns / 1'000'000'000),
+                   static_cast<long>(max_ns % 1'000'000'000)};
+  // Shared (not FUTEX_PRIVATE): waiters and wakers are different processes mapping one file.
+  syscall(SYS_futex, &table_->lease_gen, FUTEX_WAIT, generation, &timeout, nullptr, 0);
+}
+
+void PeerTable::BumpGeneration() {
+  __atomic_add_fetch(&table_->lease_gen, 1, __ATOMIC_RELEASE);
+  syscall(SYS_futex, &table_->lease_gen, FUTEX_WAKE, 0x7fffffff, nullptr, nullptr, 0);
+}
+
+int32_t PeerTable::Holder() const {
+  if (table_ == nullptr) return -1;
+  uint64_t word = __atomic_load_n(&table_->lease, __ATOMIC_ACQUIRE);
+  return word == 0 ? -1 : LeaseOwner(word);
+}
+
+bool PeerTable::ShouldYield(int64_t now_ns) {
+  if (table_ == nullptr || !Holding()) return false;
+  int64_t held = now_ns - acquired_ns_;
+  if (held < params_.quantum_low_ns) return false;
+  if (priority_ != 0 && HighPriorityWaiting()) return true;
+  return held >= params_.quantum_ns && PickWaiter() >= 0;
+}
+
+void PeerTable::Release(int64_t now_ns) {
+  if (table_ == nullptr) return;
+  uint64_t word = __atomic_load_n(&table_->lease, __ATOMIC_ACQUIRE);
+  while (LeaseOwner(word) == slot_) {
+    int32_t waiter = PickWaiter();
+    uint64_t next = waiter >= 0 ? LeaseWord(waiter, now_ns + params_.handoff_grace_ns) : 0;
+    if (__atomic_compare_exchange_n(&table_->lease, &word, next, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      if (waiter >= 0 || PickWaiter() >= 0) BumpGeneration();  // wake only when someone waits
+      return;
+    }
+  }
+}
+
+bool PeerTable::HighPriorityWaiting() const {
+  if (table_ == nullptr) return false;
   for (int32_t i = 0; i < VGPU_SM_PEER_SLOTS; ++i) {
+    if (i == slot_) continue;
     const VgpuSmPeerSlot& slot = table_->slot[i];
-    if (i == slot_ || __atomic_load_n(&slot.active, __ATOMIC_RELAXED) == 0) continue;
-    if (__atomic_load_n(&slot.priority, __ATOMIC_RELAXED) == 0) ++counts.high_busy;
+    if (__atomic_load_n(&slot.waiting, __ATOMIC_ACQUIRE) != 0 &&
+        __atomic_load_n(&slot.priority, __ATOMIC_RELAXED) == 0)
+      return true;
   }
-  if (counts.busy < 1) counts.busy = 1;
-  return counts;
+  return false;
 }
 
-int64_t PeerTable::Clock(int64_t now_ns) {
-  if (table_ == nullptr) return now_ns * 1000;
-  if (now_ns - last_reap_ns_ >= kReapIntervalNs) Reap(now_ns);
-  Lock(now_ns);
-  AdvanceLocked(now_ns);
-  int64_t clock = table_->clock_ps;
-  Unlock();
-  return clock;
+int32_t PeerTable::PickWaiter() const {
+  int32_t best = -1;
+  int32_t best_priority = 2;
+  for (int32_t k = 1; k < VGPU_SM_PEER_SLOTS; ++k) {  // round robin: start after our own slot
+    int32_t i = (slot_ + k) % VGPU_SM_PEER_SLOTS;
+    const VgpuSmPeerSlot& slot = table_->slot[i];
+    if (__atomic_load_n(&slot.waiting, __ATOMIC_ACQUIRE) == 0) continue;
+    int32_t priority = __atomic_load_n(&slot.priority, __ATOMIC_RELAXED) == 0 ? 0 : 1;
+    if (priority < best_priority) {
+      best = i;
+      best_priority = priority;
+    }
+  }
+  return best;
+}
+
+void PeerTable::SetWaiting(bool waiting, int64_t now_ns) {
+  if (waiting == waiting_) return;
+  VgpuSmPeerSlot& slot = table_->slot[slot_];
+  if (waiting) __atomic_store_n(&slot.waiting_since_ns, now_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot.waiting, waiting ? 1 : 0, __ATOMIC_RELEASE);
+  waiting_ = waiting;
 }
 
 void PeerTable::Reap(int64_t now_ns) {
   last_reap_ns_ = now_ns;
-  bool stale[VGPU_SM_PEER_SLOTS] = {};
-  bool any = false;
   for (int32_t i = 0; i < VGPU_SM_PEER_SLOTS; ++i) {
     if (i == slot_) continue;
-    const VgpuSmPeerSlot& slot = table_->slot[i];
-    if (__atomic_load_n(&slot.active, __ATOMIC_RELAXED) == 0) continue;
-    // Dead owner (its lock is gone), or a live one that promised work that should long be done
-    // and stopped submitting (a CPU phase): either way it no longer takes GPU slices.
-    if (__atomic_load_n(&slot.busy_until_ns, __ATOMIC_RELAXED) < now_ns || !SlotOwnerAlive(fd_, i)) {
-      stale[i] = true;
-      any = true;
-    }
+    VgpuSmPeerSlot& slot = table_->slot[i];
+    // A dead waiter would be handed the lease and waste a grace period: drop its flag.
+    if (__atomic_load_n(&slot.waiting, __ATOMIC_ACQUIRE) != 0 && !SlotOwnerAlive(fd_, i))
+      __atomic_store_n(&slot.waiting, 0, __ATOMIC_RELEASE);
   }
-  if (!any) return;
-  Lock(now_ns);
-  AdvanceLocked(now_ns);
-  for (int32_t i = 0; i < VGPU_SM_PEER_SLOTS; ++i) {
-    if (stale[i]) __atomic_store_n(&table_->slot[i].active, 0, __ATOMIC_RELAXED);
-  }
-  RecountLocked();
-  Unlock();
 }
 
 void PeerTable::ForgetAfterFork() {
@@ -198,8 +244,8 @@ void PeerTable::ForgetAfterFork() {
   table_ = nullptr;
   fd_ = -1;
   slot_ = -1;
-  busy_ = false;
-  busy_until_ns_ = 0;
+  waiting_ = false;
+  acquired_ns_ = 0;
   last_reap_ns_ = 0;
 }
 

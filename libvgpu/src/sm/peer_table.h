@@ -1,10 +1,11 @@
 #pragma once
 
-// Node-wide view of the limited processes that use one physical GPU (VgpuSmPeerTable, see
-// sm_shared_state.h). A GPU time-slices between the contexts that have work, so an
-// event-measured interval of one tenant also contains the slices the others ran; this table
-// keeps the GPU's fair-share clock (integral of 1/busy tenants) so that every tenant can charge
-// its budget with its own share of each interval. I/O adapter: open, mmap, fcntl.
+// Node-wide coordination of the limited processes that use one physical GPU (VgpuSmPeerTable in
+// sm_shared_state.h). A GPU runs one context at a time and time-slices between contexts that
+// have work, so an event-measured interval of one tenant would also contain the slices that the
+// others ran. The table's lease lets one limited tenant at a time keep work queued; handed over
+// after a quantum when others wait, so every tenant's events measure its own GPU time only.
+// Lock-free (one CAS word), time-bounded, SIGKILL-safe. I/O adapter: open, mmap, fcntl.
 
 #include <stdint.h>
 
@@ -12,47 +13,62 @@
 
 namespace vgpu::sm {
 
-struct PeerCounts {
-  int32_t busy;       // busy slots, this process included when it is busy (>= 1)
-  int32_t high_busy;  // busy slots of high-priority (0) owners other than this process
+struct LeaseParams {
+  int64_t quantum_ns = 100'000'000;      // a holder keeps the GPU this long while others wait
+  int64_t quantum_low_ns = 5'000'000;    // a low-priority holder, while a high-priority one waits
+  int64_t handoff_grace_ns = 5'000'000;  // a lease handed to a waiter is its for this long
 };
 
 class PeerTable {
  public:
   // Maps `<dir>/vgpu-sm-<uuid_text>` (creating it) and claims a slot. On any failure the table
-  // stays closed: Count() reports this process alone and Clock() runs at host speed (no sharing
-  // correction: limits still hold, they only get stricter while other tenants are busy).
+  // stays closed and the process runs without a lease (it always "holds" it): limits still hold,
+  // only overlapping tenants then see each other's slices in their measurements.
   bool Open(const char* dir, const char* uuid_text, int32_t priority);
   bool is_open() const { return table_ != nullptr; }
 
-  // Marks this process busy (until about `busy_until_ns`) or idle. Touches shared memory only
-  // on a change or when the promise moves later; callers are limited processes.
-  void SetBusy(bool busy, int64_t now_ns, int64_t busy_until_ns);
+  // Takes (or keeps) the lease until `until_ns`. False when another tenant holds it; the caller
+  // is then registered as waiting and retries.
+  bool TryAcquire(int64_t now_ns, int64_t until_ns);
+  // Moves the end of a held lease (no-op when not held).
+  void Extend(int64_t until_ns);
+  // Generation of the lease, to pass to WaitForRelease after a failed TryAcquire.
+  uint32_t Generation() const;
+  // Sleeps until the lease is released or handed on after `generation`, or `max_ns` passed
+  // (a futex on the shared page: waiters cost no CPU while they wait).
+  void WaitForRelease(uint32_t generation, int64_t max_ns) const;
+  // True when this process holds the lease.
+  bool Holding() const;
+  // Slot of the lease holder (-1: free or table closed), and this process's slot.
+  int32_t Holder() const;
+  int32_t slot() const { return slot_; }
+  // True when the holder has had the GPU for its quantum and another tenant waits.
+  bool ShouldYield(int64_t now_ns);
+  // Gives a held lease to the best waiter (high priority first, then round robin), or frees it.
+  void Release(int64_t now_ns);
 
-  // Busy slots at `now_ns` (reaps slots of dead or silent owners at most every 250 ms).
-  PeerCounts Count(int64_t now_ns);
+  // True when a high-priority tenant other than this process is waiting for the GPU.
+  bool HighPriorityWaiting() const;
 
-  // The fair-share clock at `now_ns`, picoseconds.
-  int64_t Clock(int64_t now_ns);
-
-  // In a fork child: the fcntl lock that owned the slot was not inherited, so the slot is the
-  // parent's; forget the mapping (the child claims its own slot on its next Open).
+  // In a fork child: the fcntl lock that owned the slot was not inherited; forget the mapping.
   void ForgetAfterFork();
 
+  const LeaseParams& params() const { return params_; }
+
  private:
-  void Lock(int64_t now_ns);
-  void Unlock();
-  void AdvanceLocked(int64_t now_ns);
-  void RecountLocked();
+  void SetWaiting(bool waiting, int64_t now_ns);
+  void BumpGeneration();
   void Reap(int64_t now_ns);
+  int32_t PickWaiter() const;
 
   VgpuSmPeerTable* table_ = nullptr;
   int fd_ = -1;
   int32_t slot_ = -1;
   int32_t priority_ = 1;
-  bool busy_ = false;
-  int64_t busy_until_ns_ = 0;
+  bool waiting_ = false;
+  int64_t acquired_ns_ = 0;
   int64_t last_reap_ns_ = 0;
+  LeaseParams params_{};
 };
 
 }  // namespace vgpu::sm

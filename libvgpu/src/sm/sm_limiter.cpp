@@ -2,8 +2,9 @@
 //
 // Per limited device the process keeps, for every stream it launches on, a ring of CUDA events
 // ("marks") recorded around its submissions. When a mark completes, the event-measured GPU time
-// since the previous mark of that stream is corrected for time-slicing with other busy tenants
-// and charged to the container's shared GCRA budget; launches wait while the budget is in debt.
+// since the previous mark of that stream is charged to the container's shared GCRA budget;
+// launches wait while the budget is in debt. Limited tenants of a GPU take turns through a
+// node-wide lease (peer_table.h), so that the GPU time an event measures is the tenant's own.
 // Linked into libvgpu.so: no libstdc++, no allocation, no exceptions, no threads.
 
 #include <fcntl.h>
@@ -30,11 +31,13 @@ constexpr int kMaxDevices = VGPU_SM_MAX_DEVICES;
 constexpr int kMaxStreams = 32;
 constexpr int kMarkRing = 12;
 constexpr int kEventPool = 16;
-constexpr int64_t kBurstNs = 50'000'000;        // unused budget kept for at most 50 ms
+constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200 ms
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
 constexpr int64_t kQueueSleepStepNs = 100'000;
-constexpr int64_t kPeerSampleNs = 1'000'000;   // re-count busy peers at most every 1 ms
-constexpr int64_t kBusySlackNs = 20'000'000;   // a busy flag outlives its estimate by 20 ms
+constexpr int64_t kLeaseSleepStepNs = 100'000;
+constexpr int64_t kLeaseWaitStepNs = 2'000'000;  // re-check a lease that may time out
+constexpr int64_t kLeaseSlackNs =
+    10'000'000;  // a lease outlives the estimate of queued work by this
 constexpr AccountingParams kParams{};
 static_assert(kParams.max_marks == kMarkRing, "ring size and queue bound must agree");
 
@@ -42,11 +45,10 @@ enum : int32_t { kStateUnknown = 0, kStateUnlimited = 1, kStateLimited = 2 };
 
 struct Mark {
   CUevent event;
-  int64_t host_ns;         // when it was recorded
-  double busy_integral;    // the device's integral of 1/k when it was recorded
-  int64_t est_ns;          // estimated GPU work it closes (0 for a start mark)
-  uint32_t launches;       // launches it closes (0 for a start mark)
-  bool start;              // recorded on an idle stream before a launch: opens an interval
+  int64_t host_ns;    // when it was recorded
+  int64_t est_ns;     // estimated GPU work it closes (0 for a start mark)
+  uint32_t launches;  // launches it closes (0 for a start mark)
+  bool start;         // recorded on an idle stream before a launch: opens an interval
 };
 
 struct StreamTrack {
@@ -58,7 +60,7 @@ struct StreamTrack {
   uint32_t count;
   Mark last_done;  // newest completed mark: where the next interval starts
   bool has_last_done;
-  int64_t est_per_launch_ns;
+  int64_t est_per_launch_ns;  // measured GPU time per launch (moving average)
   uint32_t unrecorded;
   int64_t first_unrecorded_ns;
   CUevent pool[kEventPool];
@@ -74,11 +76,6 @@ struct Device {
   VgpuSmDeviceShared* shared;
   PeerTable peers;
   bool peers_tried;
-  double busy_integral;
-  int64_t integral_last_ns;
-  int32_t busy_peers;
-  int32_t high_busy_peers;
-  int64_t peers_sampled_ns;
   StreamTrack streams[kMaxStreams];
   VgpuSmStats stats;
 };
@@ -93,7 +90,9 @@ constinit VgpuSmRegion* g_side_region = nullptr;
 constinit bool g_side_tried = false;
 constinit VgpuSmDeviceShared g_private[kMaxDevices]{};
 
-const char* GetEnv(const char* name) { return getenv(name); }
+const char* GetEnv(const char* name) {
+  return getenv(name);
+}
 
 int64_t NowNs() {
   timespec ts{};
@@ -153,8 +152,9 @@ VgpuSmDeviceShared* SharedFor(int device) {
       g_side_tried = true;
       g_side_region = MapSideRegion();
       if (g_side_region == nullptr)
-        Warn("cannot map the SM budget file next to CUDA_DEVICE_MEMORY_SHARED_CACHE; the limit "
-             "holds per process instead of per container");
+        Warn(
+            "cannot map the SM budget file next to CUDA_DEVICE_MEMORY_SHARED_CACHE; the limit "
+            "holds per process instead of per container");
     }
     result = g_side_region != nullptr ? &g_side_region->devices[device] : &g_private[device];
   }
@@ -165,7 +165,8 @@ VgpuSmDeviceShared* SharedFor(int device) {
 void OpenPeers(Device& d, CUdevice device) {
   d.peers_tried = true;
   CUuuid uuid{};
-  if (g_driver.device_get_uuid == nullptr || g_driver.device_get_uuid(&uuid, device) != CUDA_SUCCESS)
+  if (g_driver.device_get_uuid == nullptr ||
+      g_driver.device_get_uuid(&uuid, device) != CUDA_SUCCESS)
     return;
   char text[40];
   static constexpr char kHex[] = "0123456789abcdef";
@@ -184,8 +185,9 @@ void OpenPeers(Device& d, CUdevice device) {
 void InitDevice(Device& d, CUdevice device) {
   DeviceSettings settings = SettingsForDevice(GetEnv, device);
   if (settings.malformed)
-    Warn("ignoring a malformed CUDA_DEVICE_SM_LIMIT*, GPU_CORE_UTILIZATION_POLICY or "
-         "CUDA_TASK_PRIORITY value (expected a percent 0-100, force|default|disable, 0|1)");
+    Warn(
+        "ignoring a malformed CUDA_DEVICE_SM_LIMIT*, GPU_CORE_UTILIZATION_POLICY or "
+        "CUDA_TASK_PRIORITY value (expected a percent 0-100, force|default|disable, 0|1)");
   d.percent = settings.percent;
   d.policy = settings.policy;
   d.priority = settings.priority;
@@ -195,8 +197,11 @@ void InitDevice(Device& d, CUdevice device) {
     return;
   }
   d.shared = SharedFor(device);
+  // A fresh budget starts paid up to now, not with a burst of saved-up credit.
+  int64_t fresh = 0;
+  __atomic_compare_exchange_n(&d.shared->tat_ns, &fresh, NowNs(), false, __ATOMIC_RELAXED,
+                              __ATOMIC_RELAXED);
   OpenPeers(d, device);
-  d.busy_peers = 1;
   __atomic_store_n(&d.state, kStateLimited, __ATOMIC_RELEASE);
 }
 
@@ -208,29 +213,16 @@ bool Enforcing(const Device& d) {
 int64_t BurstNs(const Device& d) {
   // A low-priority tenant keeps no saved-up budget while a high-priority one is busy: it runs
   // strictly at its rate, never in bursts that would queue ahead of the high-priority work.
-  if (d.priority == Priority::kLow && d.high_busy_peers > 0) return 0;
+  if (d.priority == Priority::kLow && d.peers.HighPriorityWaiting()) return 0;
   return kBurstNs;
-}
-
-void UpdateIntegral(Device& d, int64_t now) {
-  if (d.integral_last_ns != 0 && now > d.integral_last_ns)
-    d.busy_integral += static_cast<double>(now - d.integral_last_ns) / d.busy_peers;
-  d.integral_last_ns = now;
-  if (now - d.peers_sampled_ns >= kPeerSampleNs) {
-    PeerCounts counts = d.peers.Count(now);
-    d.busy_peers = counts.busy;
-    d.high_busy_peers = counts.high_busy;
-    d.peers_sampled_ns = now;
-    d.stats.peers_busy = counts.busy;
-  }
 }
 
 void Charge(Device& d, int64_t gpu_ns, int64_t measured_ns, int64_t now) {
   if (gpu_ns > 0) ChargeShared(&d.shared->tat_ns, now, BurstNs(d), CostWallNs(gpu_ns, d.percent));
   __atomic_fetch_add(&d.shared->charged_ns, static_cast<uint64_t>(gpu_ns > 0 ? gpu_ns : 0),
                      __ATOMIC_RELAXED);
-  __atomic_fetch_add(&d.shared->measured_ns, static_cast<uint64_t>(measured_ns > 0 ? measured_ns : 0),
-                     __ATOMIC_RELAXED);
+  __atomic_fetch_add(&d.shared->measured_ns,
+                     static_cast<uint64_t>(measured_ns > 0 ? measured_ns : 0), __ATOMIC_RELAXED);
   d.stats.charged_ns += static_cast<uint64_t>(gpu_ns > 0 ? gpu_ns : 0);
   d.stats.measured_ns += static_cast<uint64_t>(measured_ns > 0 ? measured_ns : 0);
 }
@@ -256,11 +248,9 @@ bool RecordMark(Device& d, StreamTrack& t, bool start, int64_t now) {
     ReleaseEvent(t, event);
     return false;
   }
-  UpdateIntegral(d, now);
   Mark& m = t.ring[(t.head + t.count) % kMarkRing];
   m.event = event;
   m.host_ns = now;
-  m.busy_integral = d.busy_integral;
   m.start = start;
   m.launches = start ? 0 : t.unrecorded;
   m.est_ns = start ? 0 : static_cast<int64_t>(t.unrecorded) * t.est_per_launch_ns;
@@ -268,6 +258,12 @@ bool RecordMark(Device& d, StreamTrack& t, bool start, int64_t now) {
   if (!start) t.unrecorded = 0;
   ++d.stats.events_recorded;
   return true;
+}
+
+uint32_t OutstandingEndMarks(const StreamTrack& t) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < t.count; ++i) n += !t.ring[(t.head + i) % kMarkRing].start;
+  return n;
 }
 
 int64_t OutstandingEst(const StreamTrack& t) {
@@ -279,7 +275,6 @@ int64_t OutstandingEst(const StreamTrack& t) {
 // Charges every completed mark of every stream of the device; marks the process idle on the GPU
 // when nothing is left in flight.
 void ProcessCompletions(Device& d, int64_t now) {
-  UpdateIntegral(d, now);
   bool anything_in_flight = false;
   int64_t in_flight_est = 0;
   for (StreamTrack& t : d.streams) {
@@ -297,11 +292,10 @@ void ProcessCompletions(Device& d, int64_t now) {
       if (!m.start) {
         float ms = 0;
         if (t.has_last_done &&
-            g_driver.event_elapsed_time(&ms, t.last_done.event, m.event) == CUDA_SUCCESS && ms >= 0) {
+            g_driver.event_elapsed_time(&ms, t.last_done.event, m.event) == CUDA_SUCCESS &&
+            ms >= 0) {
           auto measured = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
-          int64_t charged = SharingCorrectedNs(measured, d.busy_integral - t.last_done.busy_integral,
-                                               now - t.last_done.host_ns);
-          Charge(d, charged, measured, now);
+          Charge(d, measured, measured, now);
           t.est_per_launch_ns = UpdateEstimate(t.est_per_launch_ns, measured, m.launches);
         } else {
           Charge(d, m.est_ns, 0, now);
@@ -316,17 +310,29 @@ void ProcessCompletions(Device& d, int64_t now) {
       in_flight_est += OutstandingEst(t);
     }
   }
-  if (!anything_in_flight) {
-    d.peers.SetBusy(false, 0);
-  } else {
-    d.peers.SetBusy(true, now + in_flight_est * d.busy_peers + kBusySlackNs);
+  if (anything_in_flight) d.peers.Extend(now + in_flight_est + kLeaseSlackNs);
+}
+
+bool AnythingInFlight(const Device& d) {
+  for (const StreamTrack& t : d.streams) {
+    if (t.used && (t.count > 0 || t.unrecorded > 0)) return true;
   }
+  return false;
+}
+
+int64_t DeviceOutstandingEst(const Device& d) {
+  int64_t sum = 0;
+  for (const StreamTrack& t : d.streams) {
+    if (t.used) sum += OutstandingEst(t);
+  }
+  return sum;
 }
 
 uintptr_t StreamKey(CUstream stream, int per_thread) {
   if (stream == CU_STREAM_LEGACY) stream = nullptr;
   if (stream == nullptr && per_thread != 0)
-    return reinterpret_cast<uintptr_t>(CU_STREAM_PER_THREAD) ^ (static_cast<uintptr_t>(pthread_self()) << 4);
+    return reinterpret_cast<uintptr_t>(CU_STREAM_PER_THREAD) ^
+           (static_cast<uintptr_t>(pthread_self()) << 4);
   if (stream == CU_STREAM_PER_THREAD)
     return reinterpret_cast<uintptr_t>(stream) ^ (static_cast<uintptr_t>(pthread_self()) << 4);
   return reinterpret_cast<uintptr_t>(stream);
@@ -385,8 +391,21 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   int64_t now = NowNs();
   ProcessCompletions(d, now);
   const int64_t started = now;
+  // Our turn on the GPU is over and another tenant waits: let our queued work finish (which
+  // releases the lease to the waiter) before submitting more.
+  if (d.peers.ShouldYield(now)) {
+    while (AnythingInFlight(d)) {
+      pthread_mutex_unlock(&d.mu);
+      SleepNs(kLeaseSleepStepNs);
+      pthread_mutex_lock(&d.mu);
+      now = NowNs();
+      ProcessCompletions(d, now);
+    }
+    d.peers.Release(now);
+  }
   // Bound the unmeasured work queued on this stream: wait for the oldest marks to complete.
-  while (t != nullptr && QueueFull(kParams, t->count, OutstandingEst(*t))) {
+  while (t != nullptr &&
+         QueueFull(kParams, OutstandingEndMarks(*t), t->count, OutstandingEst(*t), false)) {
     pthread_mutex_unlock(&d.mu);
     SleepNs(kQueueSleepStepNs);
     pthread_mutex_lock(&d.mu);
@@ -398,15 +417,30 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   for (;;) {
     int64_t wait = WaitNs(__atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED), now);
     if (wait <= 0) break;
+    // Out of budget with nothing of ours on the GPU: hand our turn to a waiting tenant now.
+    if (!AnythingInFlight(d)) d.peers.Release(now);
     pthread_mutex_unlock(&d.mu);
     SleepNs(wait < kBudgetSleepStepNs ? wait : kBudgetSleepStepNs);
     pthread_mutex_lock(&d.mu);
     now = NowNs();
     ProcessCompletions(d, now);
   }
+  // Take our turn on the GPU (a lease that times out: a holder that dies cannot block us).
+  const int64_t lease_wait_start = now;
+  for (;;) {
+    const uint32_t generation = d.peers.Generation();
+    if (d.peers.TryAcquire(now, now + DeviceOutstandingEst(d) + kLeaseSlackNs)) break;
+    pthread_mutex_unlock(&d.mu);
+    d.peers.WaitForRelease(generation, kLeaseWaitStepNs);
+    pthread_mutex_lock(&d.mu);
+    now = NowNs();
+    ProcessCompletions(d, now);
+  }
+  d.stats.lease_wait_ns += static_cast<uint64_t>(now - lease_wait_start);
   if (now > started) {
     d.stats.throttled_ns += static_cast<uint64_t>(now - started);
-    __atomic_fetch_add(&d.shared->throttled_ns, static_cast<uint64_t>(now - started), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d.shared->throttled_ns, static_cast<uint64_t>(now - started),
+                       __ATOMIC_RELAXED);
   }
   if (t != nullptr && t->count == 0) {
     // Nothing of ours is queued on the stream: open a new interval here so that the idle time
@@ -432,7 +466,7 @@ void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
     ++t->unrecorded;
     if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded, now - t->first_unrecorded_ns))
       RecordMark(d, *t, /*start=*/false, now);
-    d.peers.SetBusy(true, now + OutstandingEst(*t) * d.busy_peers + kBusySlackNs);
+    d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
   }
   pthread_mutex_unlock(&d.mu);
 }
@@ -444,9 +478,6 @@ void ChildAfterFork() {
     d.peers.ForgetAfterFork();
     memset(static_cast<void*>(d.streams), 0, sizeof(d.streams));
     d.peers_tried = false;
-    d.integral_last_ns = 0;
-    d.busy_integral = 0;
-    d.peers_sampled_ns = 0;
     __atomic_store_n(&d.state, kStateUnknown, __ATOMIC_RELEASE);
   }
   pthread_mutex_init(&g_global_mu, nullptr);

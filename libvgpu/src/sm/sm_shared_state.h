@@ -33,10 +33,10 @@ typedef struct VgpuSmDeviceShared {
    * Charging g ns of GPU time at limit p% advances it by g*100/p; launches wait while it is in
    * the future; it never falls more than the burst window behind now. */
   int64_t tat_ns;
-  int32_t sharing;     /* VGPU_SM_SHARING_*, written by the node monitor */
-  int32_t reserved0;   /* zero */
-  uint64_t charged_ns; /* GPU time charged to the budget (after the sharing correction) */
-  uint64_t measured_ns; /* GPU time measured by events (before the sharing correction) */
+  int32_t sharing;       /* VGPU_SM_SHARING_*, written by the node monitor */
+  int32_t reserved0;     /* zero */
+  uint64_t charged_ns;   /* GPU time charged to the budget (after the sharing correction) */
+  uint64_t measured_ns;  /* GPU time measured by events (before the sharing correction) */
   uint64_t throttled_ns; /* time launches were held back */
   uint64_t reserved[3];
 } VgpuSmDeviceShared; /* 64 bytes */
@@ -51,40 +51,37 @@ typedef struct VgpuSmRegion {
 } VgpuSmRegion;
 
 #define VGPU_SM_PEER_MAGIC 0x52455047u /* "GPER" */
-#define VGPU_SM_PEER_VERSION 1u
+#define VGPU_SM_PEER_VERSION 2u
 #define VGPU_SM_PEER_SLOTS 64
 /* Slot i is owned by the process holding an fcntl write lock on byte VGPU_SM_PEER_LOCK_BASE + i of
  * the file; the kernel drops it when the process dies, which is how dead slots are found. */
 #define VGPU_SM_PEER_LOCK_BASE 1048576
 
 typedef struct VgpuSmPeerSlot {
-  int32_t active;        /* 1 while the owner has GPU work outstanding on this GPU */
-  int32_t priority;      /* CUDA_TASK_PRIORITY of the owner: 0 high, 1 low */
-  int64_t busy_until_ns; /* CLOCK_MONOTONIC: when the owner expects its queued work to finish */
+  int32_t waiting;          /* 1 while the owner waits for the GPU lease */
+  int32_t priority;         /* CUDA_TASK_PRIORITY of the owner: 0 high, 1 low */
+  int64_t waiting_since_ns; /* CLOCK_MONOTONIC when it started waiting */
   uint64_t reserved[2];
 } VgpuSmPeerSlot; /* 32 bytes */
+
+/* The GPU lease: (holder slot + 1) << 56 | (lease end, CLOCK_MONOTONIC microseconds). 0 = free.
+ * Only the holder's limited work is in flight on the GPU, so each tenant's event-measured GPU
+ * time is its own, whatever the GPU's scheduling between contexts. A lease past its end is free
+ * for the taking: a holder that died or went quiet never blocks the others for longer than that. */
+#define VGPU_SM_LEASE_OWNER_SHIFT 56
+#define VGPU_SM_LEASE_TIME_MASK ((UINT64_C(1) << VGPU_SM_LEASE_OWNER_SHIFT) - 1)
 
 typedef struct VgpuSmPeerTable {
   uint32_t magic;
   uint32_t version;
   uint32_t slots; /* VGPU_SM_PEER_SLOTS */
   uint32_t reserved0;
-  /* A tiny lock for the clock below: 0 = free, else CLOCK_MONOTONIC ns when it was taken. It
-   * guards a few arithmetic instructions only; a holder that died inside them is overtaken
-   * after VGPU_SM_PEER_LOCK_STEAL_NS, and `busy` is recounted from the slots on every update. */
-  int64_t lock_ns;
-  /* The GPU's "fair-share clock": the integral over host time of 1/busy (busy >= 1), in
-   * picoseconds, advanced whenever a slot turns busy or idle. A tenant busy from t0 to t1 had
-   * (clock(t1) - clock(t0)) of the GPU to itself when the GPU time-slices evenly. */
-  int64_t clock_ps;
-  int64_t clock_last_ns;
-  int32_t busy; /* slots with active == 1 */
-  int32_t reserved1;
-  uint64_t reserved[2];
+  uint64_t lease;     /* atomic, see VGPU_SM_LEASE_* */
+  uint32_t lease_gen; /* bumped (and futex-woken) whenever the lease is released or handed on */
+  uint32_t reserved1;
+  uint64_t reserved[5];
   VgpuSmPeerSlot slot[VGPU_SM_PEER_SLOTS];
 } VgpuSmPeerTable;
-
-#define VGPU_SM_PEER_LOCK_STEAL_NS 20000000 /* 20 ms */
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,0 +1,63 @@
+#include "sm/launch_accounting.h"
+
+#include <gtest/gtest.h>
+
+namespace vgpu::sm {
+namespace {
+
+TEST(ShouldRecordEnd, Table) {
+  AccountingParams p;  // quantum 250 us
+  struct Case {
+    int64_t est;
+    uint32_t unrecorded;
+    int64_t since;
+    bool want;
+  };
+  const Case cases[] = {
+      {0, 1, 0, true},               // unknown cost: measure every launch
+      {5'000'000, 1, 0, true},       // a 5 ms kernel gets its own event
+      {5'000, 1, 0, false},          // a 5 us kernel does not...
+      {5'000, 49, 0, false},         // ...nor 49 of them
+      {5'000, 50, 0, true},          // 50 x 5 us = one quantum
+      {5'000, 3, 250'000, true},     // or a quantum of host time passed
+      {5'000, 0, 1'000'000, false},  // nothing to close
+  };
+  for (const Case& c : cases)
+    EXPECT_EQ(ShouldRecordEnd(p, c.est, c.unrecorded, c.since), c.want)
+        << c.est << " " << c.unrecorded << " " << c.since;
+}
+
+TEST(QueueFull, Table) {
+  AccountingParams p;  // bound 2 ms, 12 marks
+  struct Case {
+    uint32_t end_marks;
+    uint32_t marks;
+    int64_t est;
+    bool shared;
+    bool want;
+  };
+  const Case cases[] = {
+      {0, 0, 100'000'000, false, false},  // an empty queue always takes one launch
+      {0, 1, 100'000'000, false, false},  // (a start mark alone is no queued work)
+      {1, 2, 100'000'000, false, false},  // two big batches may be queued: no bubble between
+      {2, 3, 4'000'000, false, true},     // but not a third
+      {2, 3, 1'000'000, false, false},    // small work: keep queueing
+      {1, 2, 1'000, true, false},         // other tenants busy: two batches still fine
+      {2, 3, 1'000, true, true},          // but no more, whatever their size
+      {0, 1, 1'000, true, false},        {9, 10, 0, false, true},  // ring nearly full
+      {8, 9, 0, false, false},
+  };
+  for (const Case& c : cases)
+    EXPECT_EQ(QueueFull(p, c.end_marks, c.marks, c.est, c.shared), c.want)
+        << c.end_marks << " " << c.marks << " " << c.est << " " << c.shared;
+}
+
+TEST(UpdateEstimate, Table) {
+  EXPECT_EQ(UpdateEstimate(0, 1000, 10), 100);    // first sample taken as is
+  EXPECT_EQ(UpdateEstimate(100, 2000, 10), 125);  // then a quarter step toward the sample
+  EXPECT_EQ(UpdateEstimate(100, 2000, 0), 100);   // no launches: no information
+  EXPECT_EQ(UpdateEstimate(0, 0, 5), 1);          // never 0 once known
+}
+
+}  // namespace
+}  // namespace vgpu::sm

@@ -1,0 +1,266 @@
+// Closed-loop tests of the SM limiter on the simulated GPU: many tenant processes at once, each a
+// saturating kernel loop going through the limiter's launch hooks, and the GPU's own record of
+// how much time each got. Shares are asserted within ±3 points of the limits, for GPUs of 20 and
+// 190 SMs (kernel durations differ ~7x between them; the controller must not care).
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sim_gpu.h"
+
+extern char** environ;
+
+namespace vgpu::sm::testing {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr double kBaseline = -1.0;
+
+struct Tenant {
+  int container;  // tenants with the same number share one container budget
+  int limit;      // CUDA_DEVICE_SM_LIMIT
+  std::string policy = "force";
+  int priority = 1;
+  int64_t kill_after_ms = 0;  // SIGKILL this tenant that long after the start (0 = never)
+};
+
+struct Scenario {
+  std::string name;
+  int sms;
+  std::vector<Tenant> tenants;
+  // Expected share (percent of the window) per container, indexed by container number.
+  std::vector<double> expected;
+  int sharing_flag = 0;  // VgpuSmDeviceShared.sharing preset for every container (node monitor)
+};
+
+class SimRun {
+ public:
+  explicit SimRun(std::string dir) : dir_(std::move(dir)) {}
+
+  // Starts every scenario's tenants at once; the window is [start + warmup, start + total).
+  void Run(std::vector<Scenario>& scenarios, int64_t warmup_ms, int64_t window_ms) {
+    const int64_t start = SimNowNs() + 300 * kMs;  // let every process start first
+    const int64_t window_start = start + warmup_ms * kMs;
+    const int64_t deadline = window_start + window_ms * kMs;
+    window_ns_ = deadline - window_start;
+    std::vector<std::pair<pid_t, int64_t>> kills;
+    for (size_t s = 0; s < scenarios.size(); ++s) {
+      Scenario& sc = scenarios[s];
+      std::string sdir = dir_ + "/s" + std::to_string(s);
+      mkdir(sdir.c_str(), 0700);
+      mkdir((sdir + "/peers").c_str(), 0700);
+      ASSERT_TRUE(SimCreate((sdir + "/gpu").c_str(), sc.sms, window_start, deadline));
+      if (sc.sharing_flag != 0) PresetSharingFlag(sdir, sc);
+      for (size_t t = 0; t < sc.tenants.size(); ++t) {
+        const Tenant& tn = sc.tenants[t];
+        std::vector<std::string> env = {
+            "SIM_GPU_FILE=" + sdir + "/gpu",
+            "SIM_TENANT=" + std::to_string(t),
+            "SIM_START_NS=" + std::to_string(start),
+            "SIM_DEADLINE_NS=" + std::to_string(deadline),
+            "CUDA_DEVICE_SM_LIMIT=" + std::to_string(tn.limit),
+            "GPU_CORE_UTILIZATION_POLICY=" + tn.policy,
+            "CUDA_TASK_PRIORITY=" + std::to_string(tn.priority),
+            "CUDA_DEVICE_MEMORY_SHARED_CACHE=" + sdir + "/c" + std::to_string(tn.container) +
+                ".cache",
+            "VGPU_SM_PEER_DIR=" + sdir + "/peers",
+        };
+        pid_t pid = Spawn(env, sdir + "/t" + std::to_string(t) + ".log");
+        ASSERT_GT(pid, 0);
+        pids_.push_back(pid);
+        if (tn.kill_after_ms > 0) kills.emplace_back(pid, start + tn.kill_after_ms * kMs);
+      }
+    }
+    for (auto& [pid, when] : kills) {
+      int64_t now = SimNowNs();
+      if (when > now) usleep(static_cast<useconds_t>((when - now) / 1000));
+      kill(pid, SIGKILL);
+    }
+    for (pid_t pid : pids_) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+    }
+  }
+
+  // Share of the window each container got, in percent.
+  std::vector<double> Shares(const Scenario& sc, size_t index) const {
+    SimGpuFile file{};
+    std::string sdir = dir_ + "/s" + std::to_string(index);
+    EXPECT_TRUE(SimRead((sdir + "/gpu").c_str(), &file));
+    std::vector<double> shares(sc.expected.size(), 0.0);
+    for (size_t t = 0; t < sc.tenants.size(); ++t)
+      shares[sc.tenants[t].container] += 100.0 * file.service_ns[t] / window_ns_;
+    return shares;
+  }
+
+ private:
+  static void PresetSharingFlag(const std::string& sdir, const Scenario& sc) {
+    for (const Tenant& tn : sc.tenants) {
+      std::string path = sdir + "/c" + std::to_string(tn.container) + ".cache.sm";
+      FILE* f = fopen(path.c_str(), "w+");
+      ASSERT_NE(f, nullptr);
+      VgpuSmRegion region{};
+      region.magic = VGPU_SM_REGION_MAGIC;
+      region.version = VGPU_SM_REGION_VERSION;
+      region.size = sizeof(region);
+      for (auto& d : region.devices) d.sharing = sc.sharing_flag;
+      ASSERT_EQ(fwrite(&region, sizeof(region), 1, f), 1u);
+      fclose(f);
+    }
+  }
+
+  pid_t Spawn(const std::vector<std::string>& extra, const std::string& log) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string kv = *e;
+      if (kv.rfind("CUDA_", 0) == 0 || kv.rfind("GPU_CORE", 0) == 0 || kv.rfind("SIM_", 0) == 0 ||
+          kv.rfind("VGPU_", 0) == 0)
+        continue;
+      env.push_back(kv);
+    }
+    env.insert(env.end(), extra.begin(), extra.end());
+    std::vector<char*> envp;
+    for (std::string& kv : env) envp.push_back(kv.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char path[] = SM_SIM_TENANT_PATH;
+    char* argv[] = {path, nullptr};
+    pid_t pid = -1;
+    if (posix_spawn(&pid, path, &actions, nullptr, argv, envp.data()) != 0) pid = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  }
+
+  std::string dir_;
+  int64_t window_ns_ = 1;
+  std::vector<pid_t> pids_;
+};
+
+class SmLimitSimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vgpu-sm-sim-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    if (getenv("SM_SIM_KEEP") != nullptr) {  // keep the tenants' logs for a look
+      std::printf("kept %s\n", dir_.c_str());
+      return;
+    }
+    std::string cmd = "rm -rf " + dir_;
+    ASSERT_EQ(system(cmd.c_str()), 0);
+  }
+
+  void RunAndCheck(std::vector<Scenario> scenarios, double tolerance, int64_t warmup_ms = 800,
+                   int64_t window_ms = 3000) {
+    SimRun run(dir_);
+    run.Run(scenarios, warmup_ms, window_ms);
+    // An expected share of kBaseline means "what an unlimited tenant got in the same run" (the
+    // first scenario): the workload's own gaps (synchronisations) are not the limiter's.
+    double baseline = 100.0;
+    for (size_t s = 0; s < scenarios.size(); ++s) {
+      Scenario& sc = scenarios[s];
+      std::vector<double> shares = run.Shares(sc, s);
+      if (s == 0 && sc.expected[0] == kBaseline) baseline = shares[0];
+      for (double& e : sc.expected) e = e == kBaseline ? baseline : e;
+      std::string line = sc.name + " (" + std::to_string(sc.sms) + " SMs):";
+      for (size_t c = 0; c < shares.size(); ++c) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), " %.1f%% (want %.0f)", shares[c], sc.expected[c]);
+        line += buf;
+      }
+      std::printf("%s\n", line.c_str());
+      for (size_t c = 0; c < shares.size(); ++c)
+        EXPECT_NEAR(shares[c], sc.expected[c], tolerance) << line;
+    }
+  }
+
+  std::string dir_;
+};
+
+std::vector<Tenant> Containers(std::initializer_list<int> limits) {
+  std::vector<Tenant> tenants;
+  int c = 0;
+  for (int limit : limits) tenants.push_back(Tenant{c++, limit});
+  return tenants;
+}
+
+TEST_F(SmLimitSimTest, OneTenantGetsItsLimit) {
+  std::vector<Scenario> scenarios;
+  for (int sms : {20, 190}) {
+    for (int limit : {10, 30, 50, 70, 90})
+      scenarios.push_back({"1 tenant " + std::to_string(limit),
+                           sms,
+                           Containers({limit}),
+                           {static_cast<double>(limit)}});
+  }
+  RunAndCheck(scenarios, 3.0);
+}
+
+std::vector<Scenario> SharingScenarios(int sms) {
+  return {
+      {"2 tenants 30+70", sms, Containers({30, 70}), {30, 70}},
+      {"3 tenants 20/30/50", sms, Containers({20, 30, 50}), {20, 30, 50}},
+      {"4 tenants 10/20/30/40", sms, Containers({10, 20, 30, 40}), {10, 20, 30, 40}},
+  };
+}
+
+TEST_F(SmLimitSimTest, TenantsSharingASmallGpuGetTheirLimits) {
+  std::vector<Scenario> scenarios = SharingScenarios(20);
+  scenarios.push_back({"2 tenants 20+30 (GPU not full)", 20, Containers({20, 30}), {20, 30}});
+  RunAndCheck(scenarios, 3.0);
+}
+
+TEST_F(SmLimitSimTest, TenantsSharingABigGpuGetTheirLimits) {
+  std::vector<Scenario> scenarios = SharingScenarios(190);
+  scenarios.push_back({"2 tenants 90+10", 190, Containers({90, 10}), {90, 10}});
+  RunAndCheck(scenarios, 3.0);
+}
+
+// Two processes of one container share one budget; killing one (SIGKILL, at any instruction,
+// possibly while holding budget or busy flags) must neither stall the other nor leak budget.
+TEST_F(SmLimitSimTest, SigkilledProcessNeverBlocksItsContainerOrPeers) {
+  std::vector<Scenario> scenarios;
+  Scenario same_container{"container of 2 processes at 40, one killed", 190, {}, {40}};
+  same_container.tenants = {Tenant{0, 40}, Tenant{0, 40, "force", 1, 300}};
+  scenarios.push_back(same_container);
+  Scenario peers{"40 + 60 with a killed third container", 20, {}, {40, 60, 0}};
+  peers.tenants = {Tenant{0, 40}, Tenant{1, 60}, Tenant{2, 50, "force", 1, 400}};
+  scenarios.push_back(peers);
+  RunAndCheck(scenarios, 3.0);
+}
+
+// GPU_CORE_UTILIZATION_POLICY: `default` holds the limit unless the node monitor said the
+// container is alone on the GPU; `disable` never limits.
+TEST_F(SmLimitSimTest, PolicyDefaultFollowsTheSharingFlag) {
+  std::vector<Scenario> scenarios;
+  scenarios.push_back({"no limit (baseline)", 190, {Tenant{0, 0}}, {kBaseline}});
+  Scenario unknown{"default, flag not driven", 190, {Tenant{0, 30, "default"}}, {30}};
+  scenarios.push_back(unknown);
+  Scenario shared{"default, flag shared", 190, {Tenant{0, 30, "default"}}, {30}};
+  shared.sharing_flag = VGPU_SM_SHARING_SHARED;
+  scenarios.push_back(shared);
+  Scenario alone{"default, flag alone", 190, {Tenant{0, 30, "default"}}, {kBaseline}};
+  alone.sharing_flag = VGPU_SM_SHARING_ALONE;
+  scenarios.push_back(alone);
+  Scenario disabled{"disable", 190, {Tenant{0, 30, "disable"}}, {kBaseline}};
+  scenarios.push_back(disabled);
+  RunAndCheck(scenarios, 3.0);
+}
+
+}  // namespace
+}  // namespace vgpu::sm::testing
