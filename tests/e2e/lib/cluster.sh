@@ -1,0 +1,203 @@
+# Starts the control plane (etcd, kube-apiserver, kube-scheduler with our extender) and fake-GPU
+# nodes (containerd + kubelet + our device plugin), all on loopback.
+
+E2E_SCHEDULER_NAME=hami-scheduler
+
+start_etcd() {
+  mkdir -p "$E2E_WORK/etcd"
+  start_daemon etcd etcd --name e2e --data-dir "$E2E_WORK/etcd" \
+    --listen-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$E2E_ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 10))" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 10))" \
+    --initial-cluster "e2e=http://127.0.0.1:$((E2E_ETCD_PORT + 10))" \
+    --listen-metrics-urls "http://127.0.0.1:$((E2E_ETCD_PORT + 20))"
+  wait_until 30 "etcd health" curl -sf "http://127.0.0.1:$E2E_ETCD_PORT/health" ||
+    die "etcd did not become healthy (log: $E2E_LOGS/etcd.log)"
+}
+
+apiserver_ready() {
+  curl -sf --cacert "$E2E_CERTS/ca.crt" --cert "$E2E_CERTS/admin.crt" --key "$E2E_CERTS/admin.key" \
+    "$E2E_SERVER/readyz"
+}
+
+start_apiserver() {
+  # ServiceAccount admission is off: without kube-controller-manager no namespace gets its
+  # "default" ServiceAccount, and the tests need no in-pod API access.
+  start_daemon kube-apiserver "$E2E_K8S_BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$E2E_ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
+    --secure-port "$E2E_APISERVER_PORT" --insecure-port 0 \
+    --service-cluster-ip-range 10.96.0.0/16 \
+    --client-ca-file "$E2E_CERTS/ca.crt" \
+    --tls-cert-file "$E2E_CERTS/apiserver.crt" --tls-private-key-file "$E2E_CERTS/apiserver.key" \
+    --kubelet-client-certificate "$E2E_CERTS/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$E2E_CERTS/apiserver-kubelet-client.key" \
+    --token-auth-file "$E2E_CERTS/tokens.csv" \
+    --service-account-key-file "$E2E_CERTS/sa.pub" \
+    --service-account-signing-key-file "$E2E_CERTS/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc \
+    --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction,MutatingAdmissionWebhook \
+    --disable-admission-plugins ServiceAccount \
+    --allow-privileged=true \
+    --v 1
+  wait_until 90 "kube-apiserver /readyz" apiserver_ready ||
+    die "kube-apiserver did not become ready (log: $E2E_LOGS/kube-apiserver.log)"
+  # RBAC bootstrap (system:kube-scheduler, system:node...) is done by a post-start hook; wait for it.
+  wait_until 60 "bootstrap RBAC roles" k get clusterrole system:kube-scheduler ||
+    die "kube-apiserver did not create its bootstrap RBAC roles"
+}
+
+apply_rbac() {
+  log "applying deploy/rbac"
+  k apply -f "$E2E_REPO/deploy/rbac/" >>"$E2E_LOGS/kubectl.log" 2>&1 ||
+    die "kubectl apply -f deploy/rbac failed (see $E2E_LOGS/kubectl.log)"
+}
+
+register_webhook() {
+  log "registering the mutating webhook at https://127.0.0.1:$E2E_WEBHOOK_PORT/webhook"
+  WEBHOOK_URL="https://127.0.0.1:$E2E_WEBHOOK_PORT/webhook" \
+    CA_BUNDLE=$(base64 -w0 <"$E2E_CERTS/ca.crt") \
+    render "$E2E_REPO/deploy/webhook/mutating-webhook-url.yaml" "$E2E_WORK/webhook.yaml" \
+    WEBHOOK_URL CA_BUNDLE
+  k apply -f "$E2E_WORK/webhook.yaml" >>"$E2E_LOGS/kubectl.log" 2>&1 ||
+    die "could not register the MutatingWebhookConfiguration (see $E2E_LOGS/kubectl.log)"
+}
+
+start_kube_scheduler() {
+  SCHEDULER_NAME=$E2E_SCHEDULER_NAME \
+    SCHEDULER_KUBECONFIG="$E2E_WORK/kubeconfig/kube-scheduler.kubeconfig" \
+    EXTENDER_URL="http://127.0.0.1:$E2E_EXTENDER_PORT" \
+    render "$E2E_REPO/deploy/kube-scheduler/config-v1beta1.yaml" "$E2E_WORK/kube-scheduler.yaml" \
+    SCHEDULER_NAME SCHEDULER_KUBECONFIG EXTENDER_URL
+  start_daemon kube-scheduler "$E2E_K8S_BIN/kube-scheduler" \
+    --config "$E2E_WORK/kube-scheduler.yaml" \
+    --port "$E2E_SCHEDULER_HEALTH_PORT" --address 127.0.0.1 --secure-port 0 --v 2
+  wait_until 30 "kube-scheduler /healthz" \
+    curl -sf "http://127.0.0.1:$E2E_SCHEDULER_HEALTH_PORT/healthz" ||
+    die "kube-scheduler did not become healthy (log: $E2E_LOGS/kube-scheduler.log)"
+}
+
+# ---- nodes ----------------------------------------------------------------------------------
+# Node i (1-based) gets its own containerd, CNI bridge, kubelet ports and device-plugin folder.
+# kubelet 1.20 hard-codes /var/lib/kubelet/device-plugins, so each kubelet runs in a private mount
+# namespace where that path is a bind mount of the node's own folder.
+
+node_dir() { echo "$E2E_WORK/nodes/$1"; }
+node_sock() { echo "/run/vgpu-e2e/$1/containerd.sock"; }
+node_device_plugin_dir() { echo "$(node_dir "$1")/device-plugins"; }
+
+start_containerd() {
+  local node=$1 i=$2 dir
+  dir=$(node_dir "$node")
+  mkdir -p "$dir/cni" "$dir/containerd" "/run/vgpu-e2e/$node"
+  cat >"$dir/cni/10-e2e.conflist" <<EOF
+{"cniVersion": "0.4.0", "name": "e2e-$node",
+ "plugins": [{"type": "bridge", "bridge": "e2ebr$i", "isGateway": true, "ipMasq": false,
+              "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.$i.0/24"}]],
+                       "routes": [{"dst": "0.0.0.0/0"}]}},
+             {"type": "loopback"}]}
+EOF
+  cat >"$dir/containerd.toml" <<EOF
+version = 2
+root = "$dir/containerd/root"
+state = "/run/vgpu-e2e/$node/state"
+[grpc]
+  address = "$(node_sock "$node")"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$E2E_PAUSE_IMAGE"
+  # Sandboxes ask for oom_score_adj -998; without CAP_SYS_RESOURCE (container sandboxes, CI
+  # runners) runc then dies with "can't get final child's PID from pipe". Clamp instead.
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "${E2E_SNAPSHOTTER:-overlayfs}"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        BinaryName = "${E2E_RUNC:-runc}"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$dir/cni"
+EOF
+  start_daemon "containerd-$node" containerd --config "$dir/containerd.toml"
+  wait_until 30 "containerd of $node" ctr --address "$(node_sock "$node")" version ||
+    die "containerd of $node did not start (log: $E2E_LOGS/containerd-$node.log)"
+  import_images "$(node_sock "$node")"
+}
+
+start_kubelet() {
+  local node=$1 i=$2 dir
+  dir=$(node_dir "$node")
+  mkdir -p "$dir/kubelet" "$(node_device_plugin_dir "$node")" /var/lib/kubelet/device-plugins
+  cat >"$dir/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+port: $((11250 + 10 * i))
+healthzBindAddress: 127.0.0.1
+healthzPort: $((11248 + 10 * i))
+readOnlyPort: 0
+tlsCertFile: $E2E_CERTS/kubelet-serving-$node.crt
+tlsPrivateKeyFile: $E2E_CERTS/kubelet-serving-$node.key
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: $E2E_CERTS/ca.crt}
+authorization: {mode: AlwaysAllow}
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: []
+failSwapOn: false
+evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+serializeImagePulls: false
+maxPods: 110
+nodeStatusUpdateFrequency: 4s
+resolvConf: ""
+EOF
+  generate_node_cert "$node"
+  start_daemon "kubelet-$node" unshare --mount --propagation private -- /bin/sh -c \
+    'mount --bind "$0" /var/lib/kubelet/device-plugins && exec "$@"' \
+    "$(node_device_plugin_dir "$node")" \
+    "$E2E_K8S_BIN/kubelet" --config "$dir/kubelet.yaml" \
+    --kubeconfig "$E2E_WORK/kubeconfig/kubelet-$node.kubeconfig" \
+    --container-runtime remote \
+    --container-runtime-endpoint "unix://$(node_sock "$node")" \
+    --root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" \
+    --hostname-override "$node" --node-ip 127.0.0.1 \
+    --node-labels "gpu=on,vgpu-e2e/node-index=$i" --v 2
+}
+
+node_ready() {
+  [[ $(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}') == True ]]
+}
+
+# Without kube-controller-manager nothing removes the taints kubelet registers with; we do.
+untaint_node() {
+  k taint node "$1" node.kubernetes.io/not-ready- >/dev/null 2>&1 || true
+  k taint node "$1" node.kubernetes.io/unreachable- >/dev/null 2>&1 || true
+}
+
+start_node() {
+  local node=$1 i=$2
+  start_containerd "$node" "$i"
+  start_kubelet "$node" "$i"
+  wait_until 120 "node $node Ready" node_ready "$node" || {
+    k describe node "$node" >&2 || true
+    die "node $node did not become Ready (log: $E2E_LOGS/kubelet-$node.log)"
+  }
+  untaint_node "$node"
+  log "node $node is Ready"
+}
+
+stop_node_processes() {
+  local node=$1
+  stop_daemon "device-plugin-$node"
+  stop_daemon "kubelet-$node"
+  # Sandboxes and containers of this node go with its containerd; their shims are reaped by it.
+  stop_daemon "containerd-$node"
+}

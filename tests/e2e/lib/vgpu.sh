@@ -1,0 +1,51 @@
+# Builds and starts our own binaries: vgpu-scheduler (extender + webhook) and vgpu-device-plugin.
+
+E2E_VGPU_BUILD=${E2E_VGPU_BUILD:-$E2E_REPO/build/e2e}
+E2E_FAKE_GPUS=${E2E_FAKE_GPUS:-2}
+E2E_FAKE_GPU_MEMORY=${E2E_FAKE_GPU_MEMORY:-16384}
+E2E_SPLIT_COUNT=${E2E_SPLIT_COUNT:-16}
+
+# Locations of the binaries once built; E2E_SCHEDULER_BIN / E2E_DEVICE_PLUGIN_BIN override.
+scheduler_bin() { echo "${E2E_SCHEDULER_BIN:-$E2E_VGPU_BUILD/scheduler/vgpu-scheduler}"; }
+device_plugin_bin() { echo "${E2E_DEVICE_PLUGIN_BIN:-$E2E_VGPU_BUILD/deviceplugin/vgpu-device-plugin}"; }
+
+# Release build (no sanitizers: the binaries are long-running daemons here, and speed matters
+# more than in unit tests) of just the two daemons, in a build folder of our own.
+build_vgpu() {
+  if [[ -n ${E2E_SCHEDULER_BIN:-} && -n ${E2E_DEVICE_PLUGIN_BIN:-} ]]; then return 0; fi
+  local components="core;kube;deviceplugin;scheduler"
+  log "building vgpu-scheduler and vgpu-device-plugin in $E2E_VGPU_BUILD"
+  cmake -S "$E2E_REPO" -B "$E2E_VGPU_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DVGPU_COMPONENTS="$components" >"$E2E_LOGS/vgpu-build.log" 2>&1 ||
+    die "cmake configure failed (see $E2E_LOGS/vgpu-build.log)"
+  cmake --build "$E2E_VGPU_BUILD" -j"${E2E_JOBS:-2}" --target vgpu-scheduler vgpu-device-plugin \
+    >>"$E2E_LOGS/vgpu-build.log" 2>&1 || {
+    tail -n 30 "$E2E_LOGS/vgpu-build.log" >&2
+    die "building vgpu-scheduler / vgpu-device-plugin failed (see $E2E_LOGS/vgpu-build.log)"
+  }
+}
+
+extender_healthy() { curl -sf "http://127.0.0.1:$E2E_EXTENDER_PORT/healthz"; }
+
+start_vgpu_scheduler() {
+  start_daemon vgpu-scheduler "$(scheduler_bin)" \
+    --kubeconfig "$E2E_WORK/kubeconfig/hami-scheduler.kubeconfig" \
+    --http-bind "127.0.0.1:$E2E_EXTENDER_PORT" \
+    --https-bind "127.0.0.1:$E2E_WEBHOOK_PORT" \
+    --tls-cert "$E2E_CERTS/webhook.crt" --tls-key "$E2E_CERTS/webhook.key" \
+    --scheduler-name "$E2E_SCHEDULER_NAME" \
+    ${E2E_SCHEDULER_ARGS:-} # word-split on purpose: extra flags
+  wait_until 30 "vgpu-scheduler extender /healthz" extender_healthy ||
+    die "vgpu-scheduler did not answer on 127.0.0.1:$E2E_EXTENDER_PORT (log: $E2E_LOGS/vgpu-scheduler.log)"
+}
+
+start_device_plugin() {
+  local node=$1
+  start_daemon "device-plugin-$node" "$(device_plugin_bin)" \
+    --kubeconfig "$E2E_WORK/kubeconfig/hami-device-plugin.kubeconfig" \
+    --node-name "$node" \
+    --fake-gpus "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB" \
+    --device-split-count "$E2E_SPLIT_COUNT" \
+    --device-plugin-dir "$(node_device_plugin_dir "$node")" \
+    ${E2E_DEVICE_PLUGIN_ARGS:-} # word-split on purpose: extra flags
+}
