@@ -14,8 +14,8 @@ constexpr std::string_view kDefaultName = "NVIDIA H100 80GB HBM3";
 constexpr int kDefaultSms = 132;
 
 std::string Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
   return std::string(s);
 }
 
@@ -44,7 +44,7 @@ const std::string& PerGpu(const std::vector<std::string>& list, size_t i) {
 }  // namespace
 
 std::optional<std::string> ProcessEnv(const char* name) {
-  const char* v = std::getenv(name);
+  const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
   if (v == nullptr) return std::nullopt;
   return std::string(v);
 }
@@ -96,7 +96,8 @@ std::optional<std::array<unsigned char, 16>> ParseUuid(std::string_view text) {
     if (c == '-') continue;
     int h = HexValue(c);
     if (h < 0 || digits >= 32) return std::nullopt;
-    out[digits / 2] = static_cast<unsigned char>(out[digits / 2] | (h << (digits % 2 ? 0 : 4)));
+    out[digits / 2] =
+        static_cast<unsigned char>(out[digits / 2] | (h << (digits % 2 == 1 ? 0 : 4)));
     ++digits;
   }
   if (digits != 32) return std::nullopt;
@@ -105,13 +106,13 @@ std::optional<std::array<unsigned char, 16>> ParseUuid(std::string_view text) {
 
 std::string DefaultUuid(int index) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "GPU-00000000-0000-0000-0000-0000000000%02x", index & 0xff);
+  (void)std::snprintf(buf, sizeof buf, "GPU-00000000-0000-0000-0000-0000000000%02x", index & 0xff);
   return buf;
 }
 
 std::optional<FakeConfig> LoadConfig(EnvLookup env, std::string* error) {
   auto fail = [&](const std::string& msg) -> std::optional<FakeConfig> {
-    if (error) *error = msg;
+    if (error != nullptr) *error = msg;
     return std::nullopt;
   };
   FakeConfig cfg;

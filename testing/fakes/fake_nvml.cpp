@@ -28,7 +28,7 @@ struct NvmlState {
   int init_count = 0;
   FakeConfig config;
   SharedState* shared = nullptr;
-  nvmlDevice_st devices[kMaxDevices];
+  nvmlDevice_st devices[kMaxDevices]{};
 };
 
 NvmlState& State() {
@@ -63,12 +63,12 @@ nvmlReturn_t Init() {
     std::string error;
     auto cfg = LoadConfig(ProcessEnv, &error);
     if (!cfg) {
-      std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
+      (void)std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
       return NVML_ERROR_UNKNOWN;
     }
     SharedState* shared = SharedState::Open(cfg->state_dir, &error);
     if (shared == nullptr) {
-      std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
+      (void)std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
       return NVML_ERROR_UNKNOWN;
     }
     s.config = std::move(*cfg);
@@ -85,7 +85,7 @@ nvmlReturn_t RunningProcesses(nvmlDevice_t device, unsigned int* count, Info* in
   if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   auto procs = s->shared->Processes(device->index);
-  const unsigned int n = static_cast<unsigned int>(procs.size());
+  const auto n = static_cast<unsigned int>(procs.size());
   if (*count < n || (infos == nullptr && n > 0)) {
     *count = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -97,8 +97,8 @@ nvmlReturn_t RunningProcesses(nvmlDevice_t device, unsigned int* count, Info* in
     infos[i].usedGpuMemory = procs[i].used_bytes;
     if constexpr (requires { infos[i].gpuInstanceId; }) {
       if (ids) {
-        infos[i].gpuInstanceId = 0xFFFFFFFFu;  // no MIG
-        infos[i].computeInstanceId = 0xFFFFFFFFu;
+        infos[i].gpuInstanceId = 0xFFFFFFFFU;  // no MIG
+        infos[i].computeInstanceId = 0xFFFFFFFFU;
       }
     }
   }
@@ -316,7 +316,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
   auto busy =
       s->shared->BusyByProcess(device->index, now_ns - window_us * 1000, now_ns, &device_busy);
   if (busy.empty()) return NVML_ERROR_NOT_FOUND;
-  const unsigned int n = static_cast<unsigned int>(busy.size());
+  const auto n = static_cast<unsigned int>(busy.size());
   if (utilization == nullptr || *processSamplesCount < n) {
     *processSamplesCount = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -353,8 +353,8 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   *pci = nvmlPciInfo_t{};
   const std::string legacy = PciBusId(device->index, false);
   const std::string full = PciBusId(device->index, true);
-  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", legacy.c_str());
-  std::snprintf(pci->busId, sizeof pci->busId, "%s", full.c_str());
+  (void)std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", legacy.c_str());
+  (void)std::snprintf(pci->busId, sizeof pci->busId, "%s", full.c_str());
   pci->domain = 0;
   pci->bus = PciBus(device->index);
   pci->device = 0;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "sim_clock.h"
 
@@ -31,11 +32,16 @@ bool MakeDirs(const std::string& dir) {
   return true;
 }
 
+std::string ErrorText(int err) {
+  char buf[128];
+  return strerror_r(err, buf, sizeof buf);  // GNU strerror_r: returns the message
+}
+
 }  // namespace
 
 uint64_t ProcessStartTime(int pid) {
   char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  (void)std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buf[1024];
@@ -75,31 +81,31 @@ class SharedState::Guard {
 };
 
 SharedState* SharedState::Open(const std::string& dir, std::string* error) {
-  // One mapping per state directory for the life of the process (never unmapped: other
-  // threads may still be inside a call while the process exits).
+  // One mapping per state directory for the life of the process, deliberately never destroyed:
+  // other threads (or other libraries' exit handlers) may still call in while the process exits.
   static std::mutex registry_mu;
-  static std::map<std::string, SharedState*>* registry = new std::map<std::string, SharedState*>();
+  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory)
+  static auto* registry = new std::map<std::string, std::unique_ptr<SharedState>>();
   std::lock_guard<std::mutex> lock(registry_mu);
   auto it = registry->find(dir);
-  if (it != registry->end()) return it->second;
+  if (it != registry->end()) return it->second.get();
   if (!MakeDirs(dir)) {
-    if (error) *error = "cannot create VGPU_FAKE_STATE_DIR " + dir + ": " + std::strerror(errno);
+    if (error != nullptr)
+      *error = "cannot create VGPU_FAKE_STATE_DIR " + dir + ": " + ErrorText(errno);
     return nullptr;
   }
-  auto* state = new SharedState();
-  state->path_ = dir + "/state-v1";
-  if (!state->Map(error)) {
-    delete state;
-    return nullptr;
-  }
-  (*registry)[dir] = state;
-  return state;
+  auto state = std::make_unique<SharedState>(dir + "/state-v1");
+  if (!state->Map(error)) return nullptr;
+  SharedState* raw = state.get();
+  (*registry)[dir] = std::move(state);
+  return raw;
 }
 
 bool SharedState::Map(std::string* error) {
   fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd_ < 0) {
-    if (error) *error = "cannot open fake GPU state file " + path_ + ": " + std::strerror(errno);
+    if (error != nullptr)
+      *error = "cannot open fake GPU state file " + path_ + ": " + ErrorText(errno);
     return false;
   }
   owner_pid_ = getpid();
@@ -109,13 +115,15 @@ bool SharedState::Map(std::string* error) {
   fstat(fd_, &st);
   bool fresh = static_cast<size_t>(st.st_size) != sizeof(SharedLayout);
   if (fresh && ftruncate(fd_, sizeof(SharedLayout)) != 0) {
-    if (error) *error = "cannot size fake GPU state file " + path_ + ": " + std::strerror(errno);
+    if (error != nullptr)
+      *error = "cannot size fake GPU state file " + path_ + ": " + ErrorText(errno);
     flock(fd_, LOCK_UN);
     return false;
   }
   void* p = mmap(nullptr, sizeof(SharedLayout), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) {
-    if (error) *error = "cannot map fake GPU state file " + path_ + ": " + std::strerror(errno);
+    if (error != nullptr)
+      *error = "cannot map fake GPU state file " + path_ + ": " + ErrorText(errno);
     flock(fd_, LOCK_UN);
     return false;
   }
@@ -282,7 +290,7 @@ std::vector<ProcessBusy> SharedState::BusyByProcess(int dev, int64_t from_ns, in
       }
     }
   }
-  if (device_busy_ns) *device_busy_ns = total;
+  if (device_busy_ns != nullptr) *device_busy_ns = total;
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fake_config.h"
@@ -75,6 +76,7 @@ class SharedState {
  public:
   // Opens (creating if needed) <dir>/state-v1. Returns nullptr and sets `error` on failure.
   static SharedState* Open(const std::string& dir, std::string* error);
+  explicit SharedState(std::string path) : path_(std::move(path)) {}
 
   // Adds `bytes` to device `dev` for this process unless that would exceed `total`.
   bool TryCharge(int dev, uint64_t bytes, uint64_t total);
@@ -94,7 +96,6 @@ class SharedState {
 
  private:
   class Guard;
-  SharedState() = default;
   bool Map(std::string* error);
   void EnsureMappedForThisProcess();
   void ReclaimDead();

@@ -34,8 +34,10 @@ uint64_t RoundUp(uint64_t v, uint64_t unit) {
 
 uint64_t ArrayBytes(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned levels) {
   uint64_t total = 0;
-  uint64_t w = d.Width, h = std::max<size_t>(d.Height, 1), z = std::max<size_t>(d.Depth, 1);
-  for (unsigned l = 0; l < std::max(levels, 1u); ++l) {
+  uint64_t w = d.Width;
+  uint64_t h = std::max<size_t>(d.Height, 1);
+  uint64_t z = std::max<size_t>(d.Depth, 1);
+  for (unsigned l = 0; l < std::max(levels, 1U); ++l) {
     total += w * h * z * d.NumChannels * ElementBytes(d.Format);
     w = std::max<uint64_t>(w / 2, 1);
     h = std::max<uint64_t>(h / 2, 1);

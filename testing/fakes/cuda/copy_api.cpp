@@ -11,14 +11,16 @@ using namespace vgpu::fake;
 
 extern "C" {
 // Per-thread-default-stream variants cuda.h does not declare.
-FAKE_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr, const void*, size_t);
-FAKE_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void*, CUdeviceptr, size_t);
-FAKE_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr, CUdeviceptr, size_t);
-FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr, const void*, size_t, CUstream);
-FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void*, CUdeviceptr, size_t, CUstream);
-FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-FAKE_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr, unsigned char, size_t);
-FAKE_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr, unsigned int, size_t);
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void* src, size_t n);
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t n);
+FAKE_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n);
+FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void* src, size_t n,
+                                               CUstream s);
+FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void* dst, CUdeviceptr src, size_t n, CUstream s);
+FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                                               CUstream s);
+FAKE_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char value, size_t n);
+FAKE_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int value, size_t n);
 }
 
 namespace {
@@ -110,16 +112,16 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
   return Copy(nullptr, dst, src, n, s, true, false);
 }
-CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char, size_t n) {
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char /*value*/, size_t n) {
   return Copy(nullptr, dst, 0, n, nullptr, false, true);
 }
-CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char, size_t n) {
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char /*value*/, size_t n) {
   return Copy(nullptr, dst, 0, n, nullptr, true, true);
 }
-CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int, size_t n) {
+CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int /*value*/, size_t n) {
   return Copy(nullptr, dst, 0, n * 4, nullptr, false, true);
 }
-CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int, size_t n) {
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int /*value*/, size_t n) {
   return Copy(nullptr, dst, 0, n * 4, nullptr, true, true);
 }
 

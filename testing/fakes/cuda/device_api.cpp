@@ -87,8 +87,6 @@ bool AttributeValue(CUdevice_attribute attr, const GpuSpec& gpu, int physical, i
       return true;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
-      *out = 65536;
-      return true;
     case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:
       *out = 65536;
       return true;
@@ -145,13 +143,13 @@ CUresult cuInit(unsigned int flags) {
   std::string error;
   auto cfg = LoadConfig(ProcessEnv, &error);
   if (!cfg) {
-    std::fprintf(stderr, "fake libcuda: %s\n", error.c_str());
+    (void)std::fprintf(stderr, "fake libcuda: %s\n", error.c_str());
     d.init_result = CUDA_ERROR_INVALID_VALUE;
     return d.init_result;
   }
   d.shared = SharedState::Open(cfg->state_dir, &error);
   if (d.shared == nullptr) {
-    std::fprintf(stderr, "fake libcuda: %s\n", error.c_str());
+    (void)std::fprintf(stderr, "fake libcuda: %s\n", error.c_str());
     d.init_result = CUDA_ERROR_OPERATING_SYSTEM;
     return d.init_result;
   }
@@ -190,7 +188,7 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
   std::lock_guard<std::mutex> lock(D().mu);
   if (auto rc = CheckDevice(dev); rc != CUDA_SUCCESS) return rc;
   if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-  std::snprintf(name, static_cast<size_t>(len), "%s", D().config.name.c_str());
+  (void)std::snprintf(name, static_cast<size_t>(len), "%s", D().config.name.c_str());
   return CUDA_SUCCESS;
 }
 
@@ -217,7 +215,7 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
 CUresult cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
   size_t full = 0;
   CUresult rc = cuDeviceTotalMem_v2(&full, dev);
-  if (rc == CUDA_SUCCESS) *bytes = full > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<unsigned>(full);
+  if (rc == CUDA_SUCCESS) *bytes = full > 0xFFFFFFFFU ? 0xFFFFFFFFU : static_cast<unsigned>(full);
   return rc;
 }
 
@@ -234,22 +232,23 @@ CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   std::lock_guard<std::mutex> lock(D().mu);
   if (auto rc = CheckDevice(dev); rc != CUDA_SUCCESS) return rc;
   if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-  std::snprintf(pciBusId, static_cast<size_t>(len), "%s", PciBusId(PhysicalOf(dev), false).c_str());
+  (void)std::snprintf(pciBusId, static_cast<size_t>(len), "%s",
+                      PciBusId(PhysicalOf(dev), false).c_str());
   return CUDA_SUCCESS;
 }
 
 CUresult cuGetErrorString(CUresult error, const char** pStr) {
   if (pStr == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const ErrorEntry* e = FindError(error);
-  *pStr = e ? e->text : nullptr;
-  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  *pStr = e != nullptr ? e->text : nullptr;
+  return e != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuGetErrorName(CUresult error, const char** pStr) {
   if (pStr == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const ErrorEntry* e = FindError(error);
-  *pStr = e ? e->name : nullptr;
-  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  *pStr = e != nullptr ? e->name : nullptr;
+  return e != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 }  // extern "C"

@@ -8,7 +8,7 @@ namespace vgpu::fake {
 
 Driver& D() {
   // Never destroyed: other threads may still call in while the process exits.
-  static Driver* driver = new Driver();
+  static auto* driver = new Driver();  // NOLINT(cppcoreguidelines-owning-memory)
   return *driver;
 }
 

@@ -123,7 +123,8 @@ CUresult ElapsedTime(float* ms, CUevent start, CUevent end) {
   if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
   if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!Has(D().events, start) || !Has(D().events, end)) return CUDA_ERROR_INVALID_HANDLE;
-  if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+  if (((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) != 0)
+    return CUDA_ERROR_INVALID_HANDLE;
   if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
   const int64_t now = NowNs();
   if (start->time_ns > now || end->time_ns > now) return CUDA_ERROR_NOT_READY;

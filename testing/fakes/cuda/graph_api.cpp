@@ -41,7 +41,7 @@ CUresult GraphLaunch(CUgraphExec exec, CUstream h, bool per_thread) {
         if (auto rc = EnqueueKernel(s, node.kernel); rc != CUDA_SUCCESS) return rc;
         break;
       case CUgraphNode_st::Kind::kMemAlloc: {
-        if (D().allocations.count(node.dptr) != 0) return CUDA_ERROR_INVALID_VALUE;  // not freed
+        if (D().allocations.contains(node.dptr)) return CUDA_ERROR_INVALID_VALUE;  // not freed
         if (auto rc = Charge(node.physical, node.bytes); rc != CUDA_SUCCESS) return rc;
         D().allocations[node.dptr] =
             Allocation{node.bytes, node.physical, nullptr, AllocKind::kGraph, nullptr};

@@ -28,11 +28,13 @@ struct ProcEntry {
   void* per_thread_fn;  // _ptsz/_ptds variant, or null when the API has none
 };
 
-#define FN(f) reinterpret_cast<void*>(&f)
+// NOLINTBEGIN(bugprone-macro-parentheses): the macros expand to brace initializers.
+#define FN(f) reinterpret_cast<void*>(&(f))
 #define ROW(name, version, f) \
   { name, version, FN(f), nullptr }
 #define ROW_PT(name, version, f, pt) \
   { name, version, FN(f), FN(pt) }
+// NOLINTEND(bugprone-macro-parentheses)
 
 const ProcEntry kTable[] = {
     ROW("cuInit", 2000, cuInit),
