@@ -5,8 +5,11 @@
 #include <cuda.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "cuda_test_util.h"
 
@@ -276,6 +279,59 @@ TEST_F(ExecTest, CapturedAsyncAllocationIsChargedAtLaunch) {
   EXPECT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
   EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
   EXPECT_EQ(cuGraphDestroy(graph), CUDA_SUCCESS);
+}
+
+}  // namespace
+}  // namespace vgpu::fake::test
+
+namespace vgpu::fake::test {
+namespace {
+
+// Many threads sharing one primary context: accounting stays exact and handles stay valid.
+TEST(ExecThreads, ConcurrentAllocLaunchAndFreeKeepAccountingExact) {
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUcontext ctx = nullptr;
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxPushCurrent(ctx), CUDA_SUCCESS);
+  size_t free_before = 0, total = 0;
+  ASSERT_EQ(cuMemGetInfo(&free_before, &total), CUDA_SUCCESS);
+  CUmodule m = nullptr;
+  CUfunction f = nullptr;
+  ASSERT_EQ(cuModuleLoadData(&m, "x"), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "k"), CUDA_SUCCESS);
+
+  constexpr int kThreads = 4;
+  constexpr int kIterations = 200;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) ++failures;
+      CUstream s = nullptr;
+      if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ++failures;
+      for (int i = 0; i < kIterations; ++i) {
+        CUdeviceptr p = 0;
+        const size_t bytes = 4096 * static_cast<size_t>(1 + (t * kIterations + i) % 7);
+        if (cuMemAlloc(&p, bytes) != CUDA_SUCCESS) ++failures;
+        if (cuLaunchKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, (i % 2) != 0 ? s : nullptr, nullptr,
+                                nullptr) != CUDA_SUCCESS) {
+          ++failures;
+        }
+        if (cuMemFree(p) != CUDA_SUCCESS) ++failures;
+      }
+      if (cuStreamSynchronize(s) != CUDA_SUCCESS) ++failures;
+      if (cuStreamDestroy(s) != CUDA_SUCCESS) ++failures;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleUnload(m), CUDA_SUCCESS);
+  size_t free_after = 0;
+  ASSERT_EQ(cuMemGetInfo(&free_after, &total), CUDA_SUCCESS);
+  EXPECT_EQ(free_after, free_before);
+  EXPECT_EQ(cuCtxPopCurrent(nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 //   info                    print the visible device count and each device's UUID last byte
 //   alloc <ordinal> <bytes> allocate in the primary context, print "ready <rc>", wait for EOF
 //   busy <ordinal> <ms>     run kernels for <ms> ms of GPU time, print "ready <rc>", wait for EOF
+//   launch <ordinal> <ms>   queue a <ms> ms kernel, print "ready <rc>" at once, wait for EOF
 // The process exits without freeing anything: the fake driver must reclaim its memory.
 
 #include <cuda.h>
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     std::printf("\n");
     return 0;
   }
-  if ((cmd == "alloc" || cmd == "busy") && argc == 4) {
+  if ((cmd == "alloc" || cmd == "busy" || cmd == "launch") && argc == 4) {
     const int ordinal = std::atoi(argv[2]);
     const unsigned long long amount = std::strtoull(argv[3], nullptr, 10);
     CUresult rc = SetUpContext(ordinal);
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
       uint64_t ns = amount * 1'000'000ULL;
       void* params[] = {&ns};
       if (rc == CUDA_SUCCESS) rc = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr);
-      if (rc == CUDA_SUCCESS) rc = cuCtxSynchronize();
+      if (rc == CUDA_SUCCESS && cmd == "busy") rc = cuCtxSynchronize();
     }
     std::printf("ready %d\n", rc);
     std::fflush(stdout);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_test_util.h"
 #include "nvml_api.h"
 #include "test_env.h"
 
@@ -174,6 +175,36 @@ TEST_F(MultiProcessTest, ProcessUtilizationNamesTheBusyProcess) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+TEST_F(MultiProcessTest, KernelsOfDifferentProcessesRunOneAtATime) {
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUcontext ctx = nullptr;
+  ASSERT_EQ(cuCtxCreate_v2(&ctx, 0, 1), CUDA_SUCCESS);
+  CUmodule m = nullptr;
+  CUfunction f = nullptr;
+  ASSERT_EQ(cuModuleLoadData(&m, "x"), CUDA_SUCCESS);
+  ASSERT_EQ(cuModuleGetFunction(&f, m, "k"), CUDA_SUCCESS);
+  CUevent before = nullptr, after = nullptr;
+  ASSERT_EQ(cuEventCreate(&before, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&after, 0), CUDA_SUCCESS);
+
+  Child child({"launch", "1", "500"});  // queues 500 ms on GPU 1 and answers at once
+  ASSERT_EQ(child.ReadLine(), "ready 0");
+  ASSERT_EQ(cuEventRecord(before, nullptr), CUDA_SUCCESS);  // our stream is idle: now
+  uint64_t ns = 1'000'000;
+  void* params[] = {&ns};
+  ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(after, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuEventQuery(after), CUDA_ERROR_NOT_READY);  // queued behind the child's kernel
+  ASSERT_EQ(cuEventSynchronize(after), CUDA_SUCCESS);
+  float ms = 0;
+  ASSERT_EQ(cuEventElapsedTime(&ms, before, after), CUDA_SUCCESS);
+  // Our 1 ms kernel started only when the child's ended: elapsed = the rest of the child's
+  // 500 ms (minus the time the child took to answer) + 1 ms.
+  EXPECT_GT(ms, 2.0F);
+  EXPECT_LE(ms, 501.0F);
+  EXPECT_EQ(cuCtxDestroy(ctx), CUDA_SUCCESS);
 }
 
 TEST(CudaVisibleDevices, SelectsAndReordersDevices) {
