@@ -50,9 +50,6 @@ void AddFlags(CLI::App& app, Flags& f) {
       "let containers opt out of limits with env CUDA_DISABLE_CONTROL=true (admin setting)");
   app.add_option("--libcuda-log-level", f.log_level,
                  "LIBCUDA_LOG_LEVEL given to containers (0 errors .. 4 debug)");
-  app.add_option("--log-format", f.log_format, "plugin log format: text (key=value) or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
   app.add_option("--health-recovery-seconds", f.health_recovery_seconds,
                  "a GPU marked unhealthy recovers after this long without a critical XID, once it "
                  "answers NVML again")

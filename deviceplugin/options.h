@@ -31,7 +31,6 @@ struct Flags {
   std::optional<std::string> ignored_xids;
   bool allow_disable_control = false;
   std::optional<std::string> log_level;  // LIBCUDA_LOG_LEVEL for containers
-  std::string log_format = "text";
   int health_recovery_seconds = 60;
   int report_interval_seconds = 30;
   std::string lock_dir = "/tmp/vgpulock";

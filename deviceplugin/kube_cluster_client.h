@@ -1,0 +1,28 @@
+#pragma once
+
+// ClusterClient over the project's Kubernetes REST client (vgpu_kube).
+
+#include <memory>
+
+#include "deviceplugin/cluster_client.h"
+#include "kube/client.h"
+
+namespace vgpu::deviceplugin {
+
+class KubeClusterClient : public ClusterClient {
+ public:
+  explicit KubeClusterClient(std::shared_ptr<kube::Client> client) : client_(std::move(client)) {}
+
+  Result<nlohmann::json> GetNode(const std::string& name) override;
+  Result<std::vector<nlohmann::json>> ListPodsOnNode(const std::string& node) override;
+  Status PatchPodAnnotations(const std::string& ns, const std::string& name,
+                             const AnnotationPatch& patch) override;
+  Status PatchNodeAnnotations(const std::string& name, const AnnotationPatch& patch) override;
+  Status RemoveNodeAnnotationIf(const std::string& name, const std::string& key,
+                                const std::string& expected) override;
+
+ private:
+  std::shared_ptr<kube::Client> client_;
+};
+
+}  // namespace vgpu::deviceplugin
