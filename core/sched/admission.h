@@ -27,11 +27,6 @@ struct AdmissionDecision {
   bool asks_vgpu = false;
 };
 
-struct NamespaceQuota {
-  QuotaLimit limit;
-  QuotaAmount used;
-};
-
 // Decides for `pod` (the AdmissionReview's request.object). Applying the patch and admitting
 // the result again yields an empty patch (reinvocation-safe).
 AdmissionDecision AdmitPod(const nlohmann::json& pod, const AdmissionConfig& config,

@@ -36,6 +36,12 @@ struct QuotaLimit {
   bool empty() const { return !mem_mib && !cores; }
 };
 
+// A namespace's tightest vGPU quota and what its pods already charge.
+struct NamespaceQuota {
+  QuotaLimit limit;
+  QuotaAmount used;
+};
+
 // Reads the hard limits from a ResourceQuota object ({"spec":{"hard":{...}}}); entries for
 // other resources are ignored. Malformed values are an error naming the entry.
 Result<QuotaLimit> ParseResourceQuota(const nlohmann::json& quota, const ResourceNames& names);

@@ -1,0 +1,100 @@
+#pragma once
+
+// The extender's in-memory view of the cluster, fed by node, pod and ResourceQuota watches.
+// Usage is rebuilt from hami.io/vgpu-devices-allocated of live pods plus in-flight reservations
+// (bind chose GPUs, the watch has not shown the pod's annotations yet), one record per pod UID
+// so nothing is counted twice. Thread-safe: readers share a lock, updates take it exclusively.
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/sched/cluster_objects.h"
+#include "core/sched/fit.h"
+#include "core/sched/pod_request.h"
+#include "core/sched/quota.h"
+
+namespace vgpu::scheduler {
+
+class ClusterModel {
+ public:
+  explicit ClusterModel(sched::ResourceNames names = {}) : names_(std::move(names)) {}
+
+  // --- Watch feed ---------------------------------------------------------------------------
+  void UpsertNode(const nlohmann::json& node);
+  void RemoveNode(const std::string& name);
+  void ReplaceNodes(const nlohmann::json& items);  // a (re)list: forgets nodes not in it
+  void UpsertPod(const nlohmann::json& pod);
+  void RemovePod(const nlohmann::json& pod);
+  void ReplacePods(const nlohmann::json& items);
+  void UpsertQuota(const nlohmann::json& quota);
+  void RemoveQuota(const nlohmann::json& quota);
+  void ReplaceQuotas(const nlohmann::json& items);
+
+  // --- Reservations ---------------------------------------------------------------------------
+  // Atomically re-checks `fit` against the current usage of `node` and reserves its result for
+  // the pod. `fit` runs under the exclusive lock; the reservation is dropped by Unreserve, by
+  // the pod's deletion or terminal phase, or replaced when the watch shows its annotations.
+  struct ReserveResult {
+    bool ok = false;
+    sched::PodAllocation allocation;
+    std::string message;
+  };
+  ReserveResult Reserve(const std::string& uid, const std::string& ns, const std::string& name,
+                        const std::string& node,
+                        const std::function<sched::NodeFit(const sched::NodeState&)>& fit);
+  void Unreserve(const std::string& uid);
+
+  // --- Reads ----------------------------------------------------------------------------------
+  // Calls `fn` with the node's state (usage filled in) under the shared lock; false if unknown.
+  bool ReadNode(const std::string& name,
+                const std::function<void(const sched::NodeState&)>& fn) const;
+  // All nodes, under the shared lock (metrics).
+  void ForEachNode(const std::function<void(const sched::NodeState&)>& fn) const;
+  // Pods holding devices, under the shared lock (metrics).
+  void ForEachPlacedPod(const std::function<void(const sched::PodState&)>& fn) const;
+  std::optional<sched::PodState> FindPod(const std::string& ns, const std::string& name) const;
+  // The namespace's vGPU quota and current charge; nullopt when it has no vGPU quota.
+  std::optional<sched::NamespaceQuota> Quota(const std::string& ns) const;
+
+  size_t node_count() const;
+  size_t pod_count() const;
+  size_t reservation_count() const;
+  // Usage of one GPU (tests and metrics).
+  sched::DeviceUsage UsageOf(const std::string& node, const std::string& uuid) const;
+
+ private:
+  struct PodRecord {
+    sched::PodState state;
+    bool reserved = false;  // usage comes from a reservation, not (yet) from annotations
+    std::map<std::string, sched::DeviceUsage> footprint;  // counted on state.node
+    sched::QuotaAmount charge;
+  };
+  struct NodeRecord {
+    sched::NodeState state;
+  };
+
+  void UpsertPodLocked(const nlohmann::json& pod);
+  void RemovePodLocked(const std::string& uid);
+  void Count(const PodRecord& rec, int sign);
+  void RefreshUsage(const std::string& node);
+  std::string QuotaNs(const nlohmann::json& quota, std::string* name) const;
+
+  sched::ResourceNames names_;
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, NodeRecord> nodes_;
+  std::unordered_map<std::string, PodRecord> pods_;                     // by uid
+  std::map<std::pair<std::string, std::string>, std::string> by_name_;  // (ns, name) -> uid
+  // node -> uuid -> usage; kept for nodes not (yet) known too.
+  std::unordered_map<std::string, std::map<std::string, sched::DeviceUsage>> usage_;
+  std::map<std::string, sched::QuotaAmount> ns_charge_;
+  std::map<std::string, std::map<std::string, sched::QuotaLimit>> quotas_;  // ns -> name -> limit
+};
+
+}  // namespace vgpu::scheduler

@@ -1,0 +1,431 @@
+#include "scheduler/extender.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "core/codec/annotations.h"
+#include "core/sched/fit.h"
+
+namespace vgpu::scheduler {
+
+using nlohmann::json;
+namespace anno = vgpu::annotations;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kMaxPending = 4096;
+
+bool EqualsIgnoreCase(const std::string& a, const char* b) {
+  size_t i = 0;
+  for (; i < a.size() && b[i] != '\0'; ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return i == a.size() && b[i] == '\0';
+}
+
+// Go's encoding/json matches keys case-insensitively; kube-scheduler versions differ.
+const json* Field(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto exact = obj.find(key);
+  if (exact != obj.end()) return &*exact;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (EqualsIgnoreCase(it.key(), key)) return &*it;
+  }
+  return nullptr;
+}
+
+std::string StrField(const json& obj, const char* key) {
+  const json* v = Field(obj, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : "";
+}
+
+std::string Meta(const json& obj, const char* key) {
+  const json* m = Field(obj, "metadata");
+  return m ? StrField(*m, key) : "";
+}
+
+// Node names from ExtenderArgs: NodeNames (nodeCacheCapable) or Nodes.items[].metadata.name.
+bool CandidateNodes(const json& args, std::vector<std::string>& names, bool& had_nodes,
+                    std::string& error) {
+  had_nodes = false;
+  if (const json* nn = Field(args, "nodenames"); nn != nullptr && !nn->is_null()) {
+    if (!nn->is_array()) {
+      error = "NodeNames is not a list of strings";
+      return false;
+    }
+    for (const json& n : *nn) {
+      if (!n.is_string()) {
+        error = "NodeNames holds a non-string entry " + n.dump();
+        return false;
+      }
+      names.push_back(n.get<std::string>());
+    }
+    return true;
+  }
+  if (const json* nodes = Field(args, "nodes"); nodes != nullptr && !nodes->is_null()) {
+    const json* items = Field(*nodes, "items");
+    if (items == nullptr || !items->is_array()) {
+      error = "Nodes has no items list";
+      return false;
+    }
+    had_nodes = true;
+    for (const json& n : *items) names.push_back(Meta(n, "name"));
+    return true;
+  }
+  error = "ExtenderArgs has neither NodeNames nor Nodes";
+  return false;
+}
+
+std::string UnixSeconds() {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count());
+}
+
+std::string Base64(const std::string& in) {
+  static constexpr char kTable[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) |
+                       (static_cast<uint8_t>(in[i + 1]) << 8) | static_cast<uint8_t>(in[i + 2]);
+    out += kTable[(v >> 18) & 63];
+    out += kTable[(v >> 12) & 63];
+    out += kTable[(v >> 6) & 63];
+    out += kTable[v & 63];
+  }
+  if (i + 1 == in.size()) {
+    const uint32_t v = static_cast<uint8_t>(in[i]) << 16;
+    out += kTable[(v >> 18) & 63];
+    out += kTable[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8);
+    out += kTable[(v >> 18) & 63];
+    out += kTable[(v >> 12) & 63];
+    out += kTable[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+VerbResult BadRequest(SchedulerMetrics& m, const std::string& message) {
+  m.bad_requests.fetch_add(1, std::memory_order_relaxed);
+  return {400, json{{"error", message}}};
+}
+
+}  // namespace
+
+Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api,
+                   SchedulerMetrics& metrics)
+    : options_(std::move(options)),
+      model_(model),
+      api_(api),
+      metrics_(metrics),
+      locker_(api, options_.lock) {
+  admission_.names = options_.names;
+  admission_.defaults = options_.defaults;
+  admission_.scheduler_name = options_.scheduler_name;
+  admission_.core_policy = options_.core_policy;
+}
+
+void Extender::Remember(const std::string& uid, PendingPod pending) {
+  std::lock_guard lock(pending_mu_);
+  auto [it, inserted] = pending_.insert_or_assign(uid, std::move(pending));
+  if (inserted) pending_order_.push_back(uid);
+  while (pending_order_.size() > kMaxPending) {
+    pending_.erase(pending_order_.front());
+    pending_order_.pop_front();
+  }
+}
+
+std::optional<Extender::PendingPod> Extender::Recall(const std::string& uid, bool erase) {
+  std::lock_guard lock(pending_mu_);
+  auto it = pending_.find(uid);
+  if (it == pending_.end()) return std::nullopt;
+  PendingPod p = erase ? std::move(it->second) : it->second;
+  if (erase) pending_.erase(it);  // its pending_order_ entry is skipped when evicted
+  return p;
+}
+
+sched::NodeFit Extender::FitWithChecks(const sched::NodeState& node, const sched::NodeView& view,
+                                       const sched::PodRequest& req, const std::string& ns,
+                                       const std::optional<sched::NamespaceQuota>& quota,
+                                       std::chrono::system_clock::time_point now) const {
+  sched::NodeFit fit;
+  if (!node.inventory_error.empty()) {
+    fit.reason = sched::Reason::kNodeUnregistered;
+    fit.message = node.inventory_error;
+    return fit;
+  }
+  if (options_.check_handshake && !sched::NodeAlive(node, now, options_.handshake_timeout)) {
+    fit.reason = sched::Reason::kNodeHandshakeTimeout;
+    fit.message =
+        "NodeHandshakeTimeout: the node's device plugin has not answered the handshake "
+        "(hami.io/node-handshake) within " +
+        std::to_string(options_.handshake_timeout.count()) + "s";
+    return fit;
+  }
+  fit = sched::FitPod(view, req);
+  if (fit.ok && quota) {
+    if (auto v =
+            sched::QuotaViolation(quota->limit, quota->used, sched::ChargeOf(fit.allocation), ns)) {
+      fit.ok = false;
+      fit.reason = sched::Reason::kQuotaExceeded;
+      fit.message = *v;
+    }
+  }
+  return fit;
+}
+
+Extender::Evaluation Extender::Evaluate(const std::string& node, const sched::PodRequest& req,
+                                        const std::string& ns,
+                                        const std::optional<sched::NamespaceQuota>& quota,
+                                        std::chrono::system_clock::time_point now) const {
+  Evaluation e;
+  const bool known = model_.ReadNode(node, [&](const sched::NodeState& s) {
+    sched::NodeFit fit = FitWithChecks(s, s.view, req, ns, quota, now);
+    e.ok = fit.ok;
+    e.reason = fit.reason;
+    e.message = std::move(fit.message);
+    if (fit.ok) e.score = sched::NodeScore(s.view, fit.allocation, req.node_policy, req.weights);
+  });
+  if (!known) {
+    e.reason = sched::Reason::kNodeUnregistered;
+    e.message = "NodeUnregistered: node " + node + " is unknown to the vGPU scheduler";
+  }
+  return e;
+}
+
+VerbResult Extender::Filter(const json& args) {
+  const auto start = Clock::now();
+  if (!args.is_object()) return BadRequest(metrics_, "ExtenderArgs must be a JSON object");
+  const json* pod = Field(args, "pod");
+  if (pod == nullptr || !pod->is_object()) return BadRequest(metrics_, "ExtenderArgs has no Pod");
+  std::vector<std::string> names;
+  bool had_nodes = false;
+  std::string error;
+  if (!CandidateNodes(args, names, had_nodes, error)) return BadRequest(metrics_, error);
+
+  const std::string ns = Meta(*pod, "namespace");
+  const std::string pod_name = ns + "/" + Meta(*pod, "name");
+  json result = {{"nodenames", json::array()}, {"failedNodes", json::object()}, {"error", ""}};
+  Result<sched::PodRequest> req = sched::ParsePodRequest(*pod, options_.names, options_.defaults);
+  if (!req.ok()) {
+    result["error"] = "pod " + pod_name + ": " + req.status().message();
+    metrics_.filter.Observe(Clock::now() - start);
+    return {200, result};
+  }
+  PendingPod pending;
+  if (!req->wants_gpu()) {
+    result["nodenames"] = names;  // not ours to judge
+  } else {
+    const auto quota = model_.Quota(ns);
+    const auto now = std::chrono::system_clock::now();
+    json& passed = result["nodenames"];
+    json& failed = result["failedNodes"];
+    for (const std::string& node : names) {
+      Evaluation e = Evaluate(node, *req, ns, quota, now);
+      if (e.ok) {
+        passed.push_back(node);
+        pending.scores[node] = e.score;
+      } else {
+        metrics_.Reject(e.reason);
+        failed[node] = std::move(e.message);
+      }
+    }
+  }
+  if (had_nodes) {
+    // Callers that sent whole Node objects get the passing ones back the same way.
+    const json* items = Field(*Field(args, "nodes"), "items");
+    json kept = json::array();
+    std::set<std::string> ok(result["nodenames"].begin(), result["nodenames"].end());
+    for (const json& n : *items) {
+      if (ok.count(Meta(n, "name"))) kept.push_back(n);
+    }
+    result["nodes"] = {{"items", std::move(kept)}};
+  }
+  const std::string uid = Meta(*pod, "uid");
+  if (!uid.empty() && req->wants_gpu()) {
+    pending.request = std::move(*req);
+    Remember(uid, std::move(pending));
+  }
+  metrics_.filter.Observe(Clock::now() - start);
+  return {200, result};
+}
+
+VerbResult Extender::Prioritize(const json& args) {
+  const auto start = Clock::now();
+  if (!args.is_object()) return BadRequest(metrics_, "ExtenderArgs must be a JSON object");
+  const json* pod = Field(args, "pod");
+  if (pod == nullptr || !pod->is_object()) return BadRequest(metrics_, "ExtenderArgs has no Pod");
+  std::vector<std::string> names;
+  bool had_nodes = false;
+  std::string error;
+  if (!CandidateNodes(args, names, had_nodes, error)) return BadRequest(metrics_, error);
+  const std::string ns = Meta(*pod, "namespace");
+  std::optional<PendingPod> pending = Recall(Meta(*pod, "uid"), /*erase=*/false);
+  std::optional<sched::PodRequest> req;
+  if (pending) {
+    req = pending->request;
+  } else {
+    Result<sched::PodRequest> parsed =
+        sched::ParsePodRequest(*pod, options_.names, options_.defaults);
+    if (!parsed.ok())
+      return BadRequest(metrics_,
+                        "pod " + ns + "/" + Meta(*pod, "name") + ": " + parsed.status().message());
+    req = std::move(*parsed);
+  }
+  json list = json::array();
+  const auto quota = model_.Quota(ns);
+  const auto now = std::chrono::system_clock::now();
+  for (const std::string& node : names) {
+    int score = 0;
+    if (req->wants_gpu()) {
+      auto cached = pending ? pending->scores.find(node) : std::map<std::string, int>::iterator();
+      if (pending && cached != pending->scores.end()) {
+        score = cached->second;
+      } else {
+        Evaluation e = Evaluate(node, *req, ns, quota, now);
+        score = e.ok ? e.score : 0;
+      }
+    }
+    list.push_back({{"host", node}, {"score", score}});
+  }
+  metrics_.prioritize.Observe(Clock::now() - start);
+  return {200, list};
+}
+
+VerbResult Extender::Bind(const json& args) {
+  const auto start = Clock::now();
+  if (!args.is_object()) return BadRequest(metrics_, "ExtenderBindingArgs must be a JSON object");
+  const std::string name = StrField(args, "podName");
+  const std::string ns = StrField(args, "podNamespace");
+  std::string uid = StrField(args, "podUID");
+  const std::string node = StrField(args, "node");
+  if (name.empty() || ns.empty() || node.empty()) {
+    return BadRequest(metrics_, "ExtenderBindingArgs needs PodName, PodNamespace and Node");
+  }
+  const std::string who = ns + "/" + name;
+  const auto fail = [&](const std::string& message) {
+    metrics_.bind_failures.fetch_add(1, std::memory_order_relaxed);
+    metrics_.bind.Observe(Clock::now() - start);
+    return VerbResult{200, json{{"error", message}}};
+  };
+
+  std::optional<PendingPod> pending = Recall(uid, /*erase=*/true);
+  sched::PodRequest req;
+  if (pending) {
+    req = std::move(pending->request);
+  } else {
+    // Not seen by this process's filter (restart, or another replica filtered): read the pod.
+    Result<json> pod = api_.GetPod(ns, name);
+    if (!pod.ok()) return fail("bind " + who + ": " + pod.status().ToString());
+    if (uid.empty()) uid = Meta(*pod, "uid");
+    Result<sched::PodRequest> parsed =
+        sched::ParsePodRequest(*pod, options_.names, options_.defaults);
+    if (!parsed.ok()) return fail("bind " + who + ": " + parsed.status().message());
+    req = std::move(*parsed);
+  }
+  if (uid.empty()) uid = who;
+
+  if (!req.wants_gpu()) {
+    Status s = api_.BindPod(ns, name, uid, node);
+    if (!s.ok()) return fail("bind " + who + " to " + node + ": " + s.ToString());
+    metrics_.bind.Observe(Clock::now() - start);
+    return {200, json{{"error", ""}}};
+  }
+
+  const auto quota = model_.Quota(ns);
+  const auto now = std::chrono::system_clock::now();
+  ClusterModel::ReserveResult reserved = model_.Reserve(
+      uid, ns, name, node,
+      [&](const sched::NodeState& s) { return FitWithChecks(s, s.view, req, ns, quota, now); });
+  if (!reserved.ok) return fail("bind " + who + " to " + node + ": " + reserved.message);
+
+  int takeovers = 0;
+  Status locked = locker_.Acquire(node, ns, name, &takeovers);
+  metrics_.lock_takeovers.fetch_add(static_cast<uint64_t>(takeovers), std::memory_order_relaxed);
+  if (!locked.ok()) {
+    model_.Unreserve(uid);
+    return fail("bind " + who + " to " + node + ": " + locked.message());
+  }
+
+  const std::string devices = sched::EncodeAllocation(reserved.allocation);
+  const std::string t = UnixSeconds();
+  json patch = {{"metadata",
+                 {{"annotations",
+                   {{std::string(anno::kVgpuNode), node},
+                    {std::string(anno::kVgpuTime), t},
+                    {std::string(anno::kDevicesAllocated), devices},
+                    {std::string(anno::kDevicesToAllocate), devices},
+                    {std::string(anno::kBindPhase), std::string(anno::kBindPhaseAllocating)},
+                    {std::string(anno::kBindTime), t}}},
+                  {"labels", {{std::string(anno::kVgpuNode), node}}}}}};
+  Status s = api_.MergePatchPod(ns, name, patch);
+  if (s.ok()) s = api_.BindPod(ns, name, uid, node);
+  if (!s.ok()) {
+    // Leave nothing behind: no reservation, no lock, and a pod that says its bind failed.
+    model_.Unreserve(uid);
+    (void)api_.MergePatchPod(
+        ns, name,
+        {{"metadata",
+          {{"annotations",
+            {{std::string(anno::kBindPhase), std::string(anno::kBindPhaseFailed)}}}}}});
+    (void)locker_.Release(node, ns, name);
+    return fail("bind " + who + " to " + node + ": " + s.ToString());
+  }
+  metrics_.bind.Observe(Clock::now() - start);
+  return {200, json{{"error", ""}}};
+}
+
+VerbResult Extender::Admit(const json& review) {
+  if (!review.is_object()) return BadRequest(metrics_, "AdmissionReview must be a JSON object");
+  const json* request = Field(review, "request");
+  if (request == nullptr || !request->is_object()) {
+    return BadRequest(metrics_, "AdmissionReview has no request");
+  }
+  std::string api_version = StrField(review, "apiVersion");
+  if (api_version.empty()) api_version = "admission.k8s.io/v1";
+  if (api_version != "admission.k8s.io/v1" && api_version != "admission.k8s.io/v1beta1") {
+    return BadRequest(metrics_, "unsupported AdmissionReview apiVersion " + api_version +
+                                    " (want admission.k8s.io/v1 or v1beta1)");
+  }
+  json response = {{"uid", StrField(*request, "uid")}, {"allowed", true}};
+  const json* kind = Field(*request, "kind");
+  const json* object = Field(*request, "object");
+  const bool is_pod = kind != nullptr && StrField(*kind, "kind") == "Pod";
+  if (is_pod && object != nullptr && object->is_object()) {
+    json pod = *object;
+    std::string ns = Meta(pod, "namespace");
+    if (ns.empty()) ns = StrField(*request, "namespace");
+    if (ns.empty()) ns = "default";
+    if (!pod.contains("metadata") || !pod["metadata"].is_object()) pod["metadata"] = json::object();
+    pod["metadata"]["namespace"] = ns;
+    sched::AdmissionDecision d = sched::AdmitPod(pod, admission_, model_.Quota(ns));
+    response["allowed"] = d.allowed;
+    if (!d.allowed) {
+      metrics_.webhook_denied.fetch_add(1, std::memory_order_relaxed);
+      response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", d.message}};
+    } else {
+      metrics_.webhook_allowed.fetch_add(1, std::memory_order_relaxed);
+      if (!d.patch.empty()) {
+        response["patchType"] = "JSONPatch";
+        response["patch"] = Base64(d.patch.dump());
+      }
+    }
+  } else if (is_pod) {
+    return BadRequest(metrics_, "AdmissionReview request for a Pod has no object");
+  }
+  return {200,
+          json{{"apiVersion", api_version}, {"kind", "AdmissionReview"}, {"response", response}}};
+}
+
+}  // namespace vgpu::scheduler

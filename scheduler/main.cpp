@@ -1,0 +1,140 @@
+// vgpu-scheduler: the kube-scheduler extender and admission webhook (see docs/scheduler.md).
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "core/config/config_files.h"
+#include "core/sched/policy.h"
+#include "kube/config.h"
+#include "scheduler/extender.h"
+#include "scheduler/kube_adapter.h"
+#include "scheduler/server.h"
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void OnSignal(int) {
+  g_stop = 1;
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "vgpu-scheduler: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace vgpu;
+  CLI::App app{
+      "vgpu-scheduler: kube-scheduler extender (filter/prioritize/bind) and admission "
+      "webhook for vGPU pods, HAMi-compatible"};
+  std::string kubeconfig, device_config, node_policy = "binpack", gpu_policy = "spread";
+  scheduler::ServerOptions server;
+  server.http_bind = ":8888";
+  scheduler::ExtenderOptions ext;
+  int64_t lock_timeout_ms = 30000, handshake_timeout_s = 60;
+  int64_t default_mem = -1, default_cores = -1, default_gpu_num = -1;
+  bool no_quota_watch = false, no_handshake = false;
+  app.add_option("--kubeconfig", kubeconfig,
+                 "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  app.add_option("--http-bind", server.http_bind,
+                 "address of the extender and plain-HTTP webhook; empty disables")
+      ->capture_default_str();
+  app.add_option("--https-bind", server.https_bind,
+                 "address of the HTTPS webhook (needs --tls-cert/--tls-key)");
+  app.add_option("--tls-cert", server.tls_cert,
+                 "PEM certificate of the HTTPS webhook, reloaded when it changes");
+  app.add_option("--tls-key", server.tls_key,
+                 "PEM private key of the HTTPS webhook, reloaded when it changes");
+  app.add_option("--scheduler-name", ext.scheduler_name,
+                 "schedulerName the webhook sets on vGPU pods")
+      ->capture_default_str();
+  app.add_option("--device-config", device_config,
+                 "device-config.yaml (resource names, defaults, gpuCorePolicy)");
+  app.add_option("--node-scheduler-policy", node_policy, "default node policy: binpack or spread")
+      ->capture_default_str();
+  app.add_option("--gpu-scheduler-policy", gpu_policy,
+                 "default GPU policy: binpack, spread or topology-aware")
+      ->capture_default_str();
+  app.add_option("--metrics-bind", server.metrics_bind, "address of /metrics; empty disables")
+      ->capture_default_str();
+  app.add_flag("--legacy-metrics", server.legacy_metrics, "export HAMi's pre-v2.9 metric names");
+  app.add_option("--node-lock-timeout", lock_timeout_ms,
+                 "ms a bind waits for a node lock held by another pod")
+      ->capture_default_str();
+  app.add_option("--handshake-timeout", handshake_timeout_s,
+                 "seconds a device plugin may leave the handshake unanswered")
+      ->capture_default_str();
+  app.add_flag("--no-handshake", no_handshake,
+               "ignore hami.io/node-handshake (every registered node is alive)");
+  app.add_option("--default-mem", default_mem,
+                 "MiB per vGPU when a pod gives none (0 = whole card; default from device config)");
+  app.add_option("--default-cores", default_cores,
+                 "percent of SMs per vGPU when a pod gives none (default from device config)");
+  app.add_option("--default-gpu-num", default_gpu_num,
+                 "vGPUs when a pod asks only memory or cores (default from device config)");
+  app.add_flag("--no-quota-watch", no_quota_watch,
+               "do not watch ResourceQuotas (API servers without them)");
+  CLI11_PARSE(app, argc, argv);
+
+  config::NvidiaConfig nvidia;
+  if (!device_config.empty()) {
+    Result<config::NvidiaConfig> c = config::LoadDeviceConfigFile(device_config);
+    if (!c.ok()) return Fail(c.status().ToString());
+    nvidia = *c;
+  }
+  ext.names = nvidia.resource_names();
+  ext.defaults.mem_mib = default_mem >= 0 ? default_mem : nvidia.default_memory;
+  ext.defaults.cores = static_cast<int>(default_cores >= 0 ? default_cores : nvidia.default_cores);
+  ext.defaults.gpu_num =
+      static_cast<int>(default_gpu_num >= 0 ? default_gpu_num : nvidia.default_gpu_num);
+  ext.core_policy = nvidia.disable_core_limit ? "disable" : nvidia.gpu_core_policy;
+  Result<sched::NodePolicy> np = sched::ParseNodePolicy(node_policy);
+  if (!np.ok()) return Fail("--node-scheduler-policy: " + np.status().message());
+  Result<sched::GpuPolicy> gp = sched::ParseGpuPolicy(gpu_policy);
+  if (!gp.ok()) return Fail("--gpu-scheduler-policy: " + gp.status().message());
+  ext.defaults.node_policy = *np;
+  ext.defaults.gpu_policy = *gp;
+  ext.lock.wait_timeout = std::chrono::milliseconds(lock_timeout_ms);
+  ext.handshake_timeout = std::chrono::seconds(handshake_timeout_s);
+  ext.check_handshake = !no_handshake;
+
+  Result<kube::ClientConfig> kc = kube::DefaultConfig(kubeconfig);
+  if (!kc.ok()) return Fail(kc.status().ToString());
+  Result<std::unique_ptr<kube::Client>> client = kube::Client::New(*kc);
+  if (!client.ok()) return Fail(client.status().ToString());
+
+  scheduler::ClusterModel model(ext.names);
+  scheduler::SchedulerMetrics metrics;
+  scheduler::KubeClusterApi api(**client);
+  scheduler::FeedOptions feed_options;
+  feed_options.watch_quotas = !no_quota_watch;
+  feed_options.write_handshake = !no_handshake;
+  feed_options.handshake_timeout = ext.handshake_timeout;
+  scheduler::KubeFeed feed(**client, model, feed_options);
+  scheduler::Extender extender(ext, model, api, metrics);
+  Result<std::unique_ptr<scheduler::Server>> srv =
+      scheduler::Server::Start(server, extender, model, metrics);
+  if (!srv.ok()) return Fail(srv.status().ToString());
+  std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*srv)->http_port(),
+               (*srv)->metrics_port(),
+               server.https_bind.empty()
+                   ? ""
+                   : (", webhook (TLS) on " + std::to_string((*srv)->https_port())).c_str());
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  while (!g_stop) {
+    (*srv)->SetReady(feed.ready());
+    struct timespec ts {
+      0, 100 * 1000 * 1000
+    };
+    nanosleep(&ts, nullptr);
+  }
+  (*srv)->Stop();
+  feed.Stop();
+  return 0;
+}

@@ -1,0 +1,49 @@
+#pragma once
+
+// HAMi's node lock (hami.io/mutex.lock = "<RFC3339>,<ns>,<pod>"): the scheduler takes it in
+// bind, the device plugin releases it after Allocate, so that stock HAMi device plugins find
+// the pod being allocated. Taken with a JSON patch guarded by the node's resourceVersion.
+// A held lock is waited for (bounded); a lock whose owner is gone, terminal or done
+// (bind-phase failed/success), or older than `stale_after`, is taken over at once.
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "core/base/status.h"
+#include "scheduler/cluster_api.h"
+
+namespace vgpu::scheduler {
+
+struct NodeLockOptions {
+  std::chrono::milliseconds wait_timeout{30000};  // how long a bind waits for a held lock
+  std::chrono::milliseconds poll_min{5};
+  std::chrono::milliseconds poll_max{200};
+  std::chrono::seconds stale_after{300};  // HAMi's expiry, for owners we cannot check
+};
+
+class NodeLocker {
+ public:
+  using Clock = std::chrono::system_clock;
+  NodeLocker(
+      ClusterApi& api, NodeLockOptions options,
+      std::function<Clock::time_point()> now = [] { return Clock::now(); })
+      : api_(api), options_(options), now_(std::move(now)) {}
+
+  // Takes the lock on `node` for pod ns/name. DeadlineExceeded (naming the holder) when the
+  // wait runs out; other errors when the API fails. `takeovers` counts stale locks replaced.
+  Status Acquire(const std::string& node, const std::string& ns, const std::string& pod,
+                 int* takeovers = nullptr);
+  // Removes the lock if ns/pod still holds it (a failed bind); anything else is left alone.
+  Status Release(const std::string& node, const std::string& ns, const std::string& pod);
+
+ private:
+  // Whether the holder `ns/pod` no longer needs the lock.
+  bool OwnerDone(const std::string& ns, const std::string& pod);
+
+  ClusterApi& api_;
+  NodeLockOptions options_;
+  std::function<Clock::time_point()> now_;
+};
+
+}  // namespace vgpu::scheduler
