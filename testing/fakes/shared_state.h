@@ -21,7 +21,7 @@
 namespace vgpu::fake {
 
 inline constexpr int kMaxProcesses = 128;
-inline constexpr int kIntervalRing = 2048;
+inline constexpr int kIntervalRing = 8192;  // per GPU; back-to-back kernels of a process merge
 
 struct KernelInterval {
   int32_t pid;

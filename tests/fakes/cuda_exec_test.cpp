@@ -17,6 +17,10 @@ namespace vgpu::fake::test {
 namespace {
 
 constexpr float kSlackMs = 200.0f;  // host stalls on a loaded 2-core CI machine
+// A kernel queued first so that what follows is queued behind it: events recorded after it are
+// stamped with simulated times, independent of host speed, as long as the host queues the rest
+// within this time.
+constexpr uint64_t kLeadNs = 300'000'000;
 
 class ExecTest : public PrimaryContextTest {
  protected:
@@ -47,7 +51,7 @@ TEST_F(ExecTest, KernelDurationIsNsPerWaveTimesWaves) {
   ASSERT_EQ(cuEventCreate(&end, CU_EVENT_DEFAULT), CUDA_SUCCESS);
   // A long kernel first, so both events are captured behind queued work and their difference is
   // exactly the simulated duration of what lies between them.
-  ASSERT_EQ(Launch(300'000'000, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(Launch(kLeadNs, 1, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuEventRecord(start, stream_), CUDA_SUCCESS);
   ASSERT_EQ(Launch(1'000'000, 133, stream_), CUDA_SUCCESS);  // 2 waves on 132 SMs: 2 ms
   ASSERT_EQ(Launch(1'000'000, 132, stream_), CUDA_SUCCESS);  // 1 wave: 1 ms
@@ -88,7 +92,7 @@ TEST_F(ExecTest, OneKernelAtATimeAcrossStreams) {
   CUevent e0 = nullptr, e1 = nullptr;
   ASSERT_EQ(cuEventCreate(&e0, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuEventCreate(&e1, 0), CUDA_SUCCESS);
-  ASSERT_EQ(Launch(100'000'000, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(Launch(kLeadNs, 1, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuEventRecord(e0, stream_), CUDA_SUCCESS);
   ASSERT_EQ(Launch(5'000'000, 1, other), CUDA_SUCCESS);  // waits for the device, not the stream
   ASSERT_EQ(cuEventRecord(e1, other), CUDA_SUCCESS);
@@ -144,7 +148,7 @@ TEST_F(ExecTest, LaunchVariantsAndValidation) {
   cfg.blockDimX = 256;
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = stream_;
-  ASSERT_EQ(Launch(200'000'000, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(Launch(kLeadNs, 1, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuEventRecord(a, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuLaunchKernelEx(&cfg, fn_, params, nullptr), CUDA_SUCCESS);       // 2 ms
   ASSERT_EQ(cuLaunchKernelEx_ptsz(&cfg, fn_, params, nullptr), CUDA_SUCCESS);  // 2 ms
@@ -192,7 +196,7 @@ TEST_F(ExecTest, CapturedGraphReplaysKernelDurations) {
   CUevent a = nullptr, b = nullptr;
   ASSERT_EQ(cuEventCreate(&a, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuEventCreate(&b, 0), CUDA_SUCCESS);
-  ASSERT_EQ(Launch(200'000'000, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(Launch(kLeadNs, 1, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuEventRecord(a, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuGraphLaunch(exec, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuGraphLaunch_ptsz(exec, stream_), CUDA_SUCCESS);
@@ -233,7 +237,7 @@ TEST_F(ExecTest, BuiltGraphWithKernelAndMemoryNodes) {
   CUevent a = nullptr, b = nullptr;
   ASSERT_EQ(cuEventCreate(&a, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuEventCreate(&b, 0), CUDA_SUCCESS);
-  ASSERT_EQ(Launch(200'000'000, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(Launch(kLeadNs, 1, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuEventRecord(a, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuGraphLaunch(exec, stream_), CUDA_SUCCESS);
   ASSERT_EQ(cuEventRecord(b, stream_), CUDA_SUCCESS);
