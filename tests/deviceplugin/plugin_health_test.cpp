@@ -1,0 +1,103 @@
+// The plugin library in-process (as the simulated cluster runs it): XID events turn a GPU's
+// replicas Unhealthy in ListAndWatch and in the inventory annotation, and it recovers.
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "api.grpc.pb.h"
+#include "core/codec/node_inventory.h"
+#include "deviceplugin/fake_gpus.h"
+#include "deviceplugin/plugin.h"
+#include "memory_cluster.h"
+
+namespace vgpu::deviceplugin {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::map<std::string, std::string> HealthByGpu(const v1beta1::ListAndWatchResponse& r) {
+  std::map<std::string, std::string> out;
+  for (const auto& d : r.devices()) out[GpuOfReplica(d.id())] = d.health();
+  return out;
+}
+
+std::string InventoryHealth(testing::MemoryCluster& cluster) {
+  auto node = cluster.Node("n1");
+  auto text = node["metadata"]["annotations"].value("hami.io/node-nvidia-register", "");
+  auto inv = codec::DecodeInventory(text);
+  if (!inv.ok()) return "<bad>";
+  std::string out;
+  for (const auto& d : *inv) out += d.id + "=" + (d.health ? "ok" : "bad") + ";";
+  return out;
+}
+
+TEST(DevicePluginInProcess, XidMakesGpuUnhealthyThenItRecovers) {
+  const fs::path dir = fs::temp_directory_path() / ("vgpu-dp-health-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto cluster_owned = std::make_unique<testing::MemoryCluster>();
+  testing::MemoryCluster& cluster = *cluster_owned;
+  cluster.PutNode({{"metadata", {{"name", "n1"}, {"annotations", nlohmann::json::object()}}}});
+  auto backend_owned = std::make_unique<FakeGpuBackend>(*ParseFakeGpus("uuids=GPU-a;GPU-b", "n1"));
+  FakeGpuBackend& backend = *backend_owned;
+
+  PluginOptions o;
+  o.node_name = "n1";
+  o.device_plugin_path = dir.string();
+  o.split.split_count = 2;
+  o.register_with_kubelet = false;
+  o.install_hook = false;
+  o.inventory_format = codec::InventoryFormat::kLegacyText;
+  o.health_recovery = 0s;
+  o.health_probe_interval = 50ms;
+  o.kubelet_poll_interval = 20ms;
+  DevicePlugin plugin(o, std::move(cluster_owned), std::move(backend_owned));
+  ASSERT_TRUE(plugin.Start().ok());
+  EXPECT_EQ(InventoryHealth(cluster), "GPU-a=ok;GPU-b=ok;");
+  EXPECT_EQ(cluster.Node("n1")["metadata"]["annotations"]["hami.io/node-nvidia-register"]
+                .get<std::string>()
+                .front(),
+            'G');  // legacy text form
+
+  auto channel =
+      grpc::CreateChannel("unix://" + plugin.SocketPath(), grpc::InsecureChannelCredentials());
+  auto stub = v1beta1::DevicePlugin::NewStub(channel);
+  grpc::ClientContext ctx;
+  auto stream = stub->ListAndWatch(&ctx, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse resp;
+  ASSERT_TRUE(stream->Read(&resp));
+  EXPECT_EQ(HealthByGpu(resp), (std::map<std::string, std::string>{{"GPU-a", "Healthy"},
+                                                                      {"GPU-b", "Healthy"}}));
+
+  // An application XID changes nothing; a critical one, while the GPU stops answering, marks it.
+  backend.InjectXid({"GPU-b", 13});
+  backend.SetResponding("GPU-b", false);
+  backend.InjectXid({"GPU-b", 79});
+  ASSERT_TRUE(stream->Read(&resp));
+  EXPECT_EQ(HealthByGpu(resp), (std::map<std::string, std::string>{{"GPU-a", "Healthy"},
+                                                                      {"GPU-b", "Unhealthy"}}));
+  for (int i = 0; i < 600 && InventoryHealth(cluster) != "GPU-a=ok;GPU-b=bad;"; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(InventoryHealth(cluster), "GPU-a=ok;GPU-b=bad;");
+
+  // Healthy again (answers NVML, quiet period 0): ListAndWatch resends, inventory follows.
+  backend.SetResponding("GPU-b", true);
+  ASSERT_TRUE(stream->Read(&resp));
+  EXPECT_EQ(HealthByGpu(resp), (std::map<std::string, std::string>{{"GPU-a", "Healthy"},
+                                                                      {"GPU-b", "Healthy"}}));
+  for (int i = 0; i < 600 && InventoryHealth(cluster) != "GPU-a=ok;GPU-b=ok;"; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(InventoryHealth(cluster), "GPU-a=ok;GPU-b=ok;");
+
+  ctx.TryCancel();
+  plugin.Stop();
+  EXPECT_FALSE(fs::exists(plugin.SocketPath()));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin
