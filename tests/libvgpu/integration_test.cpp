@@ -302,4 +302,35 @@ TEST_F(LibvgpuTest, LoadedIntoAPlainProgramDoesNothing) {
   EXPECT_EQ(r.out + r.err, "");
 }
 
+#ifdef VGPU_CLI
+TEST_F(LibvgpuTest, VgpuRunAppliesTheLimitAndReturnsTheStatus) {
+  Env env = BaseEnv("");
+  env.erase("LD_PRELOAD");  // vgpu run sets it
+  env.erase("CUDA_DEVICE_MEMORY_SHARED_CACHE");
+  env["TMPDIR"] = dir_;
+  RunResult r = RunProcess(
+      {VGPU_CLI, "run", "--gpumem", "48", "--", VGPU_PROBE, "grab", std::to_string(kMiB)}, env);
+  ASSERT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("grabbed 48\n"), std::string::npos) << r.out;
+  // Two runs naming one region share its limit: the second sees the first's record.
+  const std::string shared = dir_ + "/shared.cache";
+  r = RunProcess({VGPU_CLI, "run", "--region", shared, "--gpumem", "16", "--", VGPU_PROBE, "views"},
+                 env);
+  EXPECT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("total=16777216"), std::string::npos) << r.out;
+  // The command's exit status and signals come through; the fresh region is removed.
+  r = RunProcess({VGPU_CLI, "run", "--", "/bin/sh", "-c", "exit 7"}, env);
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 7) << Describe(r);
+  r = RunProcess({VGPU_CLI, "run", "--", "/bin/sh", "-c", "kill -9 $$"}, env);
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 137) << Describe(r);
+  r = RunProcess({VGPU_CLI, "run", "--", "/no/such/program"}, env);
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127) << Describe(r);
+  int leftovers = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    leftovers += e.path().filename().string().rfind("vgpu-run-", 0) == 0;
+  }
+  EXPECT_EQ(leftovers, 0);
+}
+#endif
+
 }  // namespace

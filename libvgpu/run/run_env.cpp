@@ -1,0 +1,110 @@
+#include "run_env.h"
+
+#include <set>
+
+namespace vgpu::run {
+
+namespace {
+
+bool IsIndex(const std::string& s) {
+  if (s.empty() || s.size() > 3) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+bool IsUuid(const std::string& s) {
+  return s.size() > 4 && (s.rfind("GPU-", 0) == 0 || s.rfind("MIG-", 0) == 0) &&
+         s.find_first_of(" \t") == std::string::npos;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ParseGpuList(const std::string& gpus) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  size_t start = 0;
+  while (start <= gpus.size()) {
+    size_t comma = gpus.find(',', start);
+    if (comma == std::string::npos) comma = gpus.size();
+    const std::string token = gpus.substr(start, comma - start);
+    if (!IsIndex(token) && !IsUuid(token)) {
+      return InvalidArgument("--gpus: '" + token +
+                             "' is neither a GPU index nor a GPU-/MIG- UUID (e.g. --gpus 0,1)");
+    }
+    if (!seen.insert(token).second) return InvalidArgument("--gpus: GPU '" + token + "' twice");
+    out.push_back(token);
+    start = comma + 1;
+  }
+  if (out.size() > 16) return InvalidArgument("--gpus: at most 16 GPUs");
+  return out;
+}
+
+Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string& library,
+                                   const std::string& region,
+                                   const std::string& inherited_preload) {
+  if (options.gpumem_mib && options.gpumem_percent) {
+    return InvalidArgument("--gpumem and --gpumem-percent exclude each other");
+  }
+  if (options.gpumem_mib && *options.gpumem_mib == 0) {
+    return InvalidArgument("--gpumem must be at least 1 (MiB)");
+  }
+  if (options.gpumem_percent && (*options.gpumem_percent < 1 || *options.gpumem_percent > 100)) {
+    return InvalidArgument("--gpumem-percent must be within 1..100");
+  }
+  if (options.gpucores && (*options.gpucores < 0 || *options.gpucores > 100)) {
+    return InvalidArgument("--gpucores must be within 0..100");
+  }
+  EnvMap env;
+  env["LD_PRELOAD"] = inherited_preload.empty() ? library : library + ":" + inherited_preload;
+  env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = region;
+  std::string mem;
+  if (options.gpumem_mib) mem = std::to_string(*options.gpumem_mib) + "m";
+  if (options.gpumem_percent) mem = std::to_string(*options.gpumem_percent) + "%";
+  const std::string cores = options.gpucores ? std::to_string(*options.gpucores) : "";
+  if (!options.gpus.empty()) {
+    auto gpus = ParseGpuList(options.gpus);
+    if (!gpus.ok()) return gpus.status();
+    env["CUDA_VISIBLE_DEVICES"] = options.gpus;
+    env["NVIDIA_VISIBLE_DEVICES"] = options.gpus;
+    // Limits index the visible devices, as the device plugin writes them.
+    for (size_t i = 0; i < gpus->size(); ++i) {
+      if (!mem.empty()) env["CUDA_DEVICE_MEMORY_LIMIT_" + std::to_string(i)] = mem;
+      if (!cores.empty()) env["CUDA_DEVICE_SM_LIMIT_" + std::to_string(i)] = cores;
+    }
+  } else {
+    if (!mem.empty()) env["CUDA_DEVICE_MEMORY_LIMIT"] = mem;
+    if (!cores.empty()) env["CUDA_DEVICE_SM_LIMIT"] = cores;
+  }
+  if (options.oom_killer) env["ACTIVE_OOM_KILLER"] = "true";
+  return env;
+}
+
+Result<std::string> FindLibrary(const std::string& flag, const std::string& env_value,
+                                const std::string& binary_dir, const std::string& build_tree_path,
+                                bool (*exists)(const std::string&)) {
+  if (!flag.empty()) {
+    if (exists(flag)) return flag;
+    return NotFound("--lib " + flag + ": no such file");
+  }
+  if (!env_value.empty()) {
+    if (exists(env_value)) return env_value;
+    return NotFound("VGPU_LIBRARY=" + env_value + ": no such file");
+  }
+  std::vector<std::string> candidates;
+  if (!binary_dir.empty()) {
+    candidates.push_back(binary_dir + "/../lib/libvgpu.so");
+    candidates.push_back(binary_dir + "/../lib/vgpu/libvgpu.so");
+  }
+  if (!build_tree_path.empty()) candidates.push_back(build_tree_path);
+  for (const auto& c : candidates) {
+    if (exists(c)) return c;
+  }
+  std::string tried;
+  for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c;
+  return NotFound("libvgpu.so not found (tried " + tried +
+                  "); pass --lib PATH or set VGPU_LIBRARY");
+}
+
+}  // namespace vgpu::run

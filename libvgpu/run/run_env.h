@@ -1,0 +1,40 @@
+#pragma once
+
+// The environment `vgpu run` gives a command: libvgpu.so preloaded and HAMi's env contract
+// (docs/libvgpu.md). Pure: no I/O, unit-tested with tables of cases.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace vgpu::run {
+
+struct RunOptions {
+  std::string gpus;                    // "0,1" or UUIDs; empty = every GPU
+  std::optional<uint64_t> gpumem_mib;  // per GPU
+  std::optional<int> gpumem_percent;   // per GPU, 1..100
+  std::optional<int> gpucores;         // per GPU, 0..100 (0 or 100 = unlimited)
+  bool oom_killer = false;
+};
+
+using EnvMap = std::map<std::string, std::string>;
+
+// Splits and validates --gpus (indices or GPU-/MIG- UUIDs, no duplicates, at most 16).
+Result<std::vector<std::string>> ParseGpuList(const std::string& gpus);
+
+// Variables to set for the command. `inherited_preload` is the caller's LD_PRELOAD (kept after
+// libvgpu, so the library is first). Options are validated here.
+Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string& library,
+                                   const std::string& region, const std::string& inherited_preload);
+
+// First existing candidate for libvgpu.so: --lib, $VGPU_LIBRARY, <bin>/../lib/libvgpu.so,
+// <bin>/../lib/vgpu/libvgpu.so, the build tree. `exists` is injected for tests.
+Result<std::string> FindLibrary(const std::string& flag, const std::string& env_value,
+                                const std::string& binary_dir, const std::string& build_tree_path,
+                                bool (*exists)(const std::string&));
+
+}  // namespace vgpu::run

@@ -1,0 +1,111 @@
+#include "libvgpu/run/run_env.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace vgpu::run {
+namespace {
+
+TEST(ParseGpuList, Table) {
+  struct Case {
+    std::string in;
+    bool ok;
+    size_t count;
+  } const cases[] = {
+      {"0", true, 1},
+      {"0,1", true, 2},
+      {"GPU-8f3a2c1e-0000-0000-0000-000000000001,1", true, 2},
+      {"MIG-abc", true, 1},
+      {"", false, 0},
+      {"0,", false, 0},
+      {"a", false, 0},
+      {"0,0", false, 0},
+      {"-1", false, 0},
+      {"0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", false, 0},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseGpuList(c.in);
+    EXPECT_EQ(r.ok(), c.ok) << c.in;
+    if (c.ok && r.ok()) {
+      EXPECT_EQ(r->size(), c.count) << c.in;
+    }
+  }
+}
+
+TEST(BuildRunEnvironment, PerVisibleDeviceLimits) {
+  RunOptions o;
+  o.gpus = "2,0";
+  o.gpumem_mib = 4096;
+  o.gpucores = 30;
+  auto env = BuildRunEnvironment(o, "/lib/libvgpu.so", "/tmp/r.cache", "");
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  const EnvMap want{
+      {"LD_PRELOAD", "/lib/libvgpu.so"},       {"CUDA_DEVICE_MEMORY_SHARED_CACHE", "/tmp/r.cache"},
+      {"CUDA_VISIBLE_DEVICES", "2,0"},         {"NVIDIA_VISIBLE_DEVICES", "2,0"},
+      {"CUDA_DEVICE_MEMORY_LIMIT_0", "4096m"}, {"CUDA_DEVICE_MEMORY_LIMIT_1", "4096m"},
+      {"CUDA_DEVICE_SM_LIMIT_0", "30"},        {"CUDA_DEVICE_SM_LIMIT_1", "30"}};
+  EXPECT_EQ(*env, want);
+}
+
+TEST(BuildRunEnvironment, AllDevicesPercentAndInheritedPreload) {
+  RunOptions o;
+  o.gpumem_percent = 50;
+  o.oom_killer = true;
+  auto env = BuildRunEnvironment(o, "/l.so", "/r", "/other.so");
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("LD_PRELOAD"), "/l.so:/other.so");  // ours first
+  EXPECT_EQ(env->at("CUDA_DEVICE_MEMORY_LIMIT"), "50%");
+  EXPECT_EQ(env->at("ACTIVE_OOM_KILLER"), "true");
+  EXPECT_EQ(env->count("CUDA_VISIBLE_DEVICES"), 0u);
+  EXPECT_EQ(env->count("CUDA_DEVICE_SM_LIMIT"), 0u);
+}
+
+TEST(BuildRunEnvironment, RejectsBadOptions) {
+  struct Case {
+    RunOptions o;
+    std::string message_part;
+  };
+  std::vector<Case> cases(5);
+  cases[0].o.gpumem_mib = 1;
+  cases[0].o.gpumem_percent = 1;
+  cases[0].message_part = "exclude";
+  cases[1].o.gpumem_percent = 0;
+  cases[1].message_part = "1..100";
+  cases[2].o.gpucores = 101;
+  cases[2].message_part = "0..100";
+  cases[3].o.gpus = "x";
+  cases[3].message_part = "--gpus";
+  cases[4].o.gpumem_mib = 0;
+  cases[4].message_part = "at least 1";
+  for (const auto& c : cases) {
+    auto env = BuildRunEnvironment(c.o, "/l.so", "/r", "");
+    ASSERT_FALSE(env.ok()) << c.message_part;
+    EXPECT_EQ(env.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(env.status().message().find(c.message_part), std::string::npos)
+        << env.status().message();
+  }
+}
+
+std::set<std::string>* g_files;
+bool Exists(const std::string& p) {
+  return g_files->count(p) != 0;
+}
+
+TEST(FindLibrary, Precedence) {
+  std::set<std::string> files{"/opt/x.so", "/env.so", "/usr/bin/../lib/libvgpu.so", "/build.so"};
+  g_files = &files;
+  EXPECT_EQ(*FindLibrary("/opt/x.so", "/env.so", "/usr/bin", "/build.so", Exists), "/opt/x.so");
+  EXPECT_EQ(*FindLibrary("", "/env.so", "/usr/bin", "/build.so", Exists), "/env.so");
+  EXPECT_EQ(*FindLibrary("", "", "/usr/bin", "/build.so", Exists), "/usr/bin/../lib/libvgpu.so");
+  EXPECT_EQ(*FindLibrary("", "", "/elsewhere", "/build.so", Exists), "/build.so");
+  auto missing = FindLibrary("", "", "/elsewhere", "", Exists);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("--lib"), std::string::npos);
+  EXPECT_FALSE(FindLibrary("/nope.so", "", "", "", Exists).ok());  // an explicit path must exist
+  EXPECT_FALSE(FindLibrary("", "/nope.so", "", "/build.so", Exists).ok());
+}
+
+}  // namespace
+}  // namespace vgpu::run
