@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "fake_config.h"
 #include "fake_topology.h"
@@ -20,6 +23,16 @@ struct nvmlDevice_st {
   int index;
 };
 
+// An event set: per registered device, the event types wanted and the last event seen.
+struct nvmlEventSet_st {
+  struct Registration {
+    int index;
+    unsigned long long mask;
+    uint64_t seen;
+  };
+  std::vector<Registration> registrations;
+};
+
 namespace vgpu::fake {
 namespace {
 
@@ -29,7 +42,29 @@ struct NvmlState {
   FakeConfig config;
   SharedState* shared = nullptr;
   nvmlDevice_st devices[kMaxDevices]{};
+  std::map<nvmlEventSet_st*, std::unique_ptr<nvmlEventSet_st>> event_sets;
 };
+
+constexpr unsigned long long kSupportedEvents = nvmlEventTypeXidCriticalError;
+
+// Takes the next wanted event of `set` if one is pending.
+bool TakeEvent(NvmlState& s, nvmlEventSet_st* set, nvmlEventData_t* data) {
+  for (auto& reg : set->registrations) {
+    DeviceEvent ev{};
+    while (s.shared->NextEvent(reg.index, reg.seen, &ev)) {
+      reg.seen = ev.seq;
+      if ((ev.type & reg.mask) == 0) continue;
+      *data = nvmlEventData_t{};
+      data->device = &s.devices[reg.index];
+      data->eventType = ev.type;
+      data->eventData = ev.data;
+      data->gpuInstanceId = 0xFFFFFFFFU;
+      data->computeInstanceId = 0xFFFFFFFFU;
+      return true;
+    }
+  }
+  return false;
+}
 
 NvmlState& State() {
   static NvmlState s;
@@ -364,6 +399,83 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
 }
 nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   return nvmlDeviceGetPciInfo_v3(device, pci);
+}
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  auto owned = std::make_unique<nvmlEventSet_st>();
+  *set = owned.get();
+  s.event_sets.emplace(owned.get(), std::move(owned));
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long* eventTypes) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  if (eventTypes == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *eventTypes = kSupportedEvents;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
+                                      nvmlEventSet_t set) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (!s->event_sets.contains(set)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (eventTypes == 0 || (eventTypes & ~kSupportedEvents) != 0) return NVML_ERROR_NOT_SUPPORTED;
+  for (auto& reg : set->registrations) {
+    if (reg.index == device->index) {
+      reg.mask |= eventTypes;
+      return NVML_SUCCESS;
+    }
+  }
+  // Only events posted from now on are delivered.
+  set->registrations.push_back({device->index, eventTypes, s->shared->LastEventSeq(device->index)});
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                 unsigned int timeoutms) {
+  NvmlState& s = State();
+  if (data == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const int64_t deadline = NowNs() + static_cast<int64_t>(timeoutms) * 1'000'000;
+  constexpr int64_t kPollNs = 2'000'000;  // events come from other processes: poll the state
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+      if (!s.event_sets.contains(set)) return NVML_ERROR_INVALID_ARGUMENT;
+      if (TakeEvent(s, set, data)) return NVML_SUCCESS;
+    }
+    const int64_t now = NowNs();
+    if (now >= deadline) return NVML_ERROR_TIMEOUT;
+    SleepUntilNs(std::min(deadline, now + kPollNs));
+  }
+}
+
+nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeoutms) {
+  return nvmlEventSetWait_v2(set, data, timeoutms);
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (s.event_sets.erase(set) == 0) return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t vgpuFakeInjectXid(unsigned int index, unsigned long long xid) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (index >= s.config.gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
+  s.shared->PostEvent(static_cast<int>(index), nvmlEventTypeXidCriticalError, xid);
+  return NVML_SUCCESS;
 }
 
 }  // extern "C"

@@ -303,6 +303,32 @@ uint64_t SharedState::ProcessGpuNs(int pid, int dev) {
   return 0;
 }
 
+void SharedState::PostEvent(int dev, uint64_t type, uint64_t data) {
+  if (dev < 0 || dev >= kMaxDevices) return;
+  Guard g(*this);
+  auto& d = layout_->devices[dev];
+  const uint64_t seq = ++d.event_seq;
+  d.events[seq % kEventRing] = DeviceEvent{seq, type, data};
+}
+
+bool SharedState::NextEvent(int dev, uint64_t after, DeviceEvent* out) {
+  if (dev < 0 || dev >= kMaxDevices) return false;
+  Guard g(*this);
+  const auto& d = layout_->devices[dev];
+  if (d.event_seq <= after) return false;
+  // Oldest retained event newer than `after`.
+  const uint64_t oldest = d.event_seq >= kEventRing ? d.event_seq - kEventRing + 1 : 1;
+  const uint64_t seq = std::max(after + 1, oldest);
+  *out = d.events[seq % kEventRing];
+  return out->seq == seq;
+}
+
+uint64_t SharedState::LastEventSeq(int dev) {
+  if (dev < 0 || dev >= kMaxDevices) return 0;
+  Guard g(*this);
+  return layout_->devices[dev].event_seq;
+}
+
 int64_t SharedState::DeviceFreeAt(int dev) {
   if (dev < 0 || dev >= kMaxDevices) return 0;
   Guard g(*this);

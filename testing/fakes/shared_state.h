@@ -30,8 +30,18 @@ struct KernelInterval {
   int64_t end_ns;
 };
 
+inline constexpr int kEventRing = 16;
+
+struct DeviceEvent {
+  uint64_t seq;   // 1, 2, ... per device; 0 = empty
+  uint64_t type;  // NVML event type bit (nvmlEventTypeXidCriticalError = 0x8)
+  uint64_t data;  // e.g. the Xid
+};
+
 struct DeviceShared {
   uint64_t used_bytes;
+  uint64_t event_seq;  // sequence number of the last event posted
+  DeviceEvent events[kEventRing];
   int64_t free_at_ns;  // end of the last kernel queued on the device (the busy clock)
   uint32_t ring_next;
   uint32_t ring_count;
@@ -92,6 +102,13 @@ class SharedState {
   std::vector<ProcessBusy> BusyByProcess(int dev, int64_t from_ns, int64_t to_ns,
                                          int64_t* device_busy_ns);
   uint64_t ProcessGpuNs(int pid, int dev);
+
+  // Device events (NVML event sets): Post appends one; Next returns the oldest event with a
+  // sequence number above `after` (events older than the ring are lost, as when a real
+  // listener falls behind). LastEventSeq is where a new listener starts.
+  void PostEvent(int dev, uint64_t type, uint64_t data);
+  bool NextEvent(int dev, uint64_t after, DeviceEvent* out);
+  uint64_t LastEventSeq(int dev);
   int64_t DeviceFreeAt(int dev);
 
  private:

@@ -3,6 +3,7 @@
 //   info                    print the visible device count and each device's UUID last byte
 //   alloc <ordinal> <bytes> allocate in the primary context, print "ready <rc>", wait for EOF
 //   busy <ordinal> <ms>     run kernels for <ms> ms of GPU time, print "ready <rc>", wait for EOF
+//   xid <index> <xid>       post an Xid event on GPU <index> through the fake NVML, print its rc
 //   launch <ordinal> <ms>   queue a <ms> ms kernel, print "ready <rc>" at once, wait for EOF
 // The process exits without freeing anything: the fake driver must reclaim its memory.
 
@@ -13,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "nvml_api.h"
 
 namespace {
 
@@ -46,6 +49,15 @@ int main(int argc, char** argv) {
     CUdeviceptr p = 0;
     std::printf("%d %d %d", cuDeviceGetCount(&count), cuCtxGetCurrent(&ctx), cuMemAlloc(&p, 16));
     std::printf(" %d\n", cuInit(0));
+    return 0;
+  }
+  if (cmd == "xid" && argc == 4) {
+    nvmlReturn_t rc = nvmlInit_v2();
+    if (rc == NVML_SUCCESS) {
+      rc = vgpuFakeInjectXid(static_cast<unsigned>(std::atoi(argv[2])),
+                             std::strtoull(argv[3], nullptr, 10));
+    }
+    std::printf("%d\n", rc);
     return 0;
   }
   if (cmd == "info") {

@@ -207,6 +207,47 @@ TEST_F(MultiProcessTest, KernelsOfDifferentProcessesRunOneAtATime) {
   EXPECT_EQ(cuCtxDestroy(ctx), CUDA_SUCCESS);
 }
 
+TEST_F(MultiProcessTest, XidEventsReachRegisteredEventSets) {
+  nvmlDevice_t dev0 = nullptr;
+  ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(0, &dev0), NVML_SUCCESS);
+  unsigned long long supported = 0;
+  ASSERT_EQ(nvmlDeviceGetSupportedEventTypes(dev1_, &supported), NVML_SUCCESS);
+  EXPECT_EQ(supported, static_cast<unsigned long long>(nvmlEventTypeXidCriticalError));
+  nvmlEventSet_t set = nullptr;
+  ASSERT_EQ(nvmlEventSetCreate(&set), NVML_SUCCESS);
+  EXPECT_EQ(nvmlDeviceRegisterEvents(dev1_, 0x1, set), NVML_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(nvmlDeviceRegisterEvents(dev1_, nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
+  nvmlEventData_t data{};
+  EXPECT_EQ(nvmlEventSetWait_v2(set, &data, 10), NVML_ERROR_TIMEOUT);
+
+  {
+    Child other_gpu({"xid", "0", "48"});  // GPU 0 is not registered
+    EXPECT_EQ(other_gpu.ReadLine(), "0");
+  }
+  EXPECT_EQ(nvmlEventSetWait_v2(set, &data, 20), NVML_ERROR_TIMEOUT);
+  {
+    Child injector({"xid", "1", "79"});  // posted by another process
+    EXPECT_EQ(injector.ReadLine(), "0");
+  }
+  ASSERT_EQ(nvmlEventSetWait_v2(set, &data, 10000), NVML_SUCCESS);
+  EXPECT_EQ(data.device, dev1_);
+  EXPECT_EQ(data.eventType, static_cast<unsigned long long>(nvmlEventTypeXidCriticalError));
+  EXPECT_EQ(data.eventData, 79U);
+  EXPECT_EQ(nvmlEventSetWait(set, &data, 0), NVML_ERROR_TIMEOUT);  // delivered once
+
+  ASSERT_EQ(vgpuFakeInjectXid(1, 31), NVML_SUCCESS);
+  ASSERT_EQ(vgpuFakeInjectXid(1, 43), NVML_SUCCESS);
+  ASSERT_EQ(nvmlEventSetWait(set, &data, 1000), NVML_SUCCESS);
+  EXPECT_EQ(data.eventData, 31U);  // in order
+  ASSERT_EQ(nvmlEventSetWait(set, &data, 1000), NVML_SUCCESS);
+  EXPECT_EQ(data.eventData, 43U);
+  EXPECT_EQ(vgpuFakeInjectXid(7, 1), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nvmlEventSetWait_v2(set, nullptr, 0), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nvmlEventSetFree(set), NVML_SUCCESS);
+  EXPECT_EQ(nvmlEventSetFree(set), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nvmlEventSetWait_v2(set, &data, 0), NVML_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(CudaVisibleDevices, SelectsAndReordersDevices) {
   {
     Child c({"info"}, {"CUDA_VISIBLE_DEVICES=1"});
