@@ -61,12 +61,13 @@ bool Bind(void* lib, const char* name, Fn& fn) {
 
 class NvmlBackend : public GpuBackend {
  public:
-  NvmlBackend(void* lib, NvmlApi api, std::string sysfs_root)
-      : lib_(lib), api_(api), sysfs_root_(std::move(sysfs_root)) {}
+  NvmlBackend(NvmlApi api, std::string sysfs_root)
+      : api_(api), sysfs_root_(std::move(sysfs_root)) {}
   ~NvmlBackend() override {
     if (events_ != nullptr && api_.event_set_free != nullptr) api_.event_set_free(events_);
     api_.shutdown();
-    ::dlclose(lib_);
+    // The library stays loaded: driver libraries keep process-wide state that is not safe to
+    // unmap (and a leak checker would report that state as lost once unmapped).
   }
 
   std::string Error(const char* call, nvmlReturn_t rc) {
@@ -150,7 +151,6 @@ class NvmlBackend : public GpuBackend {
   }
 
  private:
-  void* lib_;
   NvmlApi api_;
   std::string sysfs_root_;
   std::mutex mu_;
@@ -211,7 +211,7 @@ Result<std::unique_ptr<GpuBackend>> OpenNvmlBackend(const std::string& library,
     ::dlclose(lib);
     return Unavailable("nvmlInit failed: " + text);
   }
-  auto backend = std::make_unique<NvmlBackend>(lib, api, sysfs_root);
+  auto backend = std::make_unique<NvmlBackend>(api, sysfs_root);
   backend->CreateEventSet();
   return std::unique_ptr<GpuBackend>(std::move(backend));
 }

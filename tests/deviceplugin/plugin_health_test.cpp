@@ -68,16 +68,16 @@ TEST(DevicePluginInProcess, XidMakesGpuUnhealthyThenItRecovers) {
   auto stream = stub->ListAndWatch(&ctx, v1beta1::Empty());
   v1beta1::ListAndWatchResponse resp;
   ASSERT_TRUE(stream->Read(&resp));
-  EXPECT_EQ(HealthByGpu(resp), (std::map<std::string, std::string>{{"GPU-a", "Healthy"},
-                                                                      {"GPU-b", "Healthy"}}));
+  EXPECT_EQ(HealthByGpu(resp),
+            (std::map<std::string, std::string>{{"GPU-a", "Healthy"}, {"GPU-b", "Healthy"}}));
 
   // An application XID changes nothing; a critical one, while the GPU stops answering, marks it.
   backend.InjectXid({"GPU-b", 13});
   backend.SetResponding("GPU-b", false);
   backend.InjectXid({"GPU-b", 79});
   ASSERT_TRUE(stream->Read(&resp));
-  EXPECT_EQ(HealthByGpu(resp), (std::map<std::string, std::string>{{"GPU-a", "Healthy"},
-                                                                      {"GPU-b", "Unhealthy"}}));
+  EXPECT_EQ(HealthByGpu(resp),
+            (std::map<std::string, std::string>{{"GPU-a", "Healthy"}, {"GPU-b", "Unhealthy"}}));
   for (int i = 0; i < 600 && InventoryHealth(cluster) != "GPU-a=ok;GPU-b=bad;"; ++i) {
     std::this_thread::sleep_for(10ms);
   }
@@ -86,8 +86,8 @@ TEST(DevicePluginInProcess, XidMakesGpuUnhealthyThenItRecovers) {
   // Healthy again (answers NVML, quiet period 0): ListAndWatch resends, inventory follows.
   backend.SetResponding("GPU-b", true);
   ASSERT_TRUE(stream->Read(&resp));
-  EXPECT_EQ(HealthByGpu(resp), (std::map<std::string, std::string>{{"GPU-a", "Healthy"},
-                                                                      {"GPU-b", "Healthy"}}));
+  EXPECT_EQ(HealthByGpu(resp),
+            (std::map<std::string, std::string>{{"GPU-a", "Healthy"}, {"GPU-b", "Healthy"}}));
   for (int i = 0; i < 600 && InventoryHealth(cluster) != "GPU-a=ok;GPU-b=ok;"; ++i) {
     std::this_thread::sleep_for(10ms);
   }
