@@ -71,7 +71,7 @@ NvmlState& State() {
   return s;
 }
 
-// Devices are valid only between init and shutdown.
+// Devices are valid only between init and shutdown; a GPU marked lost answers nothing.
 nvmlReturn_t CheckDevice(nvmlDevice_t device, NvmlState** out) {
   NvmlState& s = State();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -80,6 +80,7 @@ nvmlReturn_t CheckDevice(nvmlDevice_t device, NvmlState** out) {
       device >= s.devices + static_cast<int>(s.config.gpus.size())) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
+  if (s.shared->IsLost(device->index)) return NVML_ERROR_GPU_IS_LOST;
   *out = &s;
   return NVML_SUCCESS;
 }
@@ -475,6 +476,15 @@ nvmlReturn_t vgpuFakeInjectXid(unsigned int index, unsigned long long xid) {
   if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
   if (index >= s.config.gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
   s.shared->PostEvent(static_cast<int>(index), nvmlEventTypeXidCriticalError, xid);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t vgpuFakeSetGpuLost(unsigned int index, int lost) {
+  NvmlState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (index >= s.config.gpus.size()) return NVML_ERROR_INVALID_ARGUMENT;
+  s.shared->SetLost(static_cast<int>(index), lost != 0);
   return NVML_SUCCESS;
 }
 

@@ -168,6 +168,9 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
 // Fake-only: posts an Xid critical-error event on GPU `index` (physical) for every process's
 // event sets registered for it. For tests of health checking.
 nvmlReturn_t vgpuFakeInjectXid(unsigned int index, unsigned long long xid);
+// Fake-only: marks GPU `index` lost (non-zero) or back; while lost, every NVML query taking
+// that device returns NVML_ERROR_GPU_IS_LOST, in every process.
+nvmlReturn_t vgpuFakeSetGpuLost(unsigned int index, int lost);
 
 #pragma GCC visibility pop
 

@@ -329,6 +329,18 @@ uint64_t SharedState::LastEventSeq(int dev) {
   return layout_->devices[dev].event_seq;
 }
 
+void SharedState::SetLost(int dev, bool lost) {
+  if (dev < 0 || dev >= kMaxDevices) return;
+  Guard g(*this);
+  layout_->devices[dev].lost = lost ? 1 : 0;
+}
+
+bool SharedState::IsLost(int dev) {
+  if (dev < 0 || dev >= kMaxDevices) return false;
+  Guard g(*this);
+  return layout_->devices[dev].lost != 0;
+}
+
 int64_t SharedState::DeviceFreeAt(int dev) {
   if (dev < 0 || dev >= kMaxDevices) return 0;
   Guard g(*this);

@@ -40,6 +40,7 @@ struct DeviceEvent {
 
 struct DeviceShared {
   uint64_t used_bytes;
+  uint64_t lost;       // non-zero: NVML reports the GPU as lost (fake-only failure injection)
   uint64_t event_seq;  // sequence number of the last event posted
   DeviceEvent events[kEventRing];
   int64_t free_at_ns;  // end of the last kernel queued on the device (the busy clock)
@@ -109,6 +110,9 @@ class SharedState {
   void PostEvent(int dev, uint64_t type, uint64_t data);
   bool NextEvent(int dev, uint64_t after, DeviceEvent* out);
   uint64_t LastEventSeq(int dev);
+
+  void SetLost(int dev, bool lost);
+  bool IsLost(int dev);
   int64_t DeviceFreeAt(int dev);
 
  private:

@@ -4,6 +4,7 @@
 //   alloc <ordinal> <bytes> allocate in the primary context, print "ready <rc>", wait for EOF
 //   busy <ordinal> <ms>     run kernels for <ms> ms of GPU time, print "ready <rc>", wait for EOF
 //   xid <index> <xid>       post an Xid event on GPU <index> through the fake NVML, print its rc
+//   nvmlmem <index>         print the result code of nvmlDeviceGetMemoryInfo on GPU <index>
 //   launch <ordinal> <ms>   queue a <ms> ms kernel, print "ready <rc>" at once, wait for EOF
 // The process exits without freeing anything: the fake driver must reclaim its memory.
 
@@ -57,6 +58,15 @@ int main(int argc, char** argv) {
       rc = vgpuFakeInjectXid(static_cast<unsigned>(std::atoi(argv[2])),
                              std::strtoull(argv[3], nullptr, 10));
     }
+    std::printf("%d\n", rc);
+    return 0;
+  }
+  if (cmd == "nvmlmem" && argc == 3) {
+    nvmlReturn_t rc = nvmlInit_v2();
+    nvmlDevice_t dev = nullptr;
+    if (rc == NVML_SUCCESS) rc = nvmlDeviceGetHandleByIndex_v2(std::atoi(argv[2]), &dev);
+    nvmlMemory_t mem{};
+    if (rc == NVML_SUCCESS) rc = nvmlDeviceGetMemoryInfo(dev, &mem);
     std::printf("%d\n", rc);
     return 0;
   }

@@ -248,6 +248,27 @@ TEST_F(MultiProcessTest, XidEventsReachRegisteredEventSets) {
   EXPECT_EQ(nvmlEventSetWait_v2(set, &data, 0), NVML_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_F(MultiProcessTest, LostGpuFailsNvmlQueriesEverywhere) {
+  ASSERT_EQ(vgpuFakeSetGpuLost(1, 1), NVML_SUCCESS);
+  nvmlMemory_t mem{};
+  EXPECT_EQ(nvmlDeviceGetMemoryInfo(dev1_, &mem), NVML_ERROR_GPU_IS_LOST);
+  char uuid[96];
+  EXPECT_EQ(nvmlDeviceGetUUID(dev1_, uuid, sizeof uuid), NVML_ERROR_GPU_IS_LOST);
+  {
+    Child other({"nvmlmem", "1"});
+    EXPECT_EQ(other.ReadLine(), std::to_string(NVML_ERROR_GPU_IS_LOST));
+  }
+  {
+    Child other({"nvmlmem", "0"});  // only GPU 1 is lost
+    EXPECT_EQ(other.ReadLine(), "0");
+  }
+  ASSERT_EQ(vgpuFakeSetGpuLost(1, 0), NVML_SUCCESS);
+  EXPECT_EQ(nvmlDeviceGetMemoryInfo(dev1_, &mem), NVML_SUCCESS);
+  Child other({"nvmlmem", "1"});
+  EXPECT_EQ(other.ReadLine(), "0");
+  EXPECT_EQ(vgpuFakeSetGpuLost(9, 1), NVML_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(CudaVisibleDevices, SelectsAndReordersDevices) {
   {
     Child c({"info"}, {"CUDA_VISIBLE_DEVICES=1"});
