@@ -1,0 +1,446 @@
+#include "scheduler/extender.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "fake_cluster_api.h"
+#include "test_objects.h"
+
+namespace vgpu::scheduler {
+namespace {
+
+using nlohmann::json;
+using testing::BindArgs;
+using testing::FakeClusterApi;
+using testing::FilterArgs;
+using testing::GpuNode;
+using testing::GpuPod;
+
+class ExtenderTest : public ::testing::Test {
+ protected:
+  ExtenderTest() : api_(&model_) {
+    options_.lock.wait_timeout = std::chrono::milliseconds(5000);
+    options_.lock.poll_min = std::chrono::milliseconds(1);
+    options_.lock.poll_max = std::chrono::milliseconds(5);
+  }
+  Extender& extender() {
+    if (!extender_) extender_ = std::make_unique<Extender>(options_, model_, api_, metrics_);
+    return *extender_;
+  }
+  std::string Annotation(const std::string& pod, const std::string& key) {
+    json p = api_.Pod("default", pod);
+    return p["metadata"]["annotations"].value(key, "");
+  }
+
+  ExtenderOptions options_;
+  ClusterModel model_;
+  FakeClusterApi api_;
+  SchedulerMetrics metrics_;
+  std::unique_ptr<Extender> extender_;
+};
+
+TEST_F(ExtenderTest, FilterReturnsEveryFeasibleNodeAndReasons) {
+  api_.PutNode(GpuNode("big", 2, 40000));
+  api_.PutNode(GpuNode("small", 2, 8000));
+  api_.PutNode(GpuNode("one", 1, 40000));
+  json bad = GpuNode("garbage", 0);
+  bad["metadata"]["annotations"]["hami.io/node-nvidia-register"] = "[{not json";
+  api_.PutNode(bad);
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "10000"}});
+  api_.PutPod(pod);
+  VerbResult r = extender().Filter(FilterArgs(pod, {"big", "small", "one", "garbage", "nowhere"}));
+  ASSERT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.body["nodenames"], json::array({"big"}));
+  EXPECT_EQ(r.body["error"], "");
+  const json& failed = r.body["failedNodes"];
+  ASSERT_EQ(failed.size(), 4u) << failed.dump();
+  EXPECT_EQ(failed["small"].get<std::string>().rfind("CardInsufficientMemory", 0), 0u)
+      << failed["small"];
+  EXPECT_EQ(failed["one"].get<std::string>().rfind("NodeInsufficientDevice", 0), 0u)
+      << failed["one"];
+  EXPECT_NE(failed["garbage"].get<std::string>().find("unreadable"), std::string::npos);
+  EXPECT_NE(failed["nowhere"].get<std::string>().find("unknown"), std::string::npos);
+  EXPECT_EQ(metrics_.rejections(sched::Reason::kCardInsufficientMemory), 1u);
+  EXPECT_EQ(metrics_.rejections(sched::Reason::kNodeUnregistered), 2u);
+}
+
+TEST_F(ExtenderTest, FilterAcceptsOldCapitalisedFieldsAndNodeObjects) {
+  api_.PutNode(GpuNode("n1", 1));
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}});
+  // kube-scheduler 1.20 without json tags: "Pod", "NodeNames".
+  VerbResult r = extender().Filter({{"Pod", pod}, {"NodeNames", {"n1"}}});
+  EXPECT_EQ(r.body["nodenames"], json::array({"n1"}));
+  // Not nodeCacheCapable: whole Node objects come and go back.
+  VerbResult r2 = extender().Filter(
+      {{"pod", pod}, {"nodes", {{"items", {GpuNode("n1", 1), GpuNode("x", 1)}}}}});
+  ASSERT_EQ(r2.body["nodes"]["items"].size(), 1u);
+  EXPECT_EQ(r2.body["nodes"]["items"][0]["metadata"]["name"], "n1");
+  EXPECT_TRUE(r2.body["failedNodes"].contains("x"));
+}
+
+TEST_F(ExtenderTest, PodsWithoutVgpuPassEverywhere) {
+  json pod = GpuPod("plain", json::object());
+  VerbResult r = extender().Filter(FilterArgs(pod, {"a", "b"}));
+  EXPECT_EQ(r.body["nodenames"], json::array({"a", "b"}));
+}
+
+TEST_F(ExtenderTest, BadInputGivesClearErrorsAndWritesNothing) {
+  api_.PutNode(GpuNode("n1", 1));
+  json unknown_policy = GpuPod("p", {{"nvidia.com/gpu", "1"}}, "default",
+                               {{"hami.io/node-scheduler-policy", "fastest"}});
+  struct Case {
+    const char* name;
+    std::function<VerbResult()> call;
+    int status;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"args not an object", [&] { return extender().Filter(json::array()); }, 400, "JSON object"},
+      {"no pod",
+       [&] {
+         return extender().Filter({{"nodenames", {"n1"}}});
+       },
+       400, "no Pod"},
+      {"nodenames not strings",
+       [&] {
+         return extender().Filter({{"pod", GpuPod("p", {})}, {"nodenames", {1}}});
+       },
+       400, "non-string"},
+      {"no candidates",
+       [&] {
+         return extender().Filter({{"pod", GpuPod("p", {})}});
+       },
+       400, "neither"},
+      {"unknown policy", [&] { return extender().Filter(FilterArgs(unknown_policy, {"n1"})); }, 200,
+       "fastest"},
+      {"garbage quantity",
+       [&] {
+         return extender().Filter(FilterArgs(GpuPod("p", {{"nvidia.com/gpumem", "lots"}}), {"n1"}));
+       },
+       200, "nvidia.com/gpumem"},
+      {"prioritize garbage", [&] { return extender().Prioritize(json("x")); }, 400, "JSON object"},
+      {"bind without node",
+       [&] {
+         return extender().Bind({{"podName", "p"}, {"podNamespace", "default"}});
+       },
+       400, "Node"},
+      {"bind of unknown pod",
+       [&] {
+         return extender().Bind(
+             {{"podName", "ghost"}, {"podNamespace", "default"}, {"node", "n1"}});
+       },
+       200, "NotFound"},
+      {"review not an object", [&] { return extender().Admit(json(3)); }, 400, "JSON object"},
+      {"review without request",
+       [&] {
+         return extender().Admit({{"apiVersion", "admission.k8s.io/v1"}});
+       },
+       400, "no request"},
+      {"review of unknown version",
+       [&] {
+         return extender().Admit(
+             {{"apiVersion", "admission.k8s.io/v2"}, {"request", json::object()}});
+       },
+       400, "unsupported"},
+  };
+  const int patches_before = api_.node_patches;
+  for (const Case& c : cases) {
+    VerbResult r = c.call();
+    EXPECT_EQ(r.http_status, c.status) << c.name;
+    const std::string error = r.body.is_object() ? r.body.value("error", "") : "";
+    EXPECT_NE(error.find(c.want), std::string::npos) << c.name << ": " << r.body.dump();
+  }
+  EXPECT_EQ(api_.node_patches, patches_before);
+  EXPECT_EQ(api_.binds, 0);
+  EXPECT_EQ(model_.reservation_count(), 0u);
+}
+
+TEST_F(ExtenderTest, PrioritizeScoresFollowNodePolicy) {
+  api_.PutNode(GpuNode("empty", 1, 10000));
+  api_.PutNode(GpuNode("busy", 1, 10000));
+  json running = GpuPod(
+      "running",
+      {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "8000"}, {"nvidia.com/gpucores", "80"}});
+  running["spec"]["nodeName"] = "busy";
+  running["metadata"]["annotations"] = {
+      {"hami.io/vgpu-devices-allocated", "GPU-busy-0,NVIDIA,8000,80:;"}};
+  running["status"]["phase"] = "Running";
+  api_.PutPod(running);
+  for (const char* policy : {"binpack", "spread"}) {
+    json pod =
+        GpuPod(std::string("p-") + policy, {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}},
+               "default", {{"hami.io/node-scheduler-policy", policy}});
+    ASSERT_EQ(extender().Filter(FilterArgs(pod, {"empty", "busy"})).body["nodenames"].size(), 2u);
+    VerbResult r = extender().Prioritize(FilterArgs(pod, {"empty", "busy"}));
+    ASSERT_EQ(r.body.size(), 2u);
+    const int empty = r.body[0]["score"], busy = r.body[1]["score"];
+    EXPECT_EQ(r.body[0]["host"], "empty");
+    for (int s : {empty, busy}) {
+      EXPECT_GE(s, 0);
+      EXPECT_LE(s, 10);
+    }
+    if (std::string(policy) == "binpack") {
+      EXPECT_GT(busy, empty);
+    } else {
+      EXPECT_LT(busy, empty);
+    }
+  }
+}
+
+TEST_F(ExtenderTest, BindWritesHamiAnnotationsTakesLockAndBinds) {
+  api_.PutNode(GpuNode("n1", 2));
+  json pod = GpuPod(
+      "p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}, {"nvidia.com/gpucores", "30"}});
+  pod["spec"]["initContainers"] = {{{"name", "init"}}};
+  api_.PutPod(pod);
+  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).body["nodenames"].size(), 1u);
+  VerbResult r = extender().Bind(BindArgs(pod, "n1"));
+  ASSERT_EQ(r.body["error"], "") << r.body.dump();
+  json after = api_.Pod("default", "p");
+  const json& a = after["metadata"]["annotations"];
+  EXPECT_EQ(a["hami.io/vgpu-devices-allocated"], ";GPU-n1-0,NVIDIA,3000,30:;");
+  EXPECT_EQ(a["hami.io/vgpu-devices-to-allocate"], ";GPU-n1-0,NVIDIA,3000,30:;");
+  EXPECT_EQ(a["hami.io/vgpu-node"], "n1");
+  EXPECT_EQ(a["hami.io/bind-phase"], "allocating");
+  EXPECT_FALSE(a["hami.io/bind-time"].get<std::string>().empty());
+  EXPECT_FALSE(a["hami.io/vgpu-time"].get<std::string>().empty());
+  EXPECT_EQ(after["metadata"]["labels"]["hami.io/vgpu-node"], "n1");
+  EXPECT_EQ(after["spec"]["nodeName"], "n1");
+  const std::string lock = api_.Node("n1")["metadata"]["annotations"]["hami.io/mutex.lock"];
+  EXPECT_NE(lock.find(",default,p"), std::string::npos) << lock;
+  EXPECT_EQ(lock.find('T'), 10u) << lock;  // RFC3339
+  // The watch showed the annotations: usage comes from them, no reservation remains.
+  EXPECT_EQ(model_.reservation_count(), 0u);
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 3000, 30}));
+}
+
+TEST_F(ExtenderTest, FailedBindLeavesNothingBehind) {
+  api_.PutNode(GpuNode("n1", 1));
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}});
+  api_.PutPod(pod);
+  api_.fail_binds = 1;
+  VerbResult r = extender().Bind(BindArgs(pod, "n1"));
+  EXPECT_NE(r.body["error"].get<std::string>().find("injected binding failure"), std::string::npos);
+  EXPECT_EQ(model_.reservation_count(), 0u);
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), sched::DeviceUsage{});
+  EXPECT_FALSE(api_.Node("n1")["metadata"]["annotations"].contains("hami.io/mutex.lock"));
+  EXPECT_EQ(Annotation("p", "hami.io/bind-phase"), "failed");
+  EXPECT_EQ(metrics_.bind_failures.load(), 1u);
+  // kube-scheduler retries: now it works, and the failed attempt did not count twice.
+  VerbResult again = extender().Bind(BindArgs(pod, "n1"));
+  EXPECT_EQ(again.body["error"], "") << again.body.dump();
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 3000, 0}));
+}
+
+TEST_F(ExtenderTest, DeletedAndFinishedPodsFreeTheirGpus) {
+  api_.PutNode(GpuNode("n1", 1, 10000));
+  json a = GpuPod("a", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "6000"}});
+  json b = GpuPod("b", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "6000"}});
+  api_.PutPod(a);
+  api_.PutPod(b);
+  ASSERT_EQ(extender().Bind(BindArgs(a, "n1")).body["error"], "");
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 0u);
+  json done = api_.Pod("default", "a");
+  done["status"]["phase"] = "Succeeded";
+  api_.PutPod(done);
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 1u);
+  // A reservation of a pod deleted mid-bind vanishes too.
+  ClusterModel::ReserveResult res =
+      model_.Reserve("uid-x", "default", "x", "n1", [](const sched::NodeState& s) {
+        sched::PodRequest req;
+        req.app_containers = {{1, 6000, -1, 0}};
+        return sched::FitPod(s.view, req);
+      });
+  ASSERT_TRUE(res.ok) << res.message;
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 0u);
+  model_.RemovePod(json{{"metadata", {{"uid", "uid-x"}, {"namespace", "default"}, {"name", "x"}}}});
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 1u);
+}
+
+TEST_F(ExtenderTest, StaleLockIsTakenOverAtOnce) {
+  json node = GpuNode("n1", 1);
+  node["metadata"]["annotations"]["hami.io/mutex.lock"] = "2099-01-01T00:00:00Z,default,gone";
+  api_.PutNode(node);
+  json failed_owner = GpuPod("owner", {});
+  failed_owner["metadata"]["annotations"] = {{"hami.io/bind-phase", "failed"}};
+  api_.PutPod(failed_owner);
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}});
+  api_.PutPod(pod);
+  // Owner pod does not exist.
+  EXPECT_EQ(extender().Bind(BindArgs(pod, "n1")).body["error"], "");
+  EXPECT_EQ(metrics_.lock_takeovers.load(), 1u);
+  // Owner exists but its bind failed.
+  json n = api_.Node("n1");
+  n["metadata"]["annotations"]["hami.io/mutex.lock"] = "2099-01-01T00:00:00Z,default,owner";
+  api_.PutNode(n);
+  json q = GpuPod("q", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}});
+  api_.PutPod(q);
+  EXPECT_EQ(extender().Bind(BindArgs(q, "n1")).body["error"], "");
+  EXPECT_EQ(metrics_.lock_takeovers.load(), 2u);
+}
+
+TEST_F(ExtenderTest, HeldLockTimesOutWithAClearMessage) {
+  options_.lock.wait_timeout = std::chrono::milliseconds(50);
+  json node = GpuNode("n1", 1);
+  node["metadata"]["annotations"]["hami.io/mutex.lock"] = "2099-01-01T00:00:00Z,default,owner";
+  api_.PutNode(node);
+  json owner = GpuPod("owner", {});
+  owner["metadata"]["annotations"] = {{"hami.io/bind-phase", "allocating"}};
+  api_.PutPod(owner);
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}});
+  api_.PutPod(pod);
+  VerbResult r = extender().Bind(BindArgs(pod, "n1"));
+  const std::string e = r.body["error"];
+  EXPECT_NE(e.find("locked by pod default/owner"), std::string::npos) << e;
+  EXPECT_EQ(model_.reservation_count(), 0u);
+  EXPECT_EQ(api_.binds, 0);
+}
+
+// 100 pods bound to one node at once; a fake device plugin finishes each Allocate (releases the
+// lock, bind-phase=success). Every bind must succeed, each on its own share of the GPUs.
+TEST_F(ExtenderTest, HundredConcurrentBindsToOneNodeAllSucceed) {
+  constexpr int kPods = 100;
+  json node = GpuNode("n1", 10, 100000);  // 10 GPUs x 10 slots
+  api_.PutNode(node);
+  std::vector<json> pods;
+  for (int i = 0; i < kPods; ++i) {
+    pods.push_back(
+        GpuPod("p" + std::to_string(i), {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}}));
+    api_.PutPod(pods.back());
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> allocated{0};
+  std::thread device_plugin([&] {
+    while (!stop.load()) {
+      json n = api_.Node("n1");
+      const json& annos = n["metadata"]["annotations"];
+      if (annos.contains("hami.io/mutex.lock")) {
+        const std::string v = annos["hami.io/mutex.lock"];
+        const std::string owner = v.substr(v.rfind(',') + 1);
+        json p = api_.Pod("default", owner);
+        if (p["metadata"]["annotations"].value("hami.io/bind-phase", "") == "allocating") {
+          (void)api_.MergePatchPod(
+              "default", owner,
+              {{"metadata", {{"annotations", {{"hami.io/bind-phase", "success"}}}}}});
+          (void)api_.JsonPatchNode(
+              "n1", json::array({{{"op", "remove"},
+                                  {"path", "/metadata/annotations/hami.io~1mutex.lock"}}}));
+          allocated++;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  options_.lock.wait_timeout = std::chrono::milliseconds(60000);
+  Extender& ext = extender();
+  std::vector<std::string> errors(kPods);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kPods; ++i) {
+    threads.emplace_back([&, i] {
+      json f = ext.Filter(FilterArgs(pods[i], {"n1"})).body;
+      if (f["nodenames"].size() != 1) {
+        errors[i] = "filter: " + f.dump();
+        return;
+      }
+      errors[i] = ext.Bind(BindArgs(pods[i], "n1")).body["error"];
+    });
+  }
+  for (auto& t : threads) t.join();
+  stop = true;
+  device_plugin.join();
+  for (int i = 0; i < kPods; ++i) EXPECT_EQ(errors[i], "") << "pod " << i;
+  EXPECT_EQ(api_.binds, kPods);
+  // Every slot of every GPU used exactly once: nothing double-booked.
+  for (int g = 0; g < 10; ++g) {
+    EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-" + std::to_string(g)),
+              (sched::DeviceUsage{10, 10000, 0}))
+        << g;
+  }
+  EXPECT_EQ(model_.reservation_count(), 0u);
+  EXPECT_EQ(metrics_.bind.count(), static_cast<uint64_t>(kPods));
+}
+
+TEST_F(ExtenderTest, QuotaLimitsNamespaceCharge) {
+  api_.PutNode(GpuNode("n1", 4, 40000));
+  model_.UpsertQuota(json::parse(R"({"metadata":{"name":"q","namespace":"team"},
+      "spec":{"hard":{"limits.nvidia.com/gpumem":"10000"}}})"));
+  json first = GpuPod("first", {{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "4000"}}, "team");
+  api_.PutPod(first);
+  ASSERT_EQ(extender().Bind(BindArgs(first, "n1")).body["error"], "");
+  json second = GpuPod("second", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "4000"}}, "team");
+  VerbResult r = extender().Filter(FilterArgs(second, {"n1"}));
+  EXPECT_EQ(r.body["nodenames"].size(), 0u);
+  EXPECT_NE(r.body["failedNodes"]["n1"].get<std::string>().find("ResourceQuotaExceeded"),
+            std::string::npos);
+  // Another namespace is not affected, and the webhook refuses the same pod up front.
+  EXPECT_EQ(
+      extender()
+          .Filter(FilterArgs(
+              GpuPod("other", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "4000"}}), {"n1"}))
+          .body["nodenames"]
+          .size(),
+      1u);
+  json review = {
+      {"apiVersion", "admission.k8s.io/v1"},
+      {"kind", "AdmissionReview"},
+      {"request",
+       {{"uid", "r1"}, {"kind", {{"kind", "Pod"}}}, {"namespace", "team"}, {"object", second}}}};
+  VerbResult w = extender().Admit(review);
+  EXPECT_FALSE(w.body["response"]["allowed"].get<bool>());
+  EXPECT_NE(w.body["response"]["status"]["message"].get<std::string>().find("quota"),
+            std::string::npos);
+}
+
+TEST_F(ExtenderTest, WebhookAnswersBothVersions) {
+  options_.core_policy = "force";
+  for (const char* version : {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"}) {
+    json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}});
+    pod["spec"].erase("schedulerName");
+    json review = {
+        {"apiVersion", version},
+        {"kind", "AdmissionReview"},
+        {"request",
+         {{"uid", "abc"}, {"kind", {{"kind", "Pod"}}}, {"namespace", "default"}, {"object", pod}}}};
+    VerbResult r = extender().Admit(review);
+    ASSERT_EQ(r.http_status, 200);
+    EXPECT_EQ(r.body["apiVersion"], version);
+    const json& resp = r.body["response"];
+    EXPECT_EQ(resp["uid"], "abc");
+    EXPECT_TRUE(resp["allowed"].get<bool>());
+    EXPECT_EQ(resp["patchType"], "JSONPatch");
+    // The patch is base64 of a JSON patch that sets the scheduler and the whole-card cores.
+    const std::string b64 = resp["patch"];
+    static const std::string kTable =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string decoded;
+    int val = 0, bits = -8;
+    for (char c : b64) {
+      if (c == '=') break;
+      val = (val << 6) + static_cast<int>(kTable.find(c));
+      bits += 6;
+      if (bits >= 0) {
+        decoded.push_back(static_cast<char>((val >> bits) & 0xFF));
+        bits -= 8;
+      }
+    }
+    json patch = json::parse(decoded);
+    json patched = pod.patch(patch);
+    EXPECT_EQ(patched["spec"]["schedulerName"], "hami-scheduler");
+    EXPECT_EQ(patched["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"],
+              "100");
+    EXPECT_EQ(patched["spec"]["containers"][0]["env"][0]["name"], "GPU_CORE_UTILIZATION_POLICY");
+  }
+  json privileged = GpuPod("priv", {{"nvidia.com/gpu", "1"}});
+  privileged["spec"]["containers"][0]["securityContext"] = {{"privileged", true}};
+  VerbResult d = extender().Admit(
+      {{"apiVersion", "admission.k8s.io/v1"},
+       {"request", {{"uid", "u"}, {"kind", {{"kind", "Pod"}}}, {"object", privileged}}}});
+  EXPECT_FALSE(d.body["response"]["allowed"].get<bool>());
+  EXPECT_EQ(d.body["response"]["status"]["code"], 403);
+  EXPECT_EQ(metrics_.webhook_denied.load(), 1u);
+}
+
+}  // namespace
+}  // namespace vgpu::scheduler

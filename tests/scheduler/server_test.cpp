@@ -1,0 +1,176 @@
+#include "scheduler/server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "fake_cluster_api.h"
+#include "test_objects.h"
+
+namespace vgpu::scheduler {
+namespace {
+
+using nlohmann::json;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() : api_(&model_), extender_(ExtenderOptions{}, model_, api_, metrics_) {}
+  std::unique_ptr<Server> Start(ServerOptions o) {
+    Result<std::unique_ptr<Server>> s = Server::Start(std::move(o), extender_, model_, metrics_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  ClusterModel model_;
+  testing::FakeClusterApi api_;
+  SchedulerMetrics metrics_;
+  Extender extender_;
+};
+
+TEST(BindAddress, Forms) {
+  struct Case {
+    const char* text;
+    bool ok;
+    const char* host;
+    int port;
+  };
+  const Case cases[] = {{"127.0.0.1:8080", true, "127.0.0.1", 8080},
+                        {":9395", true, "0.0.0.0", 9395},
+                        {"443", true, "0.0.0.0", 443},
+                        {"[::1]:80", true, "::1", 80},
+                        {"host:", false, "", 0},
+                        {"host:99999", false, "", 0},
+                        {"x:1a", false, "", 0}};
+  for (const Case& c : cases) {
+    std::string host;
+    int port = -1;
+    Status s = ParseBindAddress(c.text, host, port);
+    EXPECT_EQ(s.ok(), c.ok) << c.text;
+    if (c.ok) {
+      EXPECT_EQ(host, c.host) << c.text;
+      EXPECT_EQ(port, c.port) << c.text;
+    }
+  }
+}
+
+TEST_F(ServerTest, ExtenderVerbsOverHttp) {
+  ServerOptions o;
+  o.metrics_bind = "127.0.0.1:0";
+  auto server = Start(o);
+  ASSERT_NE(server, nullptr);
+  api_.PutNode(testing::GpuNode("n1", 1));
+  httplib::Client c("127.0.0.1", server->http_port());
+
+  auto bad = c.Post("/filter", "{not json", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("not valid JSON"), std::string::npos);
+  // Wrong JSON types deep inside must not crash either.
+  auto odd = c.Post("/bind", R"({"podName":1,"podNamespace":[],"node":{}})", "application/json");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->status, 400);
+
+  json pod = testing::GpuPod("p", {{"nvidia.com/gpu", "1"}});
+  api_.PutPod(pod);
+  auto f = c.Post("/filter", testing::FilterArgs(pod, {"n1"}).dump(), "application/json");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->status, 200);
+  EXPECT_EQ(json::parse(f->body)["nodenames"], json::array({"n1"}));
+  auto p = c.Post("/prioritize", testing::FilterArgs(pod, {"n1"}).dump(), "application/json");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(json::parse(p->body)[0]["host"], "n1");
+  auto b = c.Post("/bind", testing::BindArgs(pod, "n1").dump(), "application/json");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(json::parse(b->body)["error"], "");
+
+  auto health = c.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto ready = c.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  server->SetReady(true);
+  EXPECT_EQ(c.Get("/readyz")->status, 200);
+
+  httplib::Client mc("127.0.0.1", server->metrics_port());
+  auto m = mc.Get("/metrics");
+  ASSERT_TRUE(m);
+  for (const char* want :
+       {"hami_gpu_memory_limit_bytes{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
+        "device_type=\"NVIDIA-NVIDIA A10\"} 25165824000",
+        "hami_gpu_shared_count{node=\"n1\"",
+        "hami_vgpu_memory_allocated_bytes{namespace=\"default\",node=\"n1\",pod=\"p\"",
+        "vgpu_scheduler_filter_duration_seconds_count 1",
+        "vgpu_scheduler_bind_duration_seconds_bucket{le=\"+Inf\"} 1",
+        "vgpu_scheduler_node_rejections_total{reason=\"CardInsufficientMemory\"} 0",
+        "vgpu_scheduler_bad_requests_total 2"}) {
+    EXPECT_NE(m->body.find(want), std::string::npos) << want << "\n" << m->body;
+  }
+  server->Stop();
+}
+
+TEST_F(ServerTest, LegacyMetricNames) {
+  api_.PutNode(testing::GpuNode("n1", 1));
+  const std::string page = metrics_.Render(model_, /*legacy=*/true);
+  EXPECT_NE(page.find("GPUDeviceMemoryLimit{"), std::string::npos);
+  EXPECT_NE(page.find("GPUDeviceCoreLimit{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
+                      "device_type=\"NVIDIA-NVIDIA A10\"} 100"),
+            std::string::npos)
+      << page;
+  EXPECT_EQ(page.find("hami_gpu_memory_limit_bytes"), std::string::npos);
+}
+
+std::string MakeCert(const std::string& dir, const std::string& cn) {
+  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=" + cn +
+                          " -keyout " + dir + "/key.pem.new -out " + dir +
+                          "/cert.pem.new >/dev/null 2>&1 && mv " + dir + "/key.pem.new " + dir +
+                          "/key.pem && mv " + dir + "/cert.pem.new " + dir + "/cert.pem";
+  return std::system(cmd.c_str()) == 0 ? "" : "openssl failed: " + cmd;
+}
+
+TEST_F(ServerTest, HttpsWebhookReloadsItsCertificate) {
+  const char* base = std::getenv("VGPU_TEST_TMP");
+  const std::string dir = std::string(base ? base : "/tmp") + "/tls-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(MakeCert(dir, "first"), "");
+  ServerOptions o;
+  o.http_bind = "";
+  o.metrics_bind = "";
+  o.https_bind = "127.0.0.1:0";
+  o.tls_cert = dir + "/cert.pem";
+  o.tls_key = dir + "/key.pem";
+  o.tls_reload_check = std::chrono::milliseconds(20);
+  auto server = Start(o);
+  ASSERT_NE(server, nullptr);
+  const int port = server->https_port();
+  json review = {{"apiVersion", "admission.k8s.io/v1"},
+                 {"request",
+                  {{"uid", "u1"},
+                   {"kind", {{"kind", "Pod"}}},
+                   {"object", testing::GpuPod("p", {{"nvidia.com/gpu", "1"}})}}}};
+  const auto call = [&] {
+    httplib::SSLClient c("127.0.0.1", port);
+    c.enable_server_certificate_verification(false);
+    return c.Post("/webhook", review.dump(), "application/json");
+  };
+  auto r = call();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(json::parse(r->body)["response"]["uid"], "u1");
+
+  ASSERT_EQ(MakeCert(dir, "second"), "");
+  for (int i = 0; i < 500 && server->tls_reloads() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server->tls_reloads(), 1);
+  EXPECT_EQ(server->https_port(), port);
+  auto again = call();
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(json::parse(again->body)["response"]["allowed"].get<bool>());
+  server->Stop();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vgpu::scheduler
