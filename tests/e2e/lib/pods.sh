@@ -30,11 +30,13 @@ pod_annotation() {
 
 # All pods with a tag, as a JSON array of {name, node, phase, bind, allocated, sched}.
 pods_state() {
-  k get pods -n "$E2E_NS" -l "vgpu-e2e=$1" -o json | jq -c '[.items[] | {
+  local json
+  json=$(k get pods -n "$E2E_NS" -l "vgpu-e2e=$1" -o json 2>/dev/null) || json='{"items": []}'
+  jq -c '[.items[] | {
     name: .metadata.name, node: (.spec.nodeName // ""), phase: .status.phase,
     sched: (.spec.schedulerName // ""),
     bind: (.metadata.annotations["hami.io/bind-phase"] // ""),
-    allocated: (.metadata.annotations["hami.io/vgpu-devices-allocated"] // "")}]'
+    allocated: (.metadata.annotations["hami.io/vgpu-devices-allocated"] // "")}]' <<<"$json"
 }
 
 # wait_bind_success <tag> <count> <timeout s> <timings file>: waits until <count> pods of the tag

@@ -18,9 +18,9 @@ pod_logs_nonempty() { [[ -n $(pod_logs "$1") ]]; }
 has_failed_scheduling() {
   [[ -n $(k get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" -o name) ]]
 }
-# kubelet 1.20 logs one line per device-plugin registration it accepts.
+# kubelet 1.20 (-v 2) logs one line per device-plugin registration it accepts.
 registrations_at_least() {
-  (($(grep -c 'Got registration request from device plugin' "$E2E_LOGS/kubelet-$1.log") >= $2))
+  (($(grep -c 'Registered endpoint' "$E2E_LOGS/kubelet-$1.log") >= $2))
 }
 
 # ---- 0: harness only -------------------------------------------------------------------------
@@ -37,12 +37,13 @@ scenario_cluster_ready() {
 node_allocatable_gpu() {
   k get node "$1" -o json | jq -r '.status.allocatable["nvidia.com/gpu"] // "0"'
 }
+allocatable_gpu_is() { [[ $(node_allocatable_gpu "$1") == "$2" ]]; }
+pod_phase_is() { [[ $(k get pod -n "$E2E_NS" "$1" -o jsonpath='{.status.phase}') == "$2" ]]; }
 
 scenario_inventory() {
   local node want=$((E2E_FAKE_GPUS * E2E_SPLIT_COUNT)) got inv
   for node in $(k get nodes -o name | cut -d/ -f2); do
-    wait_until 60 "allocatable nvidia.com/gpu=$want on $node" \
-      test "$(node_allocatable_gpu "$node")" = "$want" ||
+    wait_until 60 "allocatable nvidia.com/gpu=$want on $node" allocatable_gpu_is "$node" "$want" ||
       fail "node $node: allocatable nvidia.com/gpu is $(node_allocatable_gpu "$node"), expected" \
         "$want (= $E2E_FAKE_GPUS fake GPUs x split count $E2E_SPLIT_COUNT)"
     inv=$(k get node "$node" -o json | jq -r '.metadata.annotations["hami.io/node-nvidia-register"] // ""')
@@ -102,20 +103,23 @@ scenario_single_pod() {
   lock=$(k get node "$node" -o json | jq -r '.metadata.annotations["hami.io/mutex.lock"] // ""')
   [[ -z $lock ]] || fail "node $node still holds hami.io/mutex.lock='$lock' after bind-phase=success"
 
-  # Containers may not start in every sandbox (see docs/e2e.md); when they do, check the env.
-  if wait_until 30 "gpu-single Running" \
-    test "$(k get pod gpu-single -o jsonpath='{.status.phase}')" = Running; then
+  # Containers start here (containerd with restrict_oom_score_adj); where a sandbox cannot run
+  # them, E2E_CONTAINERS_OPTIONAL=1 turns this check into a note.
+  if wait_until 30 "gpu-single Running" pod_phase_is gpu-single Running; then
     local env
-    wait_until 15 "gpu-single logs" pod_logs_nonempty gpu-single
+    wait_until 15 "gpu-single logs" pod_logs_nonempty gpu-single || true
     env=$(pod_logs gpu-single)
     grep -qx 'CUDA_DEVICE_MEMORY_LIMIT_0=3000m' <<<"$env" ||
       fail "container env lacks CUDA_DEVICE_MEMORY_LIMIT_0=3000m; it has: $(grep -E 'CUDA|NVIDIA' <<<"$env" | tr '\n' ' ')"
     grep -qx 'CUDA_DEVICE_SM_LIMIT=30' <<<"$env" ||
       fail "container env lacks CUDA_DEVICE_SM_LIMIT=30; it has: $(grep -E 'CUDA|NVIDIA' <<<"$env" | tr '\n' ' ')"
-    log "containers start: env checked (CUDA_DEVICE_MEMORY_LIMIT_0=3000m, CUDA_DEVICE_SM_LIMIT=30)"
+    log "container env checked: CUDA_DEVICE_MEMORY_LIMIT_0=3000m, CUDA_DEVICE_SM_LIMIT=30"
   else
-    log "NOTE: gpu-single did not reach Running (sandbox); the env check was not possible:" \
-      "$(k get pod gpu-single -o jsonpath='{.status.containerStatuses[0].state}')"
+    local why
+    why=$(k get pod gpu-single -o json | jq -c '[.status.containerStatuses[]?.state]')
+    [[ ${E2E_CONTAINERS_OPTIONAL:-0} == 1 ]] ||
+      fail "gpu-single was admitted but its container did not start: $why"
+    log "NOTE: container did not start ($why); env check skipped (E2E_CONTAINERS_OPTIONAL=1)"
   fi
   delete_pods "$tag"
 }
@@ -241,8 +245,7 @@ scenario_restarts() {
   wait_until 90 "node $node Ready after kubelet restart" node_ready "$node" ||
     fail "node $node not Ready after kubelet restart"
   local want=$((E2E_FAKE_GPUS * E2E_SPLIT_COUNT))
-  wait_until 60 "allocatable nvidia.com/gpu back to $want" \
-    test "$(node_allocatable_gpu "$node")" = "$want" ||
+  wait_until 60 "allocatable nvidia.com/gpu back to $want" allocatable_gpu_is "$node" "$want" ||
     fail "after kubelet restart allocatable nvidia.com/gpu is $(node_allocatable_gpu "$node"), expected $want: the plugin did not re-register"
   pod_json after-kubelet restart 1 2000 10 '{}' "$node" >"$E2E_WORK/restart3.jsonl"
   E2E_T0_MS=$(now_ms)
