@@ -125,6 +125,10 @@ Action RegisterRun(CLI::App& parent, Io io) {
     std::vector<std::string> command = state->command;
     for (const auto& word : cmd->remaining()) command.push_back(word);
     if (!command.empty() && command.front() == "--") command.erase(command.begin());
+    // CLI11 reports the "--" separator once more at the end of remaining(): drop that echo.
+    if (!state->command.empty() && !cmd->remaining().empty() && command.back() == "--") {
+      command.pop_back();
+    }
     if (command.empty()) {
       io.err << "vgpu run: no command given (usage: vgpu run [options] -- CMD [ARGS...])\n";
       return kExitUsage;

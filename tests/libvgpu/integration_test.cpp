@@ -318,6 +318,11 @@ TEST_F(LibvgpuTest, VgpuRunAppliesTheLimitAndReturnsTheStatus) {
                  env);
   EXPECT_TRUE(ExitedOk(r)) << Describe(r);
   EXPECT_NE(r.out.find("total=16777216"), std::string::npos) << r.out;
+  // Arguments reach the command exactly, "--" and option-like words included.
+  r = RunProcess({VGPU_CLI, "run", "--", "/bin/echo", "--query=x", "--", "y"}, env);
+  EXPECT_EQ(r.out, "--query=x -- y\n") << Describe(r);
+  r = RunProcess({VGPU_CLI, "run", "--", "/bin/echo"}, env);
+  EXPECT_EQ(r.out, "\n") << Describe(r);
   // The command's exit status and signals come through; the fresh region is removed.
   r = RunProcess({VGPU_CLI, "run", "--", "/bin/sh", "-c", "exit 7"}, env);
   EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 7) << Describe(r);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Real-GPU acceptance run of the SM limiter (design: docs/sm-limit.md; results and method:
+# docs/gpu-results.md, section "SM limit"). Builds libvgpu (release), then runs PyTorch tenants
+# (tests/gpu/sm_limit_workload.py) alone and side by side, and prints a table of each tenant's
+# throughput relative to the same workload run alone without the library, in the same run.
+#
+#   tests/gpu/sm_limit_bench.sh            # OUT=<dir> keeps the per-tenant JSON and logs
+# Environment: SM_BENCH_WINDOW (s measured per scenario, default 8; the acceptance asks 20),
+# SM_BENCH_WARMUP (s before the window, default 7), VGPU_LIBRARY (skip the build).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-/tmp/sm_limit_bench}
+mkdir -p "$OUT"
+WIN=${SM_BENCH_WINDOW:-8}
+WARM=${SM_BENCH_WARMUP:-7}
+PY=${PYTHON:-python3}
+WORK="$ROOT/tests/gpu/sm_limit_workload.py"
+
+LIB=${VGPU_LIBRARY:-}
+if [ -z "$LIB" ]; then
+  BUILD="$ROOT/build/release-smbench"
+  if cmake --preset release -B "$BUILD" -DVGPU_COMPONENTS="libvgpu;fakes;cli;core;base" \
+        >"$OUT/build.log" 2>&1 &&
+     cmake --build "$BUILD" -j"$(nproc)" --target vgpu_preload >>"$OUT/build.log" 2>&1; then
+    LIB="$BUILD/lib/libvgpu.so"
+  elif [ -f "$ROOT/build/release-smlimit/lib/libvgpu.so" ]; then
+    echo "build failed (see build.log); using the carried build/release-smlimit/lib/libvgpu.so"
+    LIB="$ROOT/build/release-smlimit/lib/libvgpu.so"
+  else
+    echo "build failed and no carried library"; tail -20 "$OUT/build.log"; exit 1
+  fi
+fi
+echo "library: $LIB"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+mkdir -p /tmp/vgpulock /tmp/smbench
+rm -f /tmp/vgpulock/vgpu-sm-* /tmp/smbench/*
+
+# run_group NAME SPEC...   SPEC = workload:limit:policy ; limit "native" = without libvgpu.
+run_group() {
+  local name=$1; shift
+  local start end i=0 pids=()
+  start=$(python3 -c "import time; print(time.time() + $WARM)")
+  end=$(python3 -c "print($start + $WIN)")
+  for spec in "$@"; do
+    IFS=: read -r work limit policy <<<"$spec"
+    local log="$OUT/$name-$i"
+    if [ "$limit" = native ]; then
+      START_AT=$start END_AT=$end "$PY" "$WORK" "$work" >"$log.json" 2>"$log.err" &
+    else
+      LD_PRELOAD="$LIB" CUDA_DEVICE_SM_LIMIT="$limit" GPU_CORE_UTILIZATION_POLICY="$policy" \
+        CUDA_DEVICE_MEMORY_SHARED_CACHE="/tmp/smbench/$name-$i.cache" \
+        START_AT=$start END_AT=$end "$PY" "$WORK" "$work" >"$log.json" 2>"$log.err" &
+    fi
+    pids+=($!)
+    i=$((i + 1))
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+  echo "$name done: $(cat "$OUT/$name"-*.json | tr '\n' ' ' | cut -c1-200)"
+}
+
+run_group base_matmul matmul:native:-
+run_group base_small small:native:-
+run_group base_graph graph:native:-
+for l in 10 30 50 70; do run_group "matmul_$l" "matmul:$l:force"; done
+for l in 30 70; do run_group "small_$l" "small:$l:force"; done
+run_group graph_30 graph:30:force
+run_group pair_30_70 matmul:30:force matmul:70:force
+run_group trio_20_30_50 matmul:20:force matmul:30:force matmul:50:force
+WARM=6 WIN=1
+run_group launch_native launch:native:-
+run_group launch_limit100 launch:100:force
+run_group launch_disable launch:30:disable
+run_group launch_native2 launch:native:-
+
+"$PY" - "$OUT" <<'PYEOF'
+import glob, json, os, statistics, sys
+out = sys.argv[1]
+def load(name):
+    res = []
+    for f in sorted(glob.glob(os.path.join(out, name + "-*.json"))):
+        try:
+            res.append(json.loads(open(f).read().strip().splitlines()[-1]))
+        except Exception as e:
+            res.append({"error": str(e)})
+    return res
+base = {w: load("base_" + w)[0].get("iters_per_s", float("nan")) for w in ("matmul", "small", "graph")}
+print("\nSM limit on %s" % open(os.path.join(out, "gpu.txt")).read().strip())
+print("%-16s %-8s %8s %8s %10s %s" % ("scenario", "limit", "share%", "target", "spread", "per-second shares %"))
+rows = [("matmul_10", [10]), ("matmul_30", [30]), ("matmul_50", [50]), ("matmul_70", [70]),
+        ("small_30", [30]), ("small_70", [70]), ("graph_30", [30]),
+        ("pair_30_70", [30, 70]), ("trio_20_30_50", [20, 30, 50])]
+for name, targets in rows:
+    work = name.split("_")[0]
+    work = "matmul" if work in ("pair", "trio") else work
+    for r, t in zip(load(name), targets):
+        if "iters_per_s" not in r:
+            print("%-16s %-8s failed: %s" % (name, t, r)); continue
+        share = 100 * r["iters_per_s"] / base[work]
+        per = [100 * x / base[work] for x in r["per_second"]]
+        spread = "%.1f-%.1f" % (min(per), max(per)) if per else "-"
+        print("%-16s %-8s %8.1f %8d %10s %s" % (name, t, share, t, spread, " ".join("%.0f" % p for p in per)))
+nat = [load(n)[0].get("launches_per_s") for n in ("launch_native", "launch_native2")]
+nat = [x for x in nat if x]
+native = statistics.median(nat) if nat else float("nan")
+for n in ("launch_limit100", "launch_disable"):
+    r = load(n)[0]
+    if "launches_per_s" in r:
+        print("%-16s launches/s %.0f vs native %.0f: overhead %+.2f%%" %
+              (n, r["launches_per_s"], native, 100 * (native / r["launches_per_s"] - 1)))
+print("native launch rates:", ", ".join("%.0f" % x for x in nat))
+PYEOF

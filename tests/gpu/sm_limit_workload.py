@@ -1,0 +1,105 @@
+"""One tenant of the SM-limit GPU benchmark (driven by sm_limit_bench.sh).
+
+Runs one workload until END_AT (wall clock, shared by concurrently started tenants) and prints one
+JSON line: completed iterations per second of the window [START_AT, END_AT), per-second counts.
+
+Workloads:
+  matmul  bf16 8192x8192 @ 8192x8192, synchronising every 4 products (a saturating training-like
+          loop)
+  small   launch-heavy: 1 MiB elementwise kernels, synchronising every 200 launches
+  graph   torch.cuda.CUDAGraph of 4 bf16 8192^2 products, replayed, synchronising every replay
+  launch  launch-rate probe for overhead: tiny elementwise kernels, median of 5 timed bursts
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+
+
+def main():
+    kind = sys.argv[1]
+    start_at = float(os.environ["START_AT"])
+    end_at = float(os.environ["END_AT"])
+    dev = torch.device("cuda")
+    if kind in ("matmul", "graph"):
+        a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+        b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+        c = torch.empty_like(a)
+    else:
+        x = torch.zeros(256 * 1024, device=dev, dtype=torch.float32)
+
+    if kind == "matmul":
+        per_step, sync_every = 1, 4
+
+        def step():
+            torch.matmul(a, b, out=c)
+    elif kind == "graph":
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                torch.matmul(a, b, out=c)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(4):
+                torch.matmul(a, b, out=c)
+        per_step, sync_every = 4, 1
+
+        def step():
+            g.replay()
+    elif kind == "small":
+        per_step, sync_every = 1, 200
+
+        def step():
+            x.add_(1.0)
+    elif kind == "launch":
+        y = torch.zeros(32, device=dev)
+        for _ in range(2000):
+            y.add_(1.0)
+        torch.cuda.synchronize()
+        rates = []
+        for _ in range(5):
+            n = 20000
+            t0 = time.perf_counter()
+            for _ in range(n):
+                y.add_(1.0)
+            torch.cuda.synchronize()
+            rates.append(n / (time.perf_counter() - t0))
+        rates.sort()
+        print(json.dumps({"kind": kind, "launches_per_s": rates[2], "all": rates}), flush=True)
+        return
+    else:
+        raise SystemExit("unknown workload " + kind)
+
+    # Warm up (cuBLAS heuristics, allocator, limiter state) until the common start.
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    while time.time() < start_at:
+        for _ in range(sync_every):
+            step()
+        torch.cuda.synchronize()
+
+    seconds = int(end_at - start_at)
+    per_second = [0] * max(seconds, 1)
+    done = 0
+    while True:
+        for _ in range(sync_every):
+            step()
+        torch.cuda.synchronize()
+        now = time.time()
+        if now >= end_at:
+            break
+        slot = int(now - start_at)
+        if 0 <= slot < len(per_second):
+            per_second[slot] += sync_every * per_step
+        done += sync_every * per_step
+    rate = sum(per_second) / max(seconds, 1)
+    print(json.dumps({"kind": kind, "iters_per_s": rate, "per_second": per_second}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
