@@ -18,6 +18,9 @@ extern "C" {
 
 typedef struct VgpuSmDriver {
   CUresult (*ctx_get_device)(CUdevice* device);
+  /* Optional (NULL: never capturing). Launches into a stream being captured into a graph run
+   * nothing, and events must not be recorded or queried there: such launches are left alone. */
+  CUresult (*stream_is_capturing)(CUstream stream, CUstreamCaptureStatus* status);
   CUresult (*device_get_uuid)(CUuuid* uuid, CUdevice device);
   CUresult (*event_create)(CUevent* event, unsigned int flags);
   CUresult (*event_record)(CUevent event, CUstream stream);
@@ -35,6 +38,12 @@ void vgpu_sm_init(const VgpuSmDriver* driver);
  * limiter maps `<CUDA_DEVICE_MEMORY_SHARED_CACHE>.sm` (default /tmp/cudevshr.cache.sm) on the
  * first limited launch. Call before the first launch. */
 void vgpu_sm_use_shared_state(VgpuSmDeviceShared* devices, int count);
+
+/* Optional: where the container's SM state of CUDA device `ordinal` lives (e.g. the reserved SM
+ * fields of libvgpu's region): returns 0 and sets *state (budget) and *sharing (the node
+ * monitor's VGPU_SM_SHARING_* flag), or -1 to use the side file. Called once per device. */
+typedef int (*VgpuSmStateResolver)(int ordinal, VgpuSmDeviceShared** state, int32_t** sharing);
+void vgpu_sm_set_state_resolver(VgpuSmStateResolver resolver);
 
 /* Non-zero once vgpu_sm_init found a limit on some device. Read by the inline hooks below. */
 extern int vgpu_sm_any_limited;

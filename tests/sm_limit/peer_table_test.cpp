@@ -94,7 +94,7 @@ TEST_F(PeerTableTest, AloneTheLeaseIsAlwaysGranted) {
   EXPECT_TRUE(table.TryAcquire(kSecond, kSecond + 10 * kMs));
   EXPECT_TRUE(table.Holding());
   EXPECT_FALSE(table.ShouldYield(kSecond + 100 * kMs));  // nobody waits: keep going
-  table.Release(kSecond + 100 * kMs);
+  table.Release(kSecond + 100 * kMs, kSecond + 100 * kMs);
   EXPECT_EQ(table.Holder(), -1);
 }
 
@@ -126,7 +126,7 @@ TEST_F(PeerTableTest, HolderYieldsAfterItsQuantumAndHandsTheLeaseToTheWaiter) {
   EXPECT_FALSE(waiter.Do(Peer::kAcquireAt2s));              // registers as waiting
   EXPECT_FALSE(table.ShouldYield(2 * kSecond - 20 * kMs));  // 10 ms into a 100 ms quantum
   EXPECT_TRUE(table.ShouldYield(2 * kSecond + 80 * kMs));   // 110 ms
-  table.Release(2 * kSecond);
+  table.Release(2 * kSecond, 2 * kSecond);
   EXPECT_FALSE(table.Holding());
   EXPECT_TRUE(waiter.Do(Peer::kAcquireAt2s));  // handed over, not grabbed by whoever is first
 }
@@ -141,7 +141,7 @@ TEST_F(PeerTableTest, HighPriorityWaiterGoesFirstAndCutsALowPriorityQuantum) {
   EXPECT_FALSE(high.Do(Peer::kAcquireAt2s));
   EXPECT_TRUE(table.HighPriorityWaiting());
   EXPECT_TRUE(table.ShouldYield(2 * kSecond));  // 6 ms: past the 5 ms low-priority quantum
-  table.Release(2 * kSecond);
+  table.Release(2 * kSecond, 2 * kSecond);
   EXPECT_FALSE(low.Do(Peer::kAcquireAt2s));
   EXPECT_TRUE(high.Do(Peer::kAcquireAt2s));
 }

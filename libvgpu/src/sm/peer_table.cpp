@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -123,7 +122,10 @@ bool PeerTable::TryAcquire(int64_t now_ns, int64_t until_ns) {
     if (__atomic_compare_exchange_n(&table_->lease, &word, next, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
       // A lease handed to us by the previous holder, or taken free, starts our quantum now.
-      if (!mine || waiting_) acquired_ns_ = now_ns;
+      if (!mine || waiting_) {
+        acquired_ns_ = now_ns;
+        overlap_until_ns_ = __atomic_load_n(&table_->handoff_drain_ns, __ATOMIC_RELAXED);
+      }
       SetWaiting(false, now_ns);
       return true;
     }
@@ -177,8 +179,15 @@ bool PeerTable::ShouldYield(int64_t now_ns) {
   return held >= params_.quantum_ns && PickWaiter() >= 0;
 }
 
-void PeerTable::Release(int64_t now_ns) {
+int64_t PeerTable::TakeOverlapUntil() {
+  int64_t until = overlap_until_ns_;
+  overlap_until_ns_ = 0;
+  return until;
+}
+
+void PeerTable::Release(int64_t now_ns, int64_t drain_ns) {
   if (table_ == nullptr) return;
+  if (Holding()) __atomic_store_n(&table_->handoff_drain_ns, drain_ns, __ATOMIC_RELAXED);
   uint64_t word = __atomic_load_n(&table_->lease, __ATOMIC_ACQUIRE);
   while (LeaseOwner(word) == slot_) {
     int32_t waiter = PickWaiter();
@@ -246,6 +255,7 @@ void PeerTable::ForgetAfterFork() {
   slot_ = -1;
   waiting_ = false;
   acquired_ns_ = 0;
+  overlap_until_ns_ = 0;
   last_reap_ns_ = 0;
 }
 

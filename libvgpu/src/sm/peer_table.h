@@ -45,7 +45,11 @@ class PeerTable {
   // True when the holder has had the GPU for its quantum and another tenant waits.
   bool ShouldYield(int64_t now_ns);
   // Gives a held lease to the best waiter (high priority first, then round robin), or frees it.
-  void Release(int64_t now_ns);
+  // `drain_ns`: when this process's still-queued work should be done (now when none).
+  void Release(int64_t now_ns, int64_t drain_ns);
+  // After a TryAcquire that started a new turn: until when the previous holder's work may still
+  // occupy the GPU (0 when unknown). Cleared by the call.
+  int64_t TakeOverlapUntil();
 
   // True when a high-priority tenant other than this process is waiting for the GPU.
   bool HighPriorityWaiting() const;
@@ -67,6 +71,7 @@ class PeerTable {
   int32_t priority_ = 1;
   bool waiting_ = false;
   int64_t acquired_ns_ = 0;
+  int64_t overlap_until_ns_ = 0;
   int64_t last_reap_ns_ = 0;
   LeaseParams params_{};
 };

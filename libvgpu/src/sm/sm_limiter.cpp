@@ -45,10 +45,11 @@ enum : int32_t { kStateUnknown = 0, kStateUnlimited = 1, kStateLimited = 2 };
 
 struct Mark {
   CUevent event;
-  int64_t host_ns;    // when it was recorded
-  int64_t est_ns;     // estimated GPU work it closes (0 for a start mark)
-  uint32_t launches;  // launches it closes (0 for a start mark)
-  bool start;         // recorded on an idle stream before a launch: opens an interval
+  int64_t host_ns;     // when it was recorded
+  int64_t est_ns;      // estimated GPU work it closes (0 for a start mark)
+  uint32_t launches;   // launches it closes (0 for a start mark)
+  bool start;          // recorded on an idle stream before a launch: opens an interval
+  int64_t overlap_ns;  // start marks: the previous lease holder's work still queued then
 };
 
 struct StreamTrack {
@@ -74,6 +75,7 @@ struct Device {
   Policy policy;
   Priority priority;
   VgpuSmDeviceShared* shared;
+  int32_t* sharing;  // the node monitor's flag (VGPU_SM_SHARING_*)
   PeerTable peers;
   bool peers_tried;
   StreamTrack streams[kMaxStreams];
@@ -84,6 +86,7 @@ constinit VgpuSmDriver g_driver{};
 constinit bool g_initialised = false;
 constinit Device g_devices[kMaxDevices]{};
 constinit pthread_mutex_t g_global_mu = PTHREAD_MUTEX_INITIALIZER;
+constinit VgpuSmStateResolver g_resolver = nullptr;
 constinit VgpuSmDeviceShared* g_region_devices = nullptr;
 constinit int g_region_count = 0;
 constinit VgpuSmRegion* g_side_region = nullptr;
@@ -196,7 +199,12 @@ void InitDevice(Device& d, CUdevice device) {
     __atomic_store_n(&d.state, kStateUnlimited, __ATOMIC_RELEASE);
     return;
   }
-  d.shared = SharedFor(device);
+  d.shared = nullptr;
+  if (g_resolver != nullptr && g_resolver(device, &d.shared, &d.sharing) != 0) d.shared = nullptr;
+  if (d.shared == nullptr) {
+    d.shared = SharedFor(device);
+    d.sharing = &d.shared->sharing;
+  }
   // A fresh budget starts paid up to now, not with a burst of saved-up credit.
   int64_t fresh = 0;
   __atomic_compare_exchange_n(&d.shared->tat_ns, &fresh, NowNs(), false, __ATOMIC_RELAXED,
@@ -207,7 +215,7 @@ void InitDevice(Device& d, CUdevice device) {
 
 bool Enforcing(const Device& d) {
   if (d.policy == Policy::kForce) return true;
-  return __atomic_load_n(&d.shared->sharing, __ATOMIC_RELAXED) != VGPU_SM_SHARING_ALONE;
+  return __atomic_load_n(d.sharing, __ATOMIC_RELAXED) != VGPU_SM_SHARING_ALONE;
 }
 
 int64_t BurstNs(const Device& d) {
@@ -252,6 +260,7 @@ bool RecordMark(Device& d, StreamTrack& t, bool start, int64_t now) {
   m.event = event;
   m.host_ns = now;
   m.start = start;
+  m.overlap_ns = 0;
   m.launches = start ? 0 : t.unrecorded;
   m.est_ns = start ? 0 : static_cast<int64_t>(t.unrecorded) * t.est_per_launch_ns;
   ++t.count;
@@ -295,7 +304,15 @@ void ProcessCompletions(Device& d, int64_t now) {
             g_driver.event_elapsed_time(&ms, t.last_done.event, m.event) == CUDA_SUCCESS &&
             ms >= 0) {
           auto measured = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
-          Charge(d, measured, measured, now);
+          int64_t charged = measured;
+          if (t.last_done.start && t.last_done.overlap_ns > 0) {
+            // Our turn began behind the previous holder's last batch: that part is theirs. The
+            // overlap is an estimate, so never take more than three quarters of the interval.
+            int64_t overlap = t.last_done.overlap_ns;
+            if (overlap > measured - measured / 4) overlap = measured - measured / 4;
+            charged -= overlap;
+          }
+          Charge(d, charged, measured, now);
           t.est_per_launch_ns = UpdateEstimate(t.est_per_launch_ns, measured, m.launches);
         } else {
           Charge(d, m.est_ns, 0, now);
@@ -311,6 +328,14 @@ void ProcessCompletions(Device& d, int64_t now) {
     }
   }
   if (anything_in_flight) d.peers.Extend(now + in_flight_est + kLeaseSlackNs);
+}
+
+uint32_t OutstandingEndMarksAll(const Device& d) {
+  uint32_t n = 0;
+  for (const StreamTrack& t : d.streams) {
+    if (t.used) n += OutstandingEndMarks(t) + (t.unrecorded > 0 ? 1 : 0);
+  }
+  return n;
 }
 
 bool AnythingInFlight(const Device& d) {
@@ -383,7 +408,16 @@ Device* LockLimitedDevice() {
   return &d;
 }
 
+bool Capturing(CUstream stream, int per_thread) {
+  if (g_driver.stream_is_capturing == nullptr) return false;
+  if (stream == nullptr && per_thread != 0) stream = CU_STREAM_PER_THREAD;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (g_driver.stream_is_capturing(stream, &status) != CUDA_SUCCESS) return false;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 void BeforeLaunch(CUstream stream, int per_thread) {
+  if (Capturing(stream, per_thread)) return;  // recorded into a graph: runs (and is limited) later
   Device* dp = LockLimitedDevice();
   if (dp == nullptr) return;
   Device& d = *dp;
@@ -394,14 +428,15 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   // Our turn on the GPU is over and another tenant waits: let our queued work finish (which
   // releases the lease to the waiter) before submitting more.
   if (d.peers.ShouldYield(now)) {
-    while (AnythingInFlight(d)) {
+    // Hand over while our last batch still runs, so that the GPU never idles in between.
+    while (OutstandingEndMarksAll(d) > 1) {
       pthread_mutex_unlock(&d.mu);
       SleepNs(kLeaseSleepStepNs);
       pthread_mutex_lock(&d.mu);
       now = NowNs();
       ProcessCompletions(d, now);
     }
-    d.peers.Release(now);
+    d.peers.Release(now, now + DeviceOutstandingEst(d));
   }
   // Bound the unmeasured work queued on this stream: wait for the oldest marks to complete.
   while (t != nullptr &&
@@ -418,7 +453,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     int64_t wait = WaitNs(__atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED), now);
     if (wait <= 0) break;
     // Out of budget with nothing of ours on the GPU: hand our turn to a waiting tenant now.
-    if (!AnythingInFlight(d)) d.peers.Release(now);
+    if (!AnythingInFlight(d)) d.peers.Release(now, now);
     pthread_mutex_unlock(&d.mu);
     SleepNs(wait < kBudgetSleepStepNs ? wait : kBudgetSleepStepNs);
     pthread_mutex_lock(&d.mu);
@@ -437,6 +472,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     ProcessCompletions(d, now);
   }
   d.stats.lease_wait_ns += static_cast<uint64_t>(now - lease_wait_start);
+  const int64_t overlap_until = d.peers.TakeOverlapUntil();
   if (now > started) {
     d.stats.throttled_ns += static_cast<uint64_t>(now - started);
     __atomic_fetch_add(&d.shared->throttled_ns, static_cast<uint64_t>(now - started),
@@ -449,13 +485,14 @@ void BeforeLaunch(CUstream stream, int per_thread) {
       Charge(d, static_cast<int64_t>(t->unrecorded) * t->est_per_launch_ns, 0, now);
       t->unrecorded = 0;
     }
-    RecordMark(d, *t, /*start=*/true, now);
+    if (RecordMark(d, *t, /*start=*/true, now) && overlap_until > now)
+      t->ring[(t->head + t->count - 1) % kMarkRing].overlap_ns = overlap_until - now;
   }
   pthread_mutex_unlock(&d.mu);
 }
 
 void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
-  if (result != CUDA_SUCCESS) return;
+  if (result != CUDA_SUCCESS || Capturing(stream, per_thread)) return;
   Device* dp = LockLimitedDevice();
   if (dp == nullptr) return;
   Device& d = *dp;
@@ -499,6 +536,13 @@ void vgpu_sm_init(const VgpuSmDriver* driver) {
       __atomic_store_n(&vgpu_sm_any_limited, 1, __ATOMIC_RELEASE);
     }
   }
+  pthread_mutex_unlock(&g_global_mu);
+}
+
+void vgpu_sm_set_state_resolver(VgpuSmStateResolver resolver) {
+  using namespace vgpu::sm;
+  pthread_mutex_lock(&g_global_mu);
+  g_resolver = resolver;
   pthread_mutex_unlock(&g_global_mu);
 }
 

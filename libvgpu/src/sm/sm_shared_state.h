@@ -79,7 +79,11 @@ typedef struct VgpuSmPeerTable {
   uint64_t lease;     /* atomic, see VGPU_SM_LEASE_* */
   uint32_t lease_gen; /* bumped (and futex-woken) whenever the lease is released or handed on */
   uint32_t reserved1;
-  uint64_t reserved[5];
+  /* CLOCK_MONOTONIC ns by which the last holder expected its queued work to finish when it
+   * handed the lease on (it hands over with one batch still queued so the GPU never idles; the
+   * next holder's first measured interval is reduced by that overlap). */
+  int64_t handoff_drain_ns;
+  uint64_t reserved[4];
   VgpuSmPeerSlot slot[VGPU_SM_PEER_SLOTS];
 } VgpuSmPeerTable;
 
