@@ -175,7 +175,12 @@ class ApiHandler {
     const ResourceInfo& r = *t.resource;
     bool item = !t.name.empty();
     if (req.method == "GET" && !item) return ListOrWatch(req, res, t);
-    if (req.method == "GET") return Reply(res, 200, s_.store_.Get(r, t.ns, t.name));
+    if (req.method == "GET") {
+      auto text = s_.store_.GetSerialized(r, t.ns, t.name);
+      if (!text.ok()) return SendError(res, text.status());
+      res.status = 200;
+      return res.set_content(*text, "application/json");
+    }
     if (req.method == "POST" && t.subresource == "binding") return Bind(req, res, t);
     if (req.method == "POST" && !item) {
       auto body = ParseBody(req, res);
@@ -252,12 +257,19 @@ class ApiHandler {
     auto filter = [&](const json& o) { return labels->Matches(o) && fields->Matches(o); };
     std::string watch = req.get_param_value("watch");
     if (watch == "true" || watch == "1") return Watch(req, res, t, *labels, *fields);
-    ListResult list = s_.store_.List(*t.resource, t.ns, filter);
-    json body = {{"kind", std::string(t.resource->kind) + "List"},
-                 {"apiVersion", t.resource->api_version},
-                 {"metadata", {{"resourceVersion", std::to_string(list.rv)}}},
-                 {"items", std::move(list.items)}};
-    SendJson(res, 200, body);
+    auto list = s_.store_.ListSerialized(*t.resource, t.ns,
+                                         labels->empty() && fields->empty()
+                                             ? std::function<bool(const json&)>()
+                                             : std::function<bool(const json&)>(filter));
+    std::string body = "{\"kind\":\"";
+    body += t.resource->kind;
+    body += "List\",\"apiVersion\":\"";
+    body += t.resource->api_version;
+    body += "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(list.rv) + "\"},\"items\":";
+    body += list.items;
+    body += '}';
+    res.status = 200;
+    res.set_content(std::move(body), "application/json");
   }
 
   void Watch(const httplib::Request& req, httplib::Response& res, const Target& t,
@@ -396,6 +408,9 @@ void ApiServer::Route() {
     return new httplib::ThreadPool(
         static_cast<size_t>(threads));  // NOLINT(cppcoreguidelines-owning-memory)
   };
+  // Responses go out in several writes; without TCP_NODELAY each request can stall for a
+  // delayed ACK (~40 ms).
+  http_->set_tcp_nodelay(true);
   http_->set_keep_alive_max_count(100000);
   http_->set_keep_alive_timeout(2);
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {

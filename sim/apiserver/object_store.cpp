@@ -18,6 +18,7 @@ constexpr ResourceInfo kResources[] = {
     {"events", "Event", "v1", true},
     {"namespaces", "Namespace", "v1", false},
     {"leases", "Lease", "coordination.k8s.io/v1", true},
+    {"resourcequotas", "ResourceQuota", "v1", true},
 };
 
 std::string KeyOf(std::string_view ns, std::string_view name) {
@@ -76,22 +77,30 @@ int64_t ObjectStore::NextRvLocked(json& obj) {
   return rv_;
 }
 
-void ObjectStore::RecordLocked(const ResourceInfo& r, std::string_view ns, std::string_view type,
-                               const json& obj) {
+std::shared_ptr<const std::string> ObjectStore::RecordLocked(const ResourceInfo& r,
+                                                             std::string_view ns,
+                                                             std::string_view type,
+                                                             const json& obj) {
+  auto text = std::make_shared<const std::string>(obj.dump());
   WatchEvent ev;
   ev.rv = rv_;
   ev.type = type;
   ev.resource = &r;
   ev.ns = std::string(ns);
   ev.object = std::make_shared<const json>(obj);
-  json line{{"type", type}, {"object", obj}};
-  ev.line = std::make_shared<const std::string>(line.dump() + "\n");
+  std::string line = "{\"type\":\"";
+  line += type;
+  line += "\",\"object\":";
+  line += *text;
+  line += "}\n";
+  ev.line = std::make_shared<const std::string>(std::move(line));
   history_.push_back(std::move(ev));
   while (history_.size() > history_limit_) {
     compacted_rv_ = history_.front().rv;
     history_.pop_front();
   }
   cv_.notify_all();
+  return text;
 }
 
 Result<json> ObjectStore::Create(const ResourceInfo& r, std::string_view ns, json obj) {
@@ -145,9 +154,9 @@ Result<json> ObjectStore::Create(const ResourceInfo& r, std::string_view ns, jso
   meta["creationTimestamp"] = NowRfc3339();
   meta.erase("deletionTimestamp");
   NextRvLocked(obj);
-  RecordLocked(r, effective_ns, "ADDED", obj);
-  auto [it, inserted] = bucket.emplace(key, std::move(obj));
-  return it->second;
+  auto text = RecordLocked(r, effective_ns, "ADDED", obj);
+  auto [it, inserted] = bucket.emplace(key, Entry{std::move(obj), std::move(text)});
+  return it->second.object;
 }
 
 Result<json> ObjectStore::Get(const ResourceInfo& r, std::string_view ns,
@@ -156,7 +165,18 @@ Result<json> ObjectStore::Get(const ResourceInfo& r, std::string_view ns,
   auto b = objects_.find(r.plural);
   if (b != objects_.end()) {
     auto it = b->second.find(KeyOf(r.namespaced ? ns : "", name));
-    if (it != b->second.end()) return it->second;
+    if (it != b->second.end()) return it->second.object;
+  }
+  return NotFound(Describe(r, r.namespaced ? ns : "", name) + " not found");
+}
+
+Result<std::string> ObjectStore::GetSerialized(const ResourceInfo& r, std::string_view ns,
+                                               std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto b = objects_.find(r.plural);
+  if (b != objects_.end()) {
+    auto it = b->second.find(KeyOf(r.namespaced ? ns : "", name));
+    if (it != b->second.end()) return *it->second.text;
   }
   return NotFound(Describe(r, r.namespaced ? ns : "", name) + " not found");
 }
@@ -176,8 +196,34 @@ ListResult ObjectStore::List(const ResourceInfo& r, std::string_view ns,
   }
   for (auto it = begin; it != b->second.end(); ++it) {
     if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
-    if (!filter || filter(it->second)) out.items.push_back(it->second);
+    if (!filter || filter(it->second.object)) out.items.push_back(it->second.object);
   }
+  return out;
+}
+
+ObjectStore::ListText ObjectStore::ListSerialized(
+    const ResourceInfo& r, std::string_view ns,
+    const std::function<bool(const json&)>& filter) const {
+  ListText out;
+  out.items = "[";
+  std::lock_guard lock(mu_);
+  out.rv = rv_;
+  auto b = objects_.find(r.plural);
+  if (b != objects_.end()) {
+    auto begin = b->second.begin();
+    std::string prefix;
+    if (r.namespaced && !ns.empty()) {
+      prefix = KeyOf(ns, "");
+      begin = b->second.lower_bound(prefix);
+    }
+    for (auto it = begin; it != b->second.end(); ++it) {
+      if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
+      if (filter && !filter(it->second.object)) continue;
+      if (out.items.size() > 1) out.items += ',';
+      out.items += *it->second.text;
+    }
+  }
+  out.items += ']';
   return out;
 }
 
@@ -188,13 +234,13 @@ Result<json> ObjectStore::Mutate(const ResourceInfo& r, std::string_view ns, std
   auto& bucket = objects_[r.plural];
   auto it = bucket.find(KeyOf(effective_ns, name));
   if (it == bucket.end()) return NotFound(Describe(r, effective_ns, name) + " not found");
-  json updated = it->second;
+  json updated = it->second.object;
   VGPU_RETURN_IF_ERROR(change(updated));
   if (!updated.is_object() || !updated["metadata"].is_object()) {
     return InvalidArgument("the change would make the object or its metadata a non-object");
   }
   // Identity and server-owned fields cannot change.
-  const json& old_meta = it->second["metadata"];
+  const json& old_meta = it->second.object["metadata"];
   json& meta = updated["metadata"];
   for (const char* k : {"name", "namespace", "uid", "creationTimestamp"}) {
     if (old_meta.contains(k)) {
@@ -206,9 +252,9 @@ Result<json> ObjectStore::Mutate(const ResourceInfo& r, std::string_view ns, std
   updated["kind"] = r.kind;
   updated["apiVersion"] = r.api_version;
   NextRvLocked(updated);
-  RecordLocked(r, effective_ns, "MODIFIED", updated);
-  it->second = std::move(updated);
-  return it->second;
+  it->second.text = RecordLocked(r, effective_ns, "MODIFIED", updated);
+  it->second.object = std::move(updated);
+  return it->second.object;
 }
 
 Result<json> ObjectStore::Update(const ResourceInfo& r, std::string_view ns, std::string_view name,
@@ -256,7 +302,7 @@ Result<json> ObjectStore::Delete(const ResourceInfo& r, std::string_view ns,
   auto& bucket = objects_[r.plural];
   auto it = bucket.find(KeyOf(effective_ns, name));
   if (it == bucket.end()) return NotFound(Describe(r, effective_ns, name) + " not found");
-  json obj = std::move(it->second);
+  json obj = std::move(it->second.object);
   bucket.erase(it);
   NextRvLocked(obj);
   RecordLocked(r, effective_ns, "DELETED", obj);

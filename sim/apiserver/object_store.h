@@ -68,6 +68,16 @@ class ObjectStore {
   // Empty `ns` lists all namespaces. `filter` (optional) keeps matching objects.
   ListResult List(const ResourceInfo& r, std::string_view ns,
                   const std::function<bool(const nlohmann::json&)>& filter = {}) const;
+  // The same as serialized JSON ("[{...},{...}]"), built from text cached at write time, so
+  // that large lists cost a string concatenation rather than a copy and a dump of every object.
+  struct ListText {
+    std::string items;
+    int64_t rv = 0;
+  };
+  ListText ListSerialized(const ResourceInfo& r, std::string_view ns,
+                          const std::function<bool(const nlohmann::json&)>& filter = {}) const;
+  Result<std::string> GetSerialized(const ResourceInfo& r, std::string_view ns,
+                                    std::string_view name) const;
   // PUT semantics: a resourceVersion in `obj`, when set, must match the stored one.
   Result<nlohmann::json> Update(const ResourceInfo& r, std::string_view ns, std::string_view name,
                                 nlohmann::json obj);
@@ -90,15 +100,20 @@ class ObjectStore {
 
  private:
   using Key = std::string;  // "<ns>/<name>" or "/<name>" for cluster-scoped objects
+  struct Entry {
+    nlohmann::json object;
+    std::shared_ptr<const std::string> text;  // object.dump()
+  };
   Result<nlohmann::json> Mutate(const ResourceInfo& r, std::string_view ns, std::string_view name,
                                 const std::function<Status(nlohmann::json&)>& change);
-  void RecordLocked(const ResourceInfo& r, std::string_view ns, std::string_view type,
-                    const nlohmann::json& obj);
+  // Records a change event; returns the object's serialized text.
+  std::shared_ptr<const std::string> RecordLocked(const ResourceInfo& r, std::string_view ns,
+                                                  std::string_view type, const nlohmann::json& obj);
   int64_t NextRvLocked(nlohmann::json& obj);
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  std::map<std::string_view, std::map<Key, nlohmann::json>> objects_;
+  std::map<std::string_view, std::map<Key, Entry>> objects_;
   int64_t rv_ = 0;
   int64_t compacted_rv_ = 0;  // events with rv <= this are no longer in history_
   std::deque<WatchEvent> history_;
