@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     cudaDeviceSynchronize();
     printf("launch %.0f\n", n / (now() - t0));
   } else {
-    const int n = 5000;
+    const int n = 20000;
     void* p;
     for (int i = 0; i < 200; ++i) {
       cudaMalloc(&p, 1 << 20);
