@@ -61,10 +61,14 @@ void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint
     vgpu_region_release(&g_vgpu.region, a->region_dev, a->bytes);
     return;
   }
+  uint64_t old_size = 0;
+  int old_dev = -1;
   pthread_mutex_lock(&g_vgpu.lock);
-  /* Out of memory for the table: keep the bytes counted (conservative) but untracked. */
-  (void)vgpu_alloc_put(&g_vgpu.table, kind, key, a->bytes, a->region_dev);
+  /* Out of memory for the table (-1): keep the bytes counted (conservative) but untracked. */
+  const int rc_put =
+      vgpu_alloc_put(&g_vgpu.table, kind, key, a->bytes, a->region_dev, &old_size, &old_dev);
   pthread_mutex_unlock(&g_vgpu.lock);
+  if (rc_put == 1) vgpu_region_release(&g_vgpu.region, old_dev, old_size);
 }
 
 void vgpu_release_tracked(int kind, uint64_t key) {

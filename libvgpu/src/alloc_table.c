@@ -29,7 +29,8 @@ static int grow(struct vgpu_alloc_table* t) {
   return 0;
 }
 
-int vgpu_alloc_put(struct vgpu_alloc_table* t, int kind, uint64_t key, uint64_t size, int device) {
+int vgpu_alloc_put(struct vgpu_alloc_table* t, int kind, uint64_t key, uint64_t size, int device,
+                   uint64_t* old_size, int* old_device) {
   if (key == 0) return -1;
   if ((t->used + 1) * 4 >= t->capacity * 3 && grow(t) != 0) return -1;
   const uint64_t mask = t->capacity - 1;
@@ -42,10 +43,12 @@ int vgpu_alloc_put(struct vgpu_alloc_table* t, int kind, uint64_t key, uint64_t 
       if (reuse < 0) reuse = (int64_t)i;
       continue;
     }
-    if (e->key == key && e->kind == kind) { /* the driver reused an address we missed freeing */
+    if (e->key == key && e->kind == kind) {
+      *old_size = e->size;
+      *old_device = e->device;
       e->size = size;
       e->device = device;
-      return 0;
+      return 1;
     }
   }
   struct vgpu_alloc_entry* e = &t->slots[reuse >= 0 ? (uint64_t)reuse : i];

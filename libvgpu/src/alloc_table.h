@@ -30,8 +30,11 @@ struct vgpu_alloc_table {
   uint64_t live;
 };
 
-/* Returns 0, or -1 when out of memory (the caller then does not track the allocation). */
-int vgpu_alloc_put(struct vgpu_alloc_table* t, int kind, uint64_t key, uint64_t size, int device);
+/* Returns 0, 1 when (kind, key) was already tracked — the driver reused an address whose free we
+ * did not see (e.g. a destroyed context) — with the replaced entry in old_size / old_device so the
+ * caller releases it, or -1 when out of memory (the caller then does not track the allocation). */
+int vgpu_alloc_put(struct vgpu_alloc_table* t, int kind, uint64_t key, uint64_t size, int device,
+                   uint64_t* old_size, int* old_device);
 
 /* Removes the entry; 1 with size/device when found, 0 when the key is not tracked. */
 int vgpu_alloc_take(struct vgpu_alloc_table* t, int kind, uint64_t key, uint64_t* size,

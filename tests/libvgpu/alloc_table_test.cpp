@@ -15,8 +15,11 @@ struct Table {
 
 TEST(AllocTable, PutTakeExactlyOnce) {
   Table tab;
-  ASSERT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, 0x1000, 4096, 0), 0);
-  ASSERT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_HANDLE, 0x1000, 8192, 1), 0);  // same key, other kind
+  uint64_t old_size = 0;
+  int old_dev = -1;
+  ASSERT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, 0x1000, 4096, 0, &old_size, &old_dev), 0);
+  // same key, other kind: a separate entry
+  ASSERT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_HANDLE, 0x1000, 8192, 1, &old_size, &old_dev), 0);
   uint64_t size = 0;
   int dev = -1;
   EXPECT_EQ(vgpu_alloc_take(&tab.t, VGPU_ALLOC_LINEAR, 0x1000, &size, &dev), 1);
@@ -29,9 +32,26 @@ TEST(AllocTable, PutTakeExactlyOnce) {
   EXPECT_EQ(vgpu_alloc_take(&tab.t, VGPU_ALLOC_ARRAY, 0x9999, &size, &dev), 0);
 }
 
+TEST(AllocTable, ReusedAddressReportsTheReplacedEntry) {
+  Table tab;
+  uint64_t old_size = 0;
+  int old_dev = -1;
+  ASSERT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, 0x2000, 100, 0, &old_size, &old_dev), 0);
+  ASSERT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, 0x2000, 300, 1, &old_size, &old_dev), 1);
+  EXPECT_EQ(old_size, 100u);
+  EXPECT_EQ(old_dev, 0);
+  uint64_t size = 0;
+  int dev = -1;
+  ASSERT_EQ(vgpu_alloc_take(&tab.t, VGPU_ALLOC_LINEAR, 0x2000, &size, &dev), 1);
+  EXPECT_EQ(size, 300u);
+  EXPECT_EQ(dev, 1);
+}
+
 TEST(AllocTable, ZeroKeyRejected) {
   Table tab;
-  EXPECT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, 0, 1, 0), -1);
+  uint64_t old_size = 0;
+  int old_dev = -1;
+  EXPECT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, 0, 1, 0, &old_size, &old_dev), -1);
 }
 
 TEST(AllocTable, RandomisedAgainstMap) {
@@ -42,7 +62,14 @@ TEST(AllocTable, RandomisedAgainstMap) {
     const uint64_t key = (rng() % 3000 + 1) * 256;
     if (rng() % 2 == 0) {
       const uint64_t size = rng() % 100000 + 1;
-      ASSERT_EQ(vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, key, size, int(key % 3)), 0);
+      uint64_t old_size = 0;
+      int old_dev = -1;
+      const int rc =
+          vgpu_alloc_put(&tab.t, VGPU_ALLOC_LINEAR, key, size, int(key % 3), &old_size, &old_dev);
+      ASSERT_EQ(rc, model.count(key) ? 1 : 0);
+      if (rc == 1) {
+        EXPECT_EQ(old_size, model[key]);
+      }
       model[key] = size;
     } else {
       uint64_t size = 0;
