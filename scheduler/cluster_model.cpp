@@ -250,6 +250,27 @@ bool ClusterModel::ReadNode(const std::string& name,
   return true;
 }
 
+void ClusterModel::ReadNodes(const std::vector<std::string>& names,
+                             const std::function<void(size_t, const sched::NodeState*)>& fn) const {
+  std::shared_lock lock(mu_);
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    fn(i, it == nodes_.end() ? nullptr : &it->second.state);
+  }
+}
+
+void ClusterModel::WithNodes(
+    const std::vector<std::string>& names,
+    const std::function<void(const std::vector<const sched::NodeState*>&)>& fn) const {
+  std::vector<const sched::NodeState*> states(names.size(), nullptr);
+  std::shared_lock lock(mu_);
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it != nodes_.end()) states[i] = &it->second.state;
+  }
+  fn(states);
+}
+
 void ClusterModel::ForEachNode(const std::function<void(const sched::NodeState&)>& fn) const {
   std::shared_lock lock(mu_);
   for (const auto& [name, rec] : nodes_) fn(rec.state);

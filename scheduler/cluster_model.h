@@ -14,6 +14,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/sched/cluster_objects.h"
 #include "core/sched/fit.h"
@@ -55,6 +56,13 @@ class ClusterModel {
   // Calls `fn` with the node's state (usage filled in) under the shared lock; false if unknown.
   bool ReadNode(const std::string& name,
                 const std::function<void(const sched::NodeState&)>& fn) const;
+  // Calls `fn` once, under one shared lock, with the state of each of `names` (nullptr when
+  // unknown); the pointers are valid only during the call (filter's parallel loop).
+  void WithNodes(const std::vector<std::string>& names,
+                 const std::function<void(const std::vector<const sched::NodeState*>&)>& fn) const;
+  // Calls `fn(i, state or nullptr)` for each of `names` under one shared lock.
+  void ReadNodes(const std::vector<std::string>& names,
+                 const std::function<void(size_t, const sched::NodeState*)>& fn) const;
   // All nodes, under the shared lock (metrics).
   void ForEachNode(const std::function<void(const sched::NodeState&)>& fn) const;
   // Pods holding devices, under the shared lock (metrics).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <thread>
 
 #include "core/codec/annotations.h"
 #include "core/sched/fit.h"
@@ -116,6 +117,21 @@ std::string Base64(const std::string& in) {
   return out;
 }
 
+// Appends `s` as a JSON string; node names never need escaping, messages sometimes do.
+void AppendJsonString(std::string& out, const std::string& s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f &&
+           c != '"' && c != '\\';
+  });
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+  } else {
+    out += json(s).dump();
+  }
+}
+
 VerbResult BadRequest(SchedulerMetrics& m, const std::string& message) {
   m.bad_requests.fetch_add(1, std::memory_order_relaxed);
   return {400, json{{"error", message}}};
@@ -136,7 +152,7 @@ Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api
   admission_.core_policy = options_.core_policy;
 }
 
-void Extender::Remember(const std::string& uid, PendingPod pending) {
+void Extender::Remember(const std::string& uid, std::shared_ptr<const PendingPod> pending) {
   std::lock_guard lock(pending_mu_);
   auto [it, inserted] = pending_.insert_or_assign(uid, std::move(pending));
   if (inserted) pending_order_.push_back(uid);
@@ -146,11 +162,11 @@ void Extender::Remember(const std::string& uid, PendingPod pending) {
   }
 }
 
-std::optional<Extender::PendingPod> Extender::Recall(const std::string& uid, bool erase) {
+std::shared_ptr<const Extender::PendingPod> Extender::Recall(const std::string& uid, bool erase) {
   std::lock_guard lock(pending_mu_);
   auto it = pending_.find(uid);
-  if (it == pending_.end()) return std::nullopt;
-  PendingPod p = erase ? std::move(it->second) : it->second;
+  if (it == pending_.end()) return nullptr;
+  std::shared_ptr<const PendingPod> p = it->second;
   if (erase) pending_.erase(it);  // its pending_order_ entry is skipped when evicted
   return p;
 }
@@ -185,23 +201,52 @@ sched::NodeFit Extender::FitWithChecks(const sched::NodeState& node, const sched
   return fit;
 }
 
-Extender::Evaluation Extender::Evaluate(const std::string& node, const sched::PodRequest& req,
-                                        const std::string& ns,
+Extender::Evaluation Extender::Evaluate(const std::string& node, const sched::NodeState* s,
+                                        const sched::PodRequest& req, const std::string& ns,
                                         const std::optional<sched::NamespaceQuota>& quota,
                                         std::chrono::system_clock::time_point now) const {
   Evaluation e;
-  const bool known = model_.ReadNode(node, [&](const sched::NodeState& s) {
-    sched::NodeFit fit = FitWithChecks(s, s.view, req, ns, quota, now);
+  if (s != nullptr) {
+    sched::NodeFit fit = FitWithChecks(*s, s->view, req, ns, quota, now);
     e.ok = fit.ok;
     e.reason = fit.reason;
     e.message = std::move(fit.message);
-    if (fit.ok) e.score = sched::NodeScore(s.view, fit.allocation, req.node_policy, req.weights);
-  });
-  if (!known) {
+    if (fit.ok) e.score = sched::NodeScore(s->view, fit.allocation, req.node_policy, req.weights);
+  } else {
     e.reason = sched::Reason::kNodeUnregistered;
     e.message = "NodeUnregistered: node " + node + " is unknown to the vGPU scheduler";
   }
   return e;
+}
+
+std::vector<Extender::Evaluation> Extender::EvaluateAll(const std::vector<std::string>& names,
+                                                        const sched::PodRequest& req,
+                                                        const std::string& ns) const {
+  std::vector<Evaluation> out(names.size());
+  const auto quota = model_.Quota(ns);
+  const auto now = std::chrono::system_clock::now();
+  model_.WithNodes(names, [&](const std::vector<const sched::NodeState*>& states) {
+    const auto run = [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i)
+        out[i] = Evaluate(names[i], states[i], req, ns, quota, now);
+    };
+    constexpr size_t kPerThread = 512;  // below this a thread costs more than it saves
+    const size_t threads = std::min<size_t>(std::max(1, options_.filter_parallelism),
+                                            (names.size() + kPerThread - 1) / kPerThread);
+    if (threads <= 1) {
+      run(0, names.size());
+      return;
+    }
+    std::vector<std::thread> workers;
+    const size_t chunk = (names.size() + threads - 1) / threads;
+    for (size_t t = 1; t < threads; ++t) {
+      workers.emplace_back(run, std::min(names.size(), t * chunk),
+                           std::min(names.size(), (t + 1) * chunk));
+    }
+    run(0, std::min(names.size(), chunk));
+    for (auto& w : workers) w.join();
+  });
+  return out;
 }
 
 VerbResult Extender::Filter(const json& args) {
@@ -217,29 +262,46 @@ VerbResult Extender::Filter(const json& args) {
   const std::string ns = Meta(*pod, "namespace");
   const std::string pod_name = ns + "/" + Meta(*pod, "name");
   json result = {{"nodenames", json::array()}, {"failedNodes", json::object()}, {"error", ""}};
+  std::string raw;
   Result<sched::PodRequest> req = sched::ParsePodRequest(*pod, options_.names, options_.defaults);
   if (!req.ok()) {
     result["error"] = "pod " + pod_name + ": " + req.status().message();
     metrics_.filter.Observe(Clock::now() - start);
     return {200, result};
   }
-  PendingPod pending;
+  auto pending = std::make_shared<PendingPod>();
   if (!req->wants_gpu()) {
     result["nodenames"] = names;  // not ours to judge
   } else {
-    const auto quota = model_.Quota(ns);
-    const auto now = std::chrono::system_clock::now();
-    json& passed = result["nodenames"];
-    json& failed = result["failedNodes"];
-    for (const std::string& node : names) {
-      Evaluation e = Evaluate(node, *req, ns, quota, now);
+    std::vector<Evaluation> evals = EvaluateAll(names, *req, ns);
+    pending->passed.reserve(names.size());
+    pending->scores.reserve(names.size());
+    std::string failed_text;
+    for (size_t i = 0; i < names.size(); ++i) {
+      Evaluation& e = evals[i];
       if (e.ok) {
-        passed.push_back(node);
-        pending.scores[node] = e.score;
+        pending->passed.push_back(names[i]);
+        pending->scores.push_back(e.score);
       } else {
         metrics_.Reject(e.reason);
-        failed[node] = std::move(e.message);
+        failed_text += failed_text.empty() ? "" : ",";
+        AppendJsonString(failed_text, names[i]);
+        failed_text += ':';
+        AppendJsonString(failed_text, e.message);
       }
+    }
+    if (!had_nodes) {
+      std::string& out = raw;
+      out.reserve(pending->passed.size() * 16 + failed_text.size() + 64);
+      out += "{\"nodenames\":[";
+      for (size_t i = 0; i < pending->passed.size(); ++i) {
+        if (i) out += ',';
+        AppendJsonString(out, pending->passed[i]);
+      }
+      out += "],\"failedNodes\":{" + failed_text + "},\"error\":\"\"}";
+    } else {
+      result["nodenames"] = pending->passed;
+      result["failedNodes"] = json::parse("{" + failed_text + "}");
     }
   }
   if (had_nodes) {
@@ -254,10 +316,11 @@ VerbResult Extender::Filter(const json& args) {
   }
   const std::string uid = Meta(*pod, "uid");
   if (!uid.empty() && req->wants_gpu()) {
-    pending.request = std::move(*req);
+    pending->request = std::move(*req);
     Remember(uid, std::move(pending));
   }
   metrics_.filter.Observe(Clock::now() - start);
+  if (!raw.empty()) return VerbResult::FromText(200, std::move(raw));
   return {200, result};
 }
 
@@ -271,7 +334,7 @@ VerbResult Extender::Prioritize(const json& args) {
   std::string error;
   if (!CandidateNodes(args, names, had_nodes, error)) return BadRequest(metrics_, error);
   const std::string ns = Meta(*pod, "namespace");
-  std::optional<PendingPod> pending = Recall(Meta(*pod, "uid"), /*erase=*/false);
+  std::shared_ptr<const PendingPod> pending = Recall(Meta(*pod, "uid"), /*erase=*/false);
   std::optional<sched::PodRequest> req;
   if (pending) {
     req = pending->request;
@@ -283,24 +346,48 @@ VerbResult Extender::Prioritize(const json& args) {
                         "pod " + ns + "/" + Meta(*pod, "name") + ": " + parsed.status().message());
     req = std::move(*parsed);
   }
-  json list = json::array();
-  const auto quota = model_.Quota(ns);
-  const auto now = std::chrono::system_clock::now();
-  for (const std::string& node : names) {
-    int score = 0;
-    if (req->wants_gpu()) {
-      auto cached = pending ? pending->scores.find(node) : std::map<std::string, int>::iterator();
-      if (pending && cached != pending->scores.end()) {
-        score = cached->second;
-      } else {
-        Evaluation e = Evaluate(node, *req, ns, quota, now);
-        score = e.ok ? e.score : 0;
+  std::vector<int> scores(names.size(), 0);
+  std::vector<std::string> missing;
+  std::vector<size_t> missing_at;
+  if (req->wants_gpu()) {
+    if (pending && pending->passed == names) {
+      scores = pending->scores;  // the usual call: exactly the nodes filter passed
+    } else {
+      std::unordered_map<std::string_view, int> cached;
+      if (pending) {
+        cached.reserve(pending->passed.size());
+        for (size_t i = 0; i < pending->passed.size(); ++i) {
+          cached.emplace(pending->passed[i], pending->scores[i]);
+        }
+      }
+      for (size_t i = 0; i < names.size(); ++i) {
+        auto it = cached.find(names[i]);
+        if (it != cached.end()) {
+          scores[i] = it->second;
+        } else {
+          missing.push_back(names[i]);
+          missing_at.push_back(i);
+        }
       }
     }
-    list.push_back({{"host", node}, {"score", score}});
   }
+  if (!missing.empty()) {
+    std::vector<Evaluation> evals = EvaluateAll(missing, *req, ns);
+    for (size_t k = 0; k < missing.size(); ++k)
+      scores[missing_at[k]] = evals[k].ok ? evals[k].score : 0;
+  }
+  std::string out;
+  out.reserve(names.size() * 32 + 2);
+  out += '[';
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"host\":";
+    AppendJsonString(out, names[i]);
+    out += ",\"score\":" + std::to_string(scores[i]) + "}";
+  }
+  out += ']';
   metrics_.prioritize.Observe(Clock::now() - start);
-  return {200, list};
+  return VerbResult::FromText(200, std::move(out));
 }
 
 VerbResult Extender::Bind(const json& args) {
@@ -320,10 +407,10 @@ VerbResult Extender::Bind(const json& args) {
     return VerbResult{200, json{{"error", message}}};
   };
 
-  std::optional<PendingPod> pending = Recall(uid, /*erase=*/true);
+  std::shared_ptr<const PendingPod> pending = Recall(uid, /*erase=*/true);
   sched::PodRequest req;
   if (pending) {
-    req = std::move(pending->request);
+    req = pending->request;
   } else {
     // Not seen by this process's filter (restart, or another replica filtered): read the pod.
     Result<json> pod = api_.GetPod(ns, name);

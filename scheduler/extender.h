@@ -10,6 +10,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,12 +33,28 @@ struct ExtenderOptions {
   bool check_handshake = true;
   std::chrono::seconds handshake_timeout{60};
   NodeLockOptions lock;
+  // Filter evaluates large candidate lists on up to this many threads (like kube-scheduler's
+  // own parallelism); 1 = the calling thread only.
+  int filter_parallelism = 8;
 };
 
 // An answer and the HTTP status it travels with (200 unless the request itself was unusable).
 struct VerbResult {
+  VerbResult() = default;
+  VerbResult(int status, nlohmann::json answer) : http_status(status), body(std::move(answer)) {}
+  static VerbResult FromText(int status, std::string text) {
+    VerbResult r;
+    r.http_status = status;
+    r.raw = std::move(text);
+    return r;
+  }
+
   int http_status = 200;
-  nlohmann::json body;
+  nlohmann::json body;  // the answer, unless `raw` already holds it as text
+  std::string raw;      // large answers (filter, prioritize over thousands of nodes) are written
+                        // straight to text: building JSON objects per node costs more than the fit
+  std::string Text() const { return raw.empty() ? body.dump() : raw; }
+  nlohmann::json Json() const { return raw.empty() ? body : nlohmann::json::parse(raw); }
 };
 
 class Extender {
@@ -55,7 +72,10 @@ class Extender {
  private:
   struct PendingPod {
     sched::PodRequest request;
-    std::map<std::string, int> scores;  // node -> 0..10 from the last filter
+    // Nodes that passed the last filter and their 0..10 scores, in filter order: kube-scheduler
+    // sends prioritize the same list, so a sequential compare finds them without hashing.
+    std::vector<std::string> passed;
+    std::vector<int> scores;
   };
   struct Evaluation {
     bool ok = false;
@@ -63,15 +83,19 @@ class Extender {
     std::string message;
     int score = 0;
   };
-  Evaluation Evaluate(const std::string& node, const sched::PodRequest& req, const std::string& ns,
+  Evaluation Evaluate(const std::string& node, const sched::NodeState* state,
+                      const sched::PodRequest& req, const std::string& ns,
                       const std::optional<sched::NamespaceQuota>& quota,
                       std::chrono::system_clock::time_point now) const;
   sched::NodeFit FitWithChecks(const sched::NodeState& node, const sched::NodeView& view,
                                const sched::PodRequest& req, const std::string& ns,
                                const std::optional<sched::NamespaceQuota>& quota,
                                std::chrono::system_clock::time_point now) const;
-  void Remember(const std::string& uid, PendingPod pending);
-  std::optional<PendingPod> Recall(const std::string& uid, bool erase);
+  void Remember(const std::string& uid, std::shared_ptr<const PendingPod> pending);
+  std::shared_ptr<const PendingPod> Recall(const std::string& uid, bool erase);
+  // Evaluate() for every name, in parallel for long lists.
+  std::vector<Evaluation> EvaluateAll(const std::vector<std::string>& names,
+                                      const sched::PodRequest& req, const std::string& ns) const;
 
   ExtenderOptions options_;
   ClusterModel& model_;
@@ -82,7 +106,7 @@ class Extender {
 
   // Pods between filter and bind (bounded; oldest forgotten first).
   std::mutex pending_mu_;
-  std::unordered_map<std::string, PendingPod> pending_;
+  std::unordered_map<std::string, std::shared_ptr<const PendingPod>> pending_;
   std::deque<std::string> pending_order_;
 };
 

@@ -25,7 +25,7 @@ std::string FileStamp(const std::string& a, const std::string& b) {
 
 void Reply(httplib::Response& res, const VerbResult& r) {
   res.status = r.http_status;
-  res.set_content(r.body.dump(), "application/json");
+  res.set_content(r.Text(), "application/json");
 }
 
 template <typename Verb>

@@ -32,7 +32,7 @@ bool TypeAllowed(const GpuDevice& gpu, const PodRequest& pod) {
 
 bool UuidAllowed(const GpuDevice& gpu, const PodRequest& pod) {
   if (!pod.use_uuids.empty() && pod.use_uuids.count(gpu.uuid) == 0) return false;
-  return pod.nouse_uuids.count(gpu.uuid) == 0;
+  return pod.nouse_uuids.empty() || pod.nouse_uuids.count(gpu.uuid) == 0;
 }
 
 int PairScore(const PairScores& scores, const std::string& a, const std::string& b) {
@@ -140,11 +140,19 @@ ContainerFit FitContainer(const NodeView& node, const std::vector<DeviceUsage>& 
   std::vector<double> fullness(node.gpus.size(), 0.0);
   for (size_t i : candidates) fullness[i] = GpuFullness(node.gpus[i], usage[i], pod.weights);
   const bool binpack = pod.gpu_policy == GpuPolicy::kBinpack;
-  std::stable_sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) {
+  const auto before = [&](size_t a, size_t b) {
     return binpack ? fullness[a] > fullness[b] : fullness[a] < fullness[b];
-  });
+  };
+  // Stable insertion sort: a node has a handful of GPUs, and std::stable_sort allocates.
+  for (size_t k = 1; k < candidates.size(); ++k) {
+    const size_t v = candidates[k];
+    size_t j = k;
+    for (; j > 0 && before(v, candidates[j - 1]); --j) candidates[j] = candidates[j - 1];
+    candidates[j] = v;
+  }
 
-  std::vector<size_t> pool = candidates;
+  std::vector<size_t> numa_pool;
+  const std::vector<size_t>* pool = &candidates;
   if (pod.numa_bind && want > 1) {
     // The best-ranked NUMA node that can hold the whole container.
     std::map<int, size_t> per_numa;
@@ -160,17 +168,18 @@ ContainerFit FitContainer(const NodeView& node, const std::vector<DeviceUsage>& 
       ++tally[static_cast<size_t>(Reason::kNumaNotFit)];
       return fail(Reason::kNumaNotFit, "no NUMA node has that many free GPUs");
     }
-    pool.clear();
     for (size_t i : candidates) {
-      if (node.gpus[i].numa == *chosen) pool.push_back(i);
+      if (node.gpus[i].numa == *chosen) numa_pool.push_back(i);
     }
+    pool = &numa_pool;
   }
 
   if (pod.gpu_policy == GpuPolicy::kTopologyAware && want > 1 && !node.pair_scores.empty()) {
-    fit.indices = PickTopology(node, pool, want);
+    fit.indices = PickTopology(node, *pool, want);
   } else {
-    fit.indices.assign(pool.begin(), pool.begin() + static_cast<long>(want));
+    fit.indices.assign(pool->begin(), pool->begin() + static_cast<long>(want));
   }
+  fit.devices.reserve(want);
   for (size_t i : fit.indices) {
     fit.devices.push_back({node.gpus[i].uuid, MemoryNeeded(req, node.gpus[i]), req.cores});
   }
@@ -279,13 +288,26 @@ std::map<std::string, DeviceUsage> PodFootprint(const PodAllocation& alloc) {
 int NodeScore(const NodeView& node, const PodAllocation& alloc, NodePolicy policy,
               const ScoringWeights& w) {
   if (node.gpus.empty()) return 0;
-  const std::map<std::string, DeviceUsage> fp = PodFootprint(alloc);
-  double sum = 0;
-  for (size_t i = 0; i < node.gpus.size(); ++i) {
-    DeviceUsage u = i < node.usage.size() ? node.usage[i] : DeviceUsage{};
-    if (auto it = fp.find(node.gpus[i].uuid); it != fp.end()) u += it->second;
-    sum += GpuFullness(node.gpus[i], u, w);
+  std::vector<DeviceUsage> after = node.usage;
+  after.resize(node.gpus.size());
+  const auto add = [&](const std::string& uuid, const DeviceUsage& u) {
+    for (size_t i = 0; i < node.gpus.size(); ++i) {
+      if (node.gpus[i].uuid == uuid) {
+        after[i] += u;
+        return;
+      }
+    }
+  };
+  if (alloc.init_count == 0) {
+    // The common case (no init container with GPUs) without building a footprint map.
+    for (const auto& c : alloc.containers) {
+      for (const AllocatedDevice& d : c) add(d.uuid, {1, d.mem_mib, d.cores});
+    }
+  } else {
+    for (const auto& [uuid, u] : PodFootprint(alloc)) add(uuid, u);
   }
+  double sum = 0;
+  for (size_t i = 0; i < node.gpus.size(); ++i) sum += GpuFullness(node.gpus[i], after[i], w);
   const double fullness = sum / static_cast<double>(node.gpus.size());
   const int score = static_cast<int>(std::lround(fullness * 10.0));
   return policy == NodePolicy::kBinpack ? score : 10 - score;

@@ -52,9 +52,9 @@ TEST_F(ExtenderTest, FilterReturnsEveryFeasibleNodeAndReasons) {
   api_.PutPod(pod);
   VerbResult r = extender().Filter(FilterArgs(pod, {"big", "small", "one", "garbage", "nowhere"}));
   ASSERT_EQ(r.http_status, 200);
-  EXPECT_EQ(r.body["nodenames"], json::array({"big"}));
-  EXPECT_EQ(r.body["error"], "");
-  const json& failed = r.body["failedNodes"];
+  EXPECT_EQ(r.Json()["nodenames"], json::array({"big"}));
+  EXPECT_EQ(r.Json()["error"], "");
+  const json failed = r.Json()["failedNodes"];
   ASSERT_EQ(failed.size(), 4u) << failed.dump();
   EXPECT_EQ(failed["small"].get<std::string>().rfind("CardInsufficientMemory", 0), 0u)
       << failed["small"];
@@ -71,19 +71,19 @@ TEST_F(ExtenderTest, FilterAcceptsOldCapitalisedFieldsAndNodeObjects) {
   json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}});
   // kube-scheduler 1.20 without json tags: "Pod", "NodeNames".
   VerbResult r = extender().Filter({{"Pod", pod}, {"NodeNames", {"n1"}}});
-  EXPECT_EQ(r.body["nodenames"], json::array({"n1"}));
+  EXPECT_EQ(r.Json()["nodenames"], json::array({"n1"}));
   // Not nodeCacheCapable: whole Node objects come and go back.
   VerbResult r2 = extender().Filter(
       {{"pod", pod}, {"nodes", {{"items", {GpuNode("n1", 1), GpuNode("x", 1)}}}}});
-  ASSERT_EQ(r2.body["nodes"]["items"].size(), 1u);
-  EXPECT_EQ(r2.body["nodes"]["items"][0]["metadata"]["name"], "n1");
-  EXPECT_TRUE(r2.body["failedNodes"].contains("x"));
+  ASSERT_EQ(r2.Json()["nodes"]["items"].size(), 1u);
+  EXPECT_EQ(r2.Json()["nodes"]["items"][0]["metadata"]["name"], "n1");
+  EXPECT_TRUE(r2.Json()["failedNodes"].contains("x"));
 }
 
 TEST_F(ExtenderTest, PodsWithoutVgpuPassEverywhere) {
   json pod = GpuPod("plain", json::object());
   VerbResult r = extender().Filter(FilterArgs(pod, {"a", "b"}));
-  EXPECT_EQ(r.body["nodenames"], json::array({"a", "b"}));
+  EXPECT_EQ(r.Json()["nodenames"], json::array({"a", "b"}));
 }
 
 TEST_F(ExtenderTest, BadInputGivesClearErrorsAndWritesNothing) {
@@ -149,8 +149,8 @@ TEST_F(ExtenderTest, BadInputGivesClearErrorsAndWritesNothing) {
   for (const Case& c : cases) {
     VerbResult r = c.call();
     EXPECT_EQ(r.http_status, c.status) << c.name;
-    const std::string error = r.body.is_object() ? r.body.value("error", "") : "";
-    EXPECT_NE(error.find(c.want), std::string::npos) << c.name << ": " << r.body.dump();
+    const std::string error = r.Json().is_object() ? r.Json().value("error", "") : "";
+    EXPECT_NE(error.find(c.want), std::string::npos) << c.name << ": " << r.Json().dump();
   }
   EXPECT_EQ(api_.node_patches, patches_before);
   EXPECT_EQ(api_.binds, 0);
@@ -172,11 +172,11 @@ TEST_F(ExtenderTest, PrioritizeScoresFollowNodePolicy) {
     json pod =
         GpuPod(std::string("p-") + policy, {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}},
                "default", {{"hami.io/node-scheduler-policy", policy}});
-    ASSERT_EQ(extender().Filter(FilterArgs(pod, {"empty", "busy"})).body["nodenames"].size(), 2u);
+    ASSERT_EQ(extender().Filter(FilterArgs(pod, {"empty", "busy"})).Json()["nodenames"].size(), 2u);
     VerbResult r = extender().Prioritize(FilterArgs(pod, {"empty", "busy"}));
-    ASSERT_EQ(r.body.size(), 2u);
-    const int empty = r.body[0]["score"], busy = r.body[1]["score"];
-    EXPECT_EQ(r.body[0]["host"], "empty");
+    ASSERT_EQ(r.Json().size(), 2u);
+    const int empty = r.Json()[0]["score"], busy = r.Json()[1]["score"];
+    EXPECT_EQ(r.Json()[0]["host"], "empty");
     for (int s : {empty, busy}) {
       EXPECT_GE(s, 0);
       EXPECT_LE(s, 10);
@@ -195,9 +195,9 @@ TEST_F(ExtenderTest, BindWritesHamiAnnotationsTakesLockAndBinds) {
       "p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}, {"nvidia.com/gpucores", "30"}});
   pod["spec"]["initContainers"] = {{{"name", "init"}}};
   api_.PutPod(pod);
-  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).body["nodenames"].size(), 1u);
+  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
   VerbResult r = extender().Bind(BindArgs(pod, "n1"));
-  ASSERT_EQ(r.body["error"], "") << r.body.dump();
+  ASSERT_EQ(r.Json()["error"], "") << r.Json().dump();
   json after = api_.Pod("default", "p");
   const json& a = after["metadata"]["annotations"];
   EXPECT_EQ(a["hami.io/vgpu-devices-allocated"], ";GPU-n1-0,NVIDIA,3000,30:;");
@@ -222,7 +222,8 @@ TEST_F(ExtenderTest, FailedBindLeavesNothingBehind) {
   api_.PutPod(pod);
   api_.fail_binds = 1;
   VerbResult r = extender().Bind(BindArgs(pod, "n1"));
-  EXPECT_NE(r.body["error"].get<std::string>().find("injected binding failure"), std::string::npos);
+  EXPECT_NE(r.Json()["error"].get<std::string>().find("injected binding failure"),
+            std::string::npos);
   EXPECT_EQ(model_.reservation_count(), 0u);
   EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), sched::DeviceUsage{});
   EXPECT_FALSE(api_.Node("n1")["metadata"]["annotations"].contains("hami.io/mutex.lock"));
@@ -230,7 +231,7 @@ TEST_F(ExtenderTest, FailedBindLeavesNothingBehind) {
   EXPECT_EQ(metrics_.bind_failures.load(), 1u);
   // kube-scheduler retries: now it works, and the failed attempt did not count twice.
   VerbResult again = extender().Bind(BindArgs(pod, "n1"));
-  EXPECT_EQ(again.body["error"], "") << again.body.dump();
+  EXPECT_EQ(again.Json()["error"], "") << again.Json().dump();
   EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 3000, 0}));
 }
 
@@ -240,12 +241,12 @@ TEST_F(ExtenderTest, DeletedAndFinishedPodsFreeTheirGpus) {
   json b = GpuPod("b", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "6000"}});
   api_.PutPod(a);
   api_.PutPod(b);
-  ASSERT_EQ(extender().Bind(BindArgs(a, "n1")).body["error"], "");
-  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 0u);
+  ASSERT_EQ(extender().Bind(BindArgs(a, "n1")).Json()["error"], "");
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).Json()["nodenames"].size(), 0u);
   json done = api_.Pod("default", "a");
   done["status"]["phase"] = "Succeeded";
   api_.PutPod(done);
-  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 1u);
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).Json()["nodenames"].size(), 1u);
   // A reservation of a pod deleted mid-bind vanishes too.
   ClusterModel::ReserveResult res =
       model_.Reserve("uid-x", "default", "x", "n1", [](const sched::NodeState& s) {
@@ -254,9 +255,9 @@ TEST_F(ExtenderTest, DeletedAndFinishedPodsFreeTheirGpus) {
         return sched::FitPod(s.view, req);
       });
   ASSERT_TRUE(res.ok) << res.message;
-  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 0u);
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).Json()["nodenames"].size(), 0u);
   model_.RemovePod(json{{"metadata", {{"uid", "uid-x"}, {"namespace", "default"}, {"name", "x"}}}});
-  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).body["nodenames"].size(), 1u);
+  EXPECT_EQ(extender().Filter(FilterArgs(b, {"n1"})).Json()["nodenames"].size(), 1u);
 }
 
 TEST_F(ExtenderTest, StaleLockIsTakenOverAtOnce) {
@@ -269,7 +270,7 @@ TEST_F(ExtenderTest, StaleLockIsTakenOverAtOnce) {
   json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}});
   api_.PutPod(pod);
   // Owner pod does not exist.
-  EXPECT_EQ(extender().Bind(BindArgs(pod, "n1")).body["error"], "");
+  EXPECT_EQ(extender().Bind(BindArgs(pod, "n1")).Json()["error"], "");
   EXPECT_EQ(metrics_.lock_takeovers.load(), 1u);
   // Owner exists but its bind failed.
   json n = api_.Node("n1");
@@ -277,7 +278,7 @@ TEST_F(ExtenderTest, StaleLockIsTakenOverAtOnce) {
   api_.PutNode(n);
   json q = GpuPod("q", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}});
   api_.PutPod(q);
-  EXPECT_EQ(extender().Bind(BindArgs(q, "n1")).body["error"], "");
+  EXPECT_EQ(extender().Bind(BindArgs(q, "n1")).Json()["error"], "");
   EXPECT_EQ(metrics_.lock_takeovers.load(), 2u);
 }
 
@@ -292,7 +293,7 @@ TEST_F(ExtenderTest, HeldLockTimesOutWithAClearMessage) {
   json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}});
   api_.PutPod(pod);
   VerbResult r = extender().Bind(BindArgs(pod, "n1"));
-  const std::string e = r.body["error"];
+  const std::string e = r.Json()["error"];
   EXPECT_NE(e.find("locked by pod default/owner"), std::string::npos) << e;
   EXPECT_EQ(model_.reservation_count(), 0u);
   EXPECT_EQ(api_.binds, 0);
@@ -339,12 +340,12 @@ TEST_F(ExtenderTest, HundredConcurrentBindsToOneNodeAllSucceed) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kPods; ++i) {
     threads.emplace_back([&, i] {
-      json f = ext.Filter(FilterArgs(pods[i], {"n1"})).body;
+      json f = ext.Filter(FilterArgs(pods[i], {"n1"})).Json();
       if (f["nodenames"].size() != 1) {
         errors[i] = "filter: " + f.dump();
         return;
       }
-      errors[i] = ext.Bind(BindArgs(pods[i], "n1")).body["error"];
+      errors[i] = ext.Bind(BindArgs(pods[i], "n1")).Json()["error"];
     });
   }
   for (auto& t : threads) t.join();
@@ -368,18 +369,18 @@ TEST_F(ExtenderTest, QuotaLimitsNamespaceCharge) {
       "spec":{"hard":{"limits.nvidia.com/gpumem":"10000"}}})"));
   json first = GpuPod("first", {{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "4000"}}, "team");
   api_.PutPod(first);
-  ASSERT_EQ(extender().Bind(BindArgs(first, "n1")).body["error"], "");
+  ASSERT_EQ(extender().Bind(BindArgs(first, "n1")).Json()["error"], "");
   json second = GpuPod("second", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "4000"}}, "team");
   VerbResult r = extender().Filter(FilterArgs(second, {"n1"}));
-  EXPECT_EQ(r.body["nodenames"].size(), 0u);
-  EXPECT_NE(r.body["failedNodes"]["n1"].get<std::string>().find("ResourceQuotaExceeded"),
+  EXPECT_EQ(r.Json()["nodenames"].size(), 0u);
+  EXPECT_NE(r.Json()["failedNodes"]["n1"].get<std::string>().find("ResourceQuotaExceeded"),
             std::string::npos);
   // Another namespace is not affected, and the webhook refuses the same pod up front.
   EXPECT_EQ(
       extender()
           .Filter(FilterArgs(
               GpuPod("other", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "4000"}}), {"n1"}))
-          .body["nodenames"]
+          .Json()["nodenames"]
           .size(),
       1u);
   json review = {
@@ -388,8 +389,8 @@ TEST_F(ExtenderTest, QuotaLimitsNamespaceCharge) {
       {"request",
        {{"uid", "r1"}, {"kind", {{"kind", "Pod"}}}, {"namespace", "team"}, {"object", second}}}};
   VerbResult w = extender().Admit(review);
-  EXPECT_FALSE(w.body["response"]["allowed"].get<bool>());
-  EXPECT_NE(w.body["response"]["status"]["message"].get<std::string>().find("quota"),
+  EXPECT_FALSE(w.Json()["response"]["allowed"].get<bool>());
+  EXPECT_NE(w.Json()["response"]["status"]["message"].get<std::string>().find("quota"),
             std::string::npos);
 }
 
@@ -405,8 +406,8 @@ TEST_F(ExtenderTest, WebhookAnswersBothVersions) {
          {{"uid", "abc"}, {"kind", {{"kind", "Pod"}}}, {"namespace", "default"}, {"object", pod}}}};
     VerbResult r = extender().Admit(review);
     ASSERT_EQ(r.http_status, 200);
-    EXPECT_EQ(r.body["apiVersion"], version);
-    const json& resp = r.body["response"];
+    EXPECT_EQ(r.Json()["apiVersion"], version);
+    const json resp = r.Json()["response"];
     EXPECT_EQ(resp["uid"], "abc");
     EXPECT_TRUE(resp["allowed"].get<bool>());
     EXPECT_EQ(resp["patchType"], "JSONPatch");
@@ -437,8 +438,8 @@ TEST_F(ExtenderTest, WebhookAnswersBothVersions) {
   VerbResult d = extender().Admit(
       {{"apiVersion", "admission.k8s.io/v1"},
        {"request", {{"uid", "u"}, {"kind", {{"kind", "Pod"}}}, {"object", privileged}}}});
-  EXPECT_FALSE(d.body["response"]["allowed"].get<bool>());
-  EXPECT_EQ(d.body["response"]["status"]["code"], 403);
+  EXPECT_FALSE(d.Json()["response"]["allowed"].get<bool>());
+  EXPECT_EQ(d.Json()["response"]["status"]["code"], 403);
   EXPECT_EQ(metrics_.webhook_denied.load(), 1u);
 }
 
