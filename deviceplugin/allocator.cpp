@@ -101,24 +101,46 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     }
   }
 
-  auto pods_json = client_.ListPodsOnNode(node_name);
-  if (!pods_json.ok()) {
-    ReleaseLock(lock_value);
-    return Unavailable("vgpu Allocate on node " + node_name +
-                       ": cannot list the node's pods: " + pods_json.status().ToString());
-  }
+  // Fast path: the lock names the pod, so one GET finds it. The node's pod list is read only
+  // when there is no usable owner (legacy lock, owner gone or not allocating here).
   std::vector<allocate::PodView> pods;
-  pods.reserve(pods_json->size());
-  for (const auto& p : *pods_json) {
-    auto view = allocate::PodViewFromJson(p);
-    if (view.ok()) pods.push_back(std::move(*view));
+  std::optional<size_t> found;
+  if (owner) {
+    auto owner_pod = client_.GetPod(owner->ns, owner->name);
+    if (owner_pod.ok()) {
+      auto view = allocate::PodViewFromJson(*owner_pod);
+      if (view.ok()) {
+        pods.push_back(std::move(*view));
+        auto hit = allocate::FindAllocatingPod(node_name, owner, pods);
+        if (hit.ok()) found = *hit;
+      }
+    } else if (owner_pod.status().code() != StatusCode::kNotFound) {
+      ReleaseLock(lock_value);
+      return Unavailable("vgpu Allocate on node " + node_name + ": cannot read pod " + owner->ns +
+                         "/" + owner->name + ": " + owner_pod.status().ToString());
+    }
   }
-  auto found = allocate::FindAllocatingPod(node_name, owner, pods);
-  if (!found.ok()) {
-    ReleaseLock(lock_value);
-    spdlog::error("msg=\"allocate failed\" node={} error=\"{}\"", node_name,
-                  found.status().ToString());
-    return found.status().WithContext("vgpu Allocate on node " + node_name);
+  if (!found) {
+    auto pods_json = client_.ListPodsOnNode(node_name);
+    if (!pods_json.ok()) {
+      ReleaseLock(lock_value);
+      return Unavailable("vgpu Allocate on node " + node_name +
+                         ": cannot list the node's pods: " + pods_json.status().ToString());
+    }
+    pods.clear();
+    pods.reserve(pods_json->size());
+    for (const auto& p : *pods_json) {
+      auto view = allocate::PodViewFromJson(p);
+      if (view.ok()) pods.push_back(std::move(*view));
+    }
+    auto hit = allocate::FindAllocatingPod(node_name, owner, pods);
+    if (!hit.ok()) {
+      ReleaseLock(lock_value);
+      spdlog::error("msg=\"allocate failed\" node={} error=\"{}\"", node_name,
+                    hit.status().ToString());
+      return hit.status().WithContext("vgpu Allocate on node " + node_name);
+    }
+    found = *hit;
   }
   const allocate::PodView& pod = pods[*found];
   const PodRef ref{pod.ns, pod.name};

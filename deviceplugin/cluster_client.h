@@ -21,6 +21,7 @@ class ClusterClient {
  public:
   virtual ~ClusterClient() = default;
   virtual Result<nlohmann::json> GetNode(const std::string& name) = 0;
+  virtual Result<nlohmann::json> GetPod(const std::string& ns, const std::string& name) = 0;
   // Pods bound to `node` (spec.nodeName), all namespaces.
   virtual Result<std::vector<nlohmann::json>> ListPodsOnNode(const std::string& node) = 0;
   virtual Status PatchPodAnnotations(const std::string& ns, const std::string& name,

@@ -24,6 +24,10 @@ Result<nlohmann::json> KubeClusterClient::GetNode(const std::string& name) {
   return client_->Get(kube::kNodes, "", name);
 }
 
+Result<nlohmann::json> KubeClusterClient::GetPod(const std::string& ns, const std::string& name) {
+  return client_->Get(kube::kPods, ns, name);
+}
+
 Result<std::vector<nlohmann::json>> KubeClusterClient::ListPodsOnNode(const std::string& node) {
   kube::ListOptions opts;
   opts.field_selector = "spec.nodeName=" + node;

@@ -14,6 +14,7 @@ class KubeClusterClient : public ClusterClient {
   explicit KubeClusterClient(std::shared_ptr<kube::Client> client) : client_(std::move(client)) {}
 
   Result<nlohmann::json> GetNode(const std::string& name) override;
+  Result<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override;
   Result<std::vector<nlohmann::json>> ListPodsOnNode(const std::string& node) override;
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;

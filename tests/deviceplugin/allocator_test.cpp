@@ -78,6 +78,9 @@ TEST(Allocator, SingleContainerSucceedsAndReleasesLock) {
   EXPECT_EQ(f.PodAnn("hami.io/vgpu-devices-allocated"), "GPU-a,NVIDIA,3000,30:;");
   EXPECT_FALSE(f.LockHeld());
   EXPECT_EQ(f.prepared, std::vector<std::string>{"uid-p_main"});
+  // The lock names the pod: one GET, no list of the node's pods.
+  EXPECT_EQ(f.cluster.pod_gets(), 1);
+  EXPECT_EQ(f.cluster.pod_lists(), 0);
 }
 
 TEST(Allocator, InitAndEmptyEntriesAreSkippedContainerByContainer) {
@@ -182,6 +185,7 @@ TEST(Allocator, LegacyOwnerlessLockIsReleased) {
   f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,1,0:;"));
   ASSERT_TRUE(f.allocator.Allocate({{"GPU-a-0"}}).ok());
   EXPECT_FALSE(f.LockHeld());
+  EXPECT_EQ(f.cluster.pod_lists(), 1);  // no owner in the lock: found through the list
 }
 
 TEST(NewUuid4, IsVersion4AndUnique) {

@@ -36,6 +36,8 @@ class MemoryCluster : public ClusterClient {
     reachable_ = up;
   }
   int writes() const { return writes_; }
+  int pod_gets() const { return gets_; }
+  int pod_lists() const { return lists_; }
 
   Result<nlohmann::json> GetNode(const std::string& name) override {
     std::lock_guard l(mu_);
@@ -44,9 +46,18 @@ class MemoryCluster : public ClusterClient {
     if (it == nodes_.end()) return NotFound("node " + name + " not found");
     return it->second;
   }
+  Result<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override {
+    std::lock_guard l(mu_);
+    if (!reachable_) return Unavailable("connection refused");
+    ++gets_;
+    auto it = pods_.find(ns + "/" + name);
+    if (it == pods_.end()) return NotFound("pod " + ns + "/" + name + " not found");
+    return it->second;
+  }
   Result<std::vector<nlohmann::json>> ListPodsOnNode(const std::string& node) override {
     std::lock_guard l(mu_);
     if (!reachable_) return Unavailable("connection refused");
+    ++lists_;
     std::vector<nlohmann::json> out;
     for (const auto& [k, p] : pods_) {
       if (p.value("/spec/nodeName"_json_pointer, std::string()) == node) out.push_back(p);
@@ -89,6 +100,8 @@ class MemoryCluster : public ClusterClient {
   std::mutex mu_;
   bool reachable_ = true;
   int writes_ = 0;
+  int gets_ = 0;
+  int lists_ = 0;
   std::map<std::string, nlohmann::json> nodes_;
   std::map<std::string, nlohmann::json> pods_;
 };
