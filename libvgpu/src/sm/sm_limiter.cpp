@@ -35,6 +35,7 @@ constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
 constexpr int64_t kQueueSleepStepNs = 100'000;
 constexpr int64_t kLeaseSleepStepNs = 100'000;
+constexpr int64_t kContinuousNs = 100'000;       // launches closer than this form one busy interval
 constexpr int64_t kLeaseWaitStepNs = 2'000'000;  // re-check a lease that may time out
 constexpr int64_t kLeaseSlackNs =
     10'000'000;  // a lease outlives the estimate of queued work by this
@@ -64,6 +65,7 @@ struct StreamTrack {
   int64_t est_per_launch_ns;  // measured GPU time per launch (moving average)
   uint32_t unrecorded;
   int64_t first_unrecorded_ns;
+  int64_t last_launch_ns;  // host time of the newest launch on the stream
   CUevent pool[kEventPool];
   uint32_t pool_count;
 };
@@ -478,9 +480,13 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     __atomic_fetch_add(&d.shared->throttled_ns, static_cast<uint64_t>(now - started),
                        __ATOMIC_RELAXED);
   }
-  if (t != nullptr && t->count == 0) {
-    // Nothing of ours is queued on the stream: open a new interval here so that the idle time
-    // before this launch is never charged. Launches that no mark closed are charged by estimate.
+  const bool continuous =
+      t != nullptr && t->has_last_done && now - t->last_launch_ns < kContinuousNs;
+  if (t != nullptr && t->count == 0 && !continuous) {
+    // Nothing of ours is queued on the stream and the app paused: open a new interval here so
+    // that the pause is never charged. Launches that no mark closed are charged by estimate.
+    // (A launch-bound loop, whose kernels finish before the next launch arrives, is one
+    // continuous interval instead: its short gaps count, as they would for an unlimited run.)
     if (t->unrecorded > 0) {
       Charge(d, static_cast<int64_t>(t->unrecorded) * t->est_per_launch_ns, 0, now);
       t->unrecorded = 0;
@@ -500,6 +506,7 @@ void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
   if (t != nullptr) {
     int64_t now = NowNs();
     if (t->unrecorded == 0) t->first_unrecorded_ns = now;
+    t->last_launch_ns = now;
     ++t->unrecorded;
     if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded, now - t->first_unrecorded_ns))
       RecordMark(d, *t, /*start=*/false, now);
