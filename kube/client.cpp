@@ -75,7 +75,7 @@ json TestResourceVersionOp(std::string_view resource_version) {
   return {{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", resource_version}};
 }
 
-Client::Client(ClientConfig config)
+Client::Client(const ClientConfig& config)
     : http_(std::make_unique<HttpTransport>(config)), limiter_(config.qps, config.burst) {}
 
 Client::~Client() = default;

@@ -97,7 +97,7 @@ class Client {
 
  private:
   friend class Watcher;
-  explicit Client(ClientConfig config);
+  explicit Client(const ClientConfig& config);
 
   std::unique_ptr<HttpTransport> http_;
   RateLimiter limiter_;

@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 namespace vgpu::kube {
@@ -88,13 +90,9 @@ Result<std::string> HttpTransport::AuthHeader() {
   // Re-read when the file changed (kubelet rotates projected tokens by replacing the file).
   if (st.st_mtim.tv_sec != token_mtime_.tv_sec || st.st_mtim.tv_nsec != token_mtime_.tv_nsec ||
       st.st_size != token_size_) {
-    FILE* f = std::fopen(config_.token_file.c_str(), "rb");
-    if (f) {
-      std::string token;
-      char buf[4096];
-      size_t n;
-      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) token.append(buf, n);
-      std::fclose(f);
+    std::ifstream in(config_.token_file, std::ios::binary);
+    if (in) {
+      std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       while (!token.empty() &&
              (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
         token.pop_back();

@@ -112,10 +112,8 @@ bool Watcher::WatchOnce() {
       et = EventType::kModified;
     } else if (type == "DELETED") {
       et = EventType::kDeleted;
-    } else if (type == "BOOKMARK") {
-      return true;  // only moves the resourceVersion
     } else {
-      return true;
+      return true;  // BOOKMARK (only moves the resourceVersion) or unknown
     }
     ++events_;
     handlers_.on_event(WatchEvent{et, std::move(obj)});

@@ -56,8 +56,8 @@ Result<Seconds> ParsePrefix(std::string_view s, bool allow_dot_sep, char date_ti
 std::string FormatRfc3339(Seconds t) {
   Fields f = Split(t);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", f.year, f.month, f.day, f.hour,
-                f.minute, f.second);
+  (void)std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", f.year, f.month, f.day,
+                      f.hour, f.minute, f.second);
   return buf;
 }
 
@@ -88,8 +88,8 @@ Result<Seconds> ParseRfc3339(std::string_view text) {
 std::string FormatDateTime(Seconds t) {
   Fields f = Split(t);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d", f.year, f.month, f.day, f.hour,
-                f.minute, f.second);
+  (void)std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d", f.year, f.month, f.day,
+                      f.hour, f.minute, f.second);
   return buf;
 }
 

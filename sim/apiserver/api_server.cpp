@@ -149,7 +149,7 @@ Result<Target> Resolve(const std::string& path) {
 }
 
 struct WatchState {
-  const ResourceInfo* resource;
+  const ResourceInfo* resource = nullptr;
   std::string ns;
   Selector labels;
   Selector fields;
@@ -269,7 +269,7 @@ class ApiHandler {
     body += list.items;
     body += '}';
     res.status = 200;
-    res.set_content(std::move(body), "application/json");
+    res.set_content(body, "application/json");
   }
 
   void Watch(const httplib::Request& req, httplib::Response& res, const Target& t,
@@ -405,8 +405,8 @@ void ApiServer::Route() {
   int threads = options_.worker_threads;
   // httplib takes ownership of the queue it is given (its API requires a raw pointer).
   http_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(
-        static_cast<size_t>(threads));  // NOLINT(cppcoreguidelines-owning-memory)
+    // NOLINTNEXTLINE(cppcoreguidelines-owning-memory)
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
   // Responses go out in several writes; without TCP_NODELAY each request can stall for a
   // delayed ACK (~40 ms).

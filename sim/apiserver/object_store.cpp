@@ -146,10 +146,10 @@ Result<json> ObjectStore::Create(const ResourceInfo& r, std::string_view ns, jso
   obj["apiVersion"] = r.api_version;
   char uid[40];
   uint64_t u = ++uid_counter_;
-  std::snprintf(uid, sizeof uid, "%08x-%04x-4%03x-8%03x-%012llx", static_cast<unsigned>(u >> 32),
-                static_cast<unsigned>(u >> 16) & 0xffff, static_cast<unsigned>(u) & 0xfff,
-                static_cast<unsigned>(rv_) & 0xfff,
-                static_cast<unsigned long long>(u * 2654435761ULL) & 0xffffffffffffULL);
+  (void)std::snprintf(uid, sizeof uid, "%08x-%04x-4%03x-8%03x-%012llx",
+                      static_cast<unsigned>(u >> 32), static_cast<unsigned>(u >> 16) & 0xffff,
+                      static_cast<unsigned>(u) & 0xfff, static_cast<unsigned>(rv_) & 0xfff,
+                      static_cast<unsigned long long>(u * 2654435761ULL) & 0xffffffffffffULL);
   meta["uid"] = uid;
   meta["creationTimestamp"] = NowRfc3339();
   meta.erase("deletionTimestamp");
