@@ -117,6 +117,8 @@ bool PeerTable::TryAcquire(int64_t now_ns, int64_t until_ns) {
       SetWaiting(true, now_ns);
       return false;
     }
+    // Already ours for long enough: no shared-memory write on the launch path.
+    if (mine && !waiting_ && LeaseUntilNs(word) >= until_ns - 1'000'000) return true;
     uint64_t next =
         LeaseWord(slot_, until_ns > LeaseUntilNs(word) || !mine ? until_ns : LeaseUntilNs(word));
     if (__atomic_compare_exchange_n(&table_->lease, &word, next, false, __ATOMIC_ACQ_REL,

@@ -35,7 +35,10 @@ constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
 constexpr int64_t kQueueSleepStepNs = 100'000;
 constexpr int64_t kLeaseSleepStepNs = 100'000;
-constexpr int64_t kContinuousNs = 100'000;       // launches closer than this form one busy interval
+constexpr int64_t kContinuousNs = 100'000;
+constexpr int64_t kPollIntervalNs = 50'000;
+constexpr int64_t kExtendIntervalNs =
+    1'000'000;                                   // launches closer than this form one busy interval
 constexpr int64_t kLeaseWaitStepNs = 2'000'000;  // re-check a lease that may time out
 constexpr int64_t kLeaseSlackNs =
     10'000'000;  // a lease outlives the estimate of queued work by this
@@ -66,6 +69,7 @@ struct StreamTrack {
   uint32_t unrecorded;
   int64_t first_unrecorded_ns;
   int64_t last_launch_ns;  // host time of the newest launch on the stream
+  bool armed;              // BeforeLaunch let a tracked launch through (AfterLaunch follows)
   CUevent pool[kEventPool];
   uint32_t pool_count;
 };
@@ -80,6 +84,8 @@ struct Device {
   int32_t* sharing;  // the node monitor's flag (VGPU_SM_SHARING_*)
   PeerTable peers;
   bool peers_tried;
+  int64_t last_poll_ns;    // last ProcessCompletions from the launch path
+  int64_t last_extend_ns;  // last lease extension from the launch path
   StreamTrack streams[kMaxStreams];
   VgpuSmStats stats;
 };
@@ -425,7 +431,12 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   Device& d = *dp;
   StreamTrack* t = FindStream(d, stream, per_thread);
   int64_t now = NowNs();
-  ProcessCompletions(d, now);
+  // Poll the events at most every 50 us on the fast path: a launch-bound loop of tiny kernels
+  // must not pay an event query per launch (the queue and budget checks below still run).
+  if (now - d.last_poll_ns >= kPollIntervalNs || t == nullptr || t->count + 3 >= kMarkRing) {
+    ProcessCompletions(d, now);
+    d.last_poll_ns = now;
+  }
   const int64_t started = now;
   // Our turn on the GPU is over and another tenant waits: let our queued work finish (which
   // releases the lease to the waiter) before submitting more.
@@ -466,7 +477,8 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   const int64_t lease_wait_start = now;
   for (;;) {
     const uint32_t generation = d.peers.Generation();
-    if (d.peers.TryAcquire(now, now + DeviceOutstandingEst(d) + kLeaseSlackNs)) break;
+    const int64_t queued = t != nullptr ? OutstandingEst(*t) : 0;
+    if (d.peers.TryAcquire(now, now + queued + kLeaseSlackNs)) break;
     pthread_mutex_unlock(&d.mu);
     d.peers.WaitForRelease(generation, kLeaseWaitStepNs);
     pthread_mutex_lock(&d.mu);
@@ -494,23 +506,29 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     if (RecordMark(d, *t, /*start=*/true, now) && overlap_until > now)
       t->ring[(t->head + t->count - 1) % kMarkRing].overlap_ns = overlap_until - now;
   }
+  if (t != nullptr) t->armed = true;
   pthread_mutex_unlock(&d.mu);
 }
 
 void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
-  if (result != CUDA_SUCCESS || Capturing(stream, per_thread)) return;
   Device* dp = LockLimitedDevice();
   if (dp == nullptr) return;
   Device& d = *dp;
   StreamTrack* t = FindStream(d, stream, per_thread);
-  if (t != nullptr) {
+  // Only launches that BeforeLaunch let through (not captured into a graph) are measured.
+  const bool armed = t != nullptr && t->armed;
+  if (t != nullptr) t->armed = false;
+  if (armed && result == CUDA_SUCCESS) {
     int64_t now = NowNs();
     if (t->unrecorded == 0) t->first_unrecorded_ns = now;
     t->last_launch_ns = now;
     ++t->unrecorded;
     if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded, now - t->first_unrecorded_ns))
       RecordMark(d, *t, /*start=*/false, now);
-    d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
+    if (now - d.last_extend_ns >= kExtendIntervalNs) {
+      d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
+      d.last_extend_ns = now;
+    }
   }
   pthread_mutex_unlock(&d.mu);
 }
