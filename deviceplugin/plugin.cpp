@@ -203,8 +203,8 @@ Status DevicePlugin::Start() {
                              .WithContext("installing libvgpu into " + layout.VgpuDir()));
   }
   stopping_ = false;
-  VGPU_RETURN_IF_ERROR(StartServer());
-  if (options_.register_with_kubelet) {
+  if (options_.serve_grpc) VGPU_RETURN_IF_ERROR(StartServer());
+  if (options_.serve_grpc && options_.register_with_kubelet) {
     Status reg = RegisterWithKubelet();
     if (!reg.ok()) {
       StopServer();
@@ -319,6 +319,9 @@ void DevicePlugin::HealthLoop() {
     bool changed = false;
     if (!event.ok()) {
       spdlog::warn("msg=\"XID wait failed\" error=\"{}\"", event.status().ToString());
+      // Do not spin on a broken event set; probing below still tracks health.
+      std::unique_lock lock(stop_mu_);
+      stop_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_.load(); });
     } else if (event->has_value()) {
       const XidEvent& e = **event;
       std::lock_guard lock(mu_);
@@ -367,7 +370,7 @@ void DevicePlugin::WatchLoop() {
       stop_cv_.wait_for(lock, options_.kubelet_poll_interval);
     }
     if (stopping_) break;
-    if (options_.register_with_kubelet) {
+    if (options_.serve_grpc && options_.register_with_kubelet) {
       // kubelet removes every plugin socket when it restarts and creates a new kubelet.sock.
       uint64_t id = KubeletSocketId();
       struct stat st {};

@@ -50,6 +50,9 @@ struct PluginOptions {
   std::chrono::milliseconds report_interval{30000};
   std::chrono::milliseconds kubelet_poll_interval{500};
   bool register_with_kubelet = true;
+  // false: no gRPC socket at all (the simulated cluster calls allocator() and Replicas()
+  // directly, so 100 simulated nodes need no 100 servers). Implies no kubelet registration.
+  bool serve_grpc = true;
 };
 
 class DevicePlugin {

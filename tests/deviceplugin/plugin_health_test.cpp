@@ -101,3 +101,46 @@ TEST(DevicePluginInProcess, XidMakesGpuUnhealthyThenItRecovers) {
 
 }  // namespace
 }  // namespace vgpu::deviceplugin
+
+namespace vgpu::deviceplugin {
+namespace {
+
+// How the simulated cluster runs a node: no socket, Allocate called directly.
+TEST(DevicePluginInProcess, WithoutGrpcServesAllocateDirectly) {
+  auto cluster_owned = std::make_unique<testing::MemoryCluster>();
+  testing::MemoryCluster& cluster = *cluster_owned;
+  cluster.PutNode({{"metadata", {{"name", "sim-7"}, {"annotations", nlohmann::json::object()}}}});
+  cluster.PutPod({{"metadata",
+                   {{"name", "p"},
+                    {"namespace", "default"},
+                    {"uid", "u"},
+                    {"annotations",
+                     {{"hami.io/bind-phase", "allocating"},
+                      {"hami.io/vgpu-node", "sim-7"},
+                      {"hami.io/vgpu-devices-to-allocate", "GPU-fake-sim-7-1,NVIDIA,100,10:;"}}}}},
+                  {"spec", {{"nodeName", "sim-7"}, {"containers", {{{"name", "c"}}}}}},
+                  {"status", {{"phase", "Pending"}}}});
+  PluginOptions o;
+  o.node_name = "sim-7";
+  o.device_plugin_path = "/nonexistent-dir";  // never touched
+  o.serve_grpc = false;
+  o.install_hook = false;
+  o.response.hook_path =
+      (std::filesystem::temp_directory_path() / ("vgpu-dp-sim-" + std::to_string(::getpid())))
+          .string();
+  DevicePlugin plugin(o, std::move(cluster_owned),
+                      std::make_unique<FakeGpuBackend>(*ParseFakeGpus("count=2", "sim-7")));
+  ASSERT_TRUE(plugin.Start().ok());
+  EXPECT_EQ(plugin.Replicas().size(), 20u);
+  EXPECT_FALSE(std::filesystem::exists(plugin.SocketPath()));
+  auto r = plugin.allocator().Allocate({{"GPU-fake-sim-7-1-0"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-fake-sim-7-1");
+  EXPECT_EQ(cluster.Pod("default", "p")["metadata"]["annotations"]["hami.io/bind-phase"],
+            "success");
+  plugin.Stop();
+  std::filesystem::remove_all(o.response.hook_path);
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin
