@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/codec/annotations.h"
+#include "core/codec/node_lock.h"
 #include "core/sched/fit.h"
 
 namespace vgpu::scheduler {
@@ -146,6 +147,26 @@ Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api
       api_(api),
       metrics_(metrics),
       locker_(api, options_.lock) {
+  locker_.set_held_by_live_owner([this](const std::string& node, const std::string& ns,
+                                        const std::string& pod, std::string* holder) {
+    std::optional<std::string> value;
+    if (!model_.ReadNode(node, [&](const sched::NodeState& s) { value = s.lock_value; }) ||
+        !value) {
+      return false;
+    }
+    Result<codec::NodeLock> lock = codec::DecodeNodeLock(*value);
+    if (!lock.ok() || !lock->has_owner() || (lock->pod_namespace == ns && lock->pod_name == pod) ||
+        std::chrono::system_clock::now() - lock->time > options_.lock.stale_after) {
+      return false;
+    }
+    std::optional<sched::PodState> owner = model_.FindPod(lock->pod_namespace, lock->pod_name);
+    if (!owner || owner->terminal || owner->bind_phase == anno::kBindPhaseFailed ||
+        owner->bind_phase == anno::kBindPhaseSuccess) {
+      return false;  // looks stale: let the API-backed path check and take it over
+    }
+    *holder = lock->pod_namespace + "/" + lock->pod_name;
+    return true;
+  });
   admission_.names = options_.names;
   admission_.defaults = options_.defaults;
   admission_.scheduler_name = options_.scheduler_name;

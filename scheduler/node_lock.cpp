@@ -71,6 +71,12 @@ Status NodeLocker::Acquire(const std::string& node, const std::string& ns, const
   auto poll = options_.poll_min;
   std::string holder;
   while (true) {
+    if (held_ && held_(node, ns, pod, &holder)) {
+      if (std::chrono::steady_clock::now() + poll >= deadline) break;
+      std::this_thread::sleep_for(poll);
+      poll = std::min(poll * 2, options_.poll_max);
+      continue;
+    }
     Result<json> n = api_.GetNode(node);
     if (!n.ok()) return n.status().WithContext("reading node " + node + " to take its lock");
     bool has_annotations = false;

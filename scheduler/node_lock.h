@@ -30,6 +30,13 @@ class NodeLocker {
       std::function<Clock::time_point()> now = [] { return Clock::now(); })
       : api_(api), options_(options), now_(std::move(now)) {}
 
+  // Optional view of the cluster as the watches see it: says whether `node`'s lock is held by a
+  // pod that is still allocating. While it is, waiting costs no API calls; the API is asked
+  // only when the lock looks free or stale.
+  using HeldByLiveOwner = std::function<bool(const std::string& node, const std::string& ns,
+                                             const std::string& pod, std::string* holder)>;
+  void set_held_by_live_owner(HeldByLiveOwner fn) { held_ = std::move(fn); }
+
   // Takes the lock on `node` for pod ns/name. DeadlineExceeded (naming the holder) when the
   // wait runs out; other errors when the API fails. `takeovers` counts stale locks replaced.
   Status Acquire(const std::string& node, const std::string& ns, const std::string& pod,
@@ -44,6 +51,7 @@ class NodeLocker {
   ClusterApi& api_;
   NodeLockOptions options_;
   std::function<Clock::time_point()> now_;
+  HeldByLiveOwner held_;
 };
 
 }  // namespace vgpu::scheduler
