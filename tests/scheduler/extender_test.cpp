@@ -295,6 +295,8 @@ TEST_F(ExtenderTest, HeldLockTimesOutWithAClearMessage) {
   VerbResult r = extender().Bind(BindArgs(pod, "n1"));
   const std::string e = r.Json()["error"];
   EXPECT_NE(e.find("locked by pod default/owner"), std::string::npos) << e;
+  // The wait watched the model: not a single read of the node from the API server.
+  EXPECT_EQ(api_.node_gets, 0);
   EXPECT_EQ(model_.reservation_count(), 0u);
   EXPECT_EQ(api_.binds, 0);
 }

@@ -48,6 +48,7 @@ class FakeClusterApi : public ClusterApi {
 
   Result<nlohmann::json> GetNode(const std::string& name) override {
     std::lock_guard lock(mu_);
+    node_gets++;
     auto it = nodes_.find(name);
     if (it == nodes_.end()) return NotFound("node " + name);
     return it->second;
@@ -109,6 +110,7 @@ class FakeClusterApi : public ClusterApi {
   int fail_pod_patches = 0;
   int binds = 0;
   int node_patches = 0;
+  int node_gets = 0;
 
  private:
   static std::string Key(const nlohmann::json& pod) {
