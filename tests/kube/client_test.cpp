@@ -267,21 +267,3 @@ TEST_F(ClientFixture, TokenFileReReadWhenItChanges) {
 
 }  // namespace
 }  // namespace vgpu::kube
-
-namespace vgpu::kube {
-namespace {
-
-TEST_F(ClientFixture, RateLimiterThrottlesBeyondBurst) {
-  ClientConfig cfg;
-  cfg.server = server_->url();
-  cfg.qps = 1;    // one token per second after the burst
-  cfg.burst = 2;  // so exactly the third of three back-to-back calls waits
-  auto client = Client::New(cfg);
-  ASSERT_TRUE(client.ok());
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*client)->List(kNodes, "").ok());
-  EXPECT_EQ((*client)->rate_limiter().granted(), 3);
-  EXPECT_EQ((*client)->rate_limiter().throttled(), 1);
-}
-
-}  // namespace
-}  // namespace vgpu::kube
