@@ -104,8 +104,12 @@ main() {
   start_apiserver
   apply_rbac
   if ! $cluster_only; then
-    start_vgpu_scheduler
-    register_webhook
+    if have_scheduler; then
+      start_vgpu_scheduler
+      register_webhook
+    else
+      log "WARNING: no vgpu-scheduler binary ($(scheduler_bin)): scenarios 2-7 will fail"
+    fi
   fi
   start_kube_scheduler
   local i

@@ -115,6 +115,8 @@ fail() {
   return 1
 }
 
+no_e2e_pods() { [[ -z $(k get pods -n default -l vgpu-e2e -o name) ]]; }
+
 run_scenario() {
   local name=$1 fn=$2
   E2E_CURRENT=$name
@@ -129,6 +131,10 @@ run_scenario() {
   )
   rc=$?
   set -e
+  # Whatever happened, the next scenario starts from an empty cluster: a failed assertion leaves
+  # its pods behind, and they would hold GPUs the next scenario counts on.
+  k delete pods -n default -l vgpu-e2e --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+  wait_until 60 "pods of scenario $name deleted" no_e2e_pods || true
   if ((rc == 0)); then
     log "=== PASS $name"
     E2E_PASSED=$((E2E_PASSED + 1))

@@ -44,13 +44,16 @@ pods_state() {
 # the caller just before creating the pods) to the first poll that saw success.
 wait_bind_success() {
   local tag=$1 count=$2 timeout=$3 timings=$4
-  local deadline=$((SECONDS + timeout)) seen=" " state name now
+  local deadline=$((SECONDS + timeout)) state name now
+  # Pods already timed by an earlier call for the same tag are not timed again.
+  local seen_file=$timings.seen
+  touch "$seen_file"
   while ((SECONDS < deadline)); do
     state=$(pods_state "$tag")
     now=$(date +%s%3N)
     for name in $(jq -r '.[] | select(.bind == "success") | .name' <<<"$state"); do
-      if [[ $seen != *" $name "* ]]; then
-        seen+="$name "
+      if ! grep -qx "$name" "$seen_file"; then
+        echo "$name" >>"$seen_file"
         echo "$((now - E2E_T0_MS))" >>"$timings"
       fi
     done
