@@ -1,6 +1,7 @@
 #include "admission.h"
 
 #include "log.h"
+#include "real_driver.h"
 #include "state.h"
 
 static int reserve_with_retry(int rdev, uint64_t bytes) {
@@ -55,11 +56,12 @@ void vgpu_admission_shrink(struct vgpu_admission* a, uint64_t less) {
   a->bytes -= less;
 }
 
-void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint64_t key) {
-  if (a->region_dev < 0) return;
+/* Records a finished admission; 1 when (kind, key) is now tracked. */
+static int finish(struct vgpu_admission* a, CUresult rc, int kind, uint64_t key, CUcontext owner) {
+  if (a->region_dev < 0) return 0;
   if (rc != CUDA_SUCCESS || key == 0) {
     vgpu_region_release(&g_vgpu.region, a->region_dev, a->bytes);
-    return;
+    return 0;
   }
   uint64_t old_size = 0;
   int old_dev = -1;
@@ -67,8 +69,35 @@ void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint
   /* Out of memory for the table (-1): keep the bytes counted (conservative) but untracked. */
   const int rc_put =
       vgpu_alloc_put(&g_vgpu.table, kind, key, a->bytes, a->region_dev, &old_size, &old_dev);
+  if (rc_put >= 0) {
+    uint64_t old_owner = 0;
+    int unused = 0;
+    if (owner != NULL) {
+      /* Without room for the owner the bytes stay counted until freed (as before contexts). */
+      (void)vgpu_alloc_put(&g_vgpu.ctx_owner, kind, key, (uint64_t)(uintptr_t)owner, 0, &old_owner,
+                           &unused);
+    } else {
+      (void)vgpu_alloc_take(&g_vgpu.ctx_owner, kind, key, &old_owner, &unused);
+    }
+  }
   pthread_mutex_unlock(&g_vgpu.lock);
   if (rc_put == 1) vgpu_region_release(&g_vgpu.region, old_dev, old_size);
+  return rc_put >= 0;
+}
+
+void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint64_t key) {
+  (void)finish(a, rc, kind, key, NULL);
+}
+
+void vgpu_admission_finish_in_context(struct vgpu_admission* a, CUresult rc, int kind,
+                                      uint64_t key) {
+  CUcontext owner = NULL;
+  if (rc == CUDA_SUCCESS && a->region_dev >= 0) {
+    typedef CUresult (*current_fn)(CUcontext*);
+    current_fn current = VGPU_REAL_CUDA(current_fn, cuCtxGetCurrent);
+    if (current == NULL || current(&owner) != CUDA_SUCCESS) owner = NULL;
+  }
+  (void)finish(a, rc, kind, key, owner);
 }
 
 void vgpu_release_tracked(int kind, uint64_t key) {
@@ -76,6 +105,39 @@ void vgpu_release_tracked(int kind, uint64_t key) {
   int rdev = -1;
   pthread_mutex_lock(&g_vgpu.lock);
   const int found = vgpu_alloc_take(&g_vgpu.table, kind, key, &size, &rdev);
+  if (found) {
+    uint64_t owner = 0;
+    int unused = 0;
+    (void)vgpu_alloc_take(&g_vgpu.ctx_owner, kind, key, &owner, &unused);
+  }
   pthread_mutex_unlock(&g_vgpu.lock);
   if (found) vgpu_region_release(&g_vgpu.region, rdev, size);
+}
+
+void vgpu_release_context(CUcontext ctx) {
+  if (ctx == NULL) return;
+  const uint64_t owner = (uint64_t)(uintptr_t)ctx;
+  uint64_t freed[VGPU_REGION_MAX_DEVICES] = {0};
+  pthread_mutex_lock(&g_vgpu.lock);
+  /* Taking an entry only tombstones its slot, so the scan may take as it goes. */
+  struct vgpu_alloc_table* owners = &g_vgpu.ctx_owner;
+  for (uint64_t i = 0; i < owners->capacity; ++i) {
+    const struct vgpu_alloc_entry e = owners->slots[i];
+    if (e.key == 0 || e.kind <= 0 || e.size != owner) continue;
+    uint64_t size = 0;
+    int rdev = -1;
+    uint64_t unused_size = 0;
+    int unused_dev = 0;
+    (void)vgpu_alloc_take(owners, e.kind, e.key, &unused_size, &unused_dev);
+    if (vgpu_alloc_take(&g_vgpu.table, e.kind, e.key, &size, &rdev) && rdev >= 0 &&
+        rdev < VGPU_REGION_MAX_DEVICES) {
+      freed[rdev] += size;
+    }
+  }
+  pthread_mutex_unlock(&g_vgpu.lock);
+  for (int d = 0; d < VGPU_REGION_MAX_DEVICES; ++d) {
+    if (freed[d] != 0) vgpu_region_release(&g_vgpu.region, d, freed[d]);
+  }
+  /* The context's own memory (and its modules) left with it: measure again now. */
+  vgpu_reconcile_all();
 }

@@ -24,7 +24,16 @@ void vgpu_admission_shrink(struct vgpu_admission* a, uint64_t less);
 /* On success records (kind, key) -> bytes; on failure releases the reservation. */
 void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint64_t key);
 
+/* As vgpu_admission_finish, and remembers the current context as the owner: memory the driver
+ * frees when that context is destroyed (cuMemAlloc, pitch, managed, arrays). */
+void vgpu_admission_finish_in_context(struct vgpu_admission* a, CUresult rc, int kind,
+                                      uint64_t key);
+
 /* Releases what (kind, key) reserved; untracked keys are ignored. */
 void vgpu_release_tracked(int kind, uint64_t key);
+
+/* The driver destroyed `ctx` and freed what it owned: releases that memory at once and
+ * re-measures the context overhead of every device. */
+void vgpu_release_context(CUcontext ctx);
 
 #endif

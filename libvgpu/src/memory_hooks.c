@@ -1,5 +1,6 @@
 /* Hooks of every CUDA allocation path: reserve on the container's counter, call the driver, roll
- * back on failure; frees release exactly what the allocation reserved. */
+ * back on failure; frees release exactly what the allocation reserved; destroying a context
+ * releases what the driver freed with it. */
 #include <cuda.h>
 #include <stddef.h>
 
@@ -21,7 +22,8 @@ HIDDEN CUresult vgpu_hook_cuMemAlloc_v3020(CUdeviceptr* dptr, size_t bytes) {
   CUresult rc = vgpu_admit_current(&a, bytes);
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(dptr, bytes);
-  vgpu_admission_finish(&a, rc, VGPU_ALLOC_LINEAR, rc == CUDA_SUCCESS ? (uint64_t)*dptr : 0);
+  vgpu_admission_finish_in_context(&a, rc, VGPU_ALLOC_LINEAR,
+                                   rc == CUDA_SUCCESS ? (uint64_t)*dptr : 0);
   return rc;
 }
 
@@ -45,7 +47,8 @@ HIDDEN CUresult vgpu_hook_cuMemAllocPitch_v3020(CUdeviceptr* dptr, size_t* pitch
       rc = CUDA_ERROR_OUT_OF_MEMORY;
     }
   }
-  vgpu_admission_finish(&a, rc, VGPU_ALLOC_LINEAR, rc == CUDA_SUCCESS ? (uint64_t)*dptr : 0);
+  vgpu_admission_finish_in_context(&a, rc, VGPU_ALLOC_LINEAR,
+                                   rc == CUDA_SUCCESS ? (uint64_t)*dptr : 0);
   return rc;
 }
 
@@ -57,7 +60,8 @@ HIDDEN CUresult vgpu_hook_cuMemAllocManaged_v6000(CUdeviceptr* dptr, size_t byte
   CUresult rc = vgpu_admit_current(&a, bytes);
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(dptr, bytes, flags);
-  vgpu_admission_finish(&a, rc, VGPU_ALLOC_LINEAR, rc == CUDA_SUCCESS ? (uint64_t)*dptr : 0);
+  vgpu_admission_finish_in_context(&a, rc, VGPU_ALLOC_LINEAR,
+                                   rc == CUDA_SUCCESS ? (uint64_t)*dptr : 0);
   return rc;
 }
 
@@ -207,7 +211,8 @@ HIDDEN CUresult vgpu_hook_cuArrayCreate_v3020(CUarray* handle, const CUDA_ARRAY_
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(handle, desc);
   settle_array(&a, &rc, rc == CUDA_SUCCESS ? *handle : NULL, 0, NULL);
-  vgpu_admission_finish(&a, rc, VGPU_ALLOC_ARRAY, rc == CUDA_SUCCESS ? (uint64_t)*handle : 0);
+  vgpu_admission_finish_in_context(&a, rc, VGPU_ALLOC_ARRAY,
+                                   rc == CUDA_SUCCESS ? (uint64_t)*handle : 0);
   return rc;
 }
 
@@ -223,7 +228,8 @@ HIDDEN CUresult vgpu_hook_cuArray3DCreate_v3020(CUarray* handle,
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(handle, desc);
   settle_array(&a, &rc, rc == CUDA_SUCCESS ? *handle : NULL, 0, NULL);
-  vgpu_admission_finish(&a, rc, VGPU_ALLOC_ARRAY, rc == CUDA_SUCCESS ? (uint64_t)*handle : 0);
+  vgpu_admission_finish_in_context(&a, rc, VGPU_ALLOC_ARRAY,
+                                   rc == CUDA_SUCCESS ? (uint64_t)*handle : 0);
   return rc;
 }
 
@@ -251,7 +257,8 @@ HIDDEN CUresult vgpu_hook_cuMipmappedArrayCreate_v5000(CUmipmappedArray* handle,
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(handle, desc, levels);
   settle_array(&a, &rc, NULL, 1, rc == CUDA_SUCCESS ? *handle : NULL);
-  vgpu_admission_finish(&a, rc, VGPU_ALLOC_MIPMAP, rc == CUDA_SUCCESS ? (uint64_t)*handle : 0);
+  vgpu_admission_finish_in_context(&a, rc, VGPU_ALLOC_MIPMAP,
+                                   rc == CUDA_SUCCESS ? (uint64_t)*handle : 0);
   return rc;
 }
 
@@ -293,4 +300,64 @@ HIDDEN CUresult vgpu_hook_cuGraphAddMemFreeNode_v11040(CUgraphNode* node, CUgrap
   const CUresult rc = real(node, graph, deps, ndeps, dptr);
   if (rc == CUDA_SUCCESS) vgpu_release_tracked(VGPU_ALLOC_LINEAR, (uint64_t)dptr);
   return rc;
+}
+
+/* ---- contexts: the driver frees a context's memory when the context goes away ------------- */
+
+typedef CUresult (*ctx_destroy_fn)(CUcontext);
+static CUresult destroy_context(ctx_destroy_fn real, CUcontext ctx) {
+  if (real == NULL) return MISSING;
+  const CUresult rc = real(ctx);
+  if (rc == CUDA_SUCCESS) vgpu_release_context(ctx);
+  return rc;
+}
+HIDDEN CUresult vgpu_hook_cuCtxDestroy_v2000(CUcontext ctx) {
+  return destroy_context(REAL(ctx_destroy_fn, cuCtxDestroy), ctx);
+}
+HIDDEN CUresult vgpu_hook_cuCtxDestroy_v4000(CUcontext ctx) {
+  return destroy_context(REAL(ctx_destroy_fn, cuCtxDestroy_v2), ctx);
+}
+
+/* The primary context of `dev` while it is active, else NULL. There is no getter: retain and
+ * release it once more (no effect on an active context's lifetime). */
+static CUcontext active_primary(CUdevice dev) {
+  typedef CUresult (*state_fn)(CUdevice, unsigned*, int*);
+  typedef CUresult (*retain_fn)(CUcontext*, CUdevice);
+  typedef CUresult (*release_fn)(CUdevice);
+  state_fn get_state = REAL(state_fn, cuDevicePrimaryCtxGetState);
+  retain_fn retain = REAL(retain_fn, cuDevicePrimaryCtxRetain);
+  release_fn release = REAL(release_fn, cuDevicePrimaryCtxRelease_v2);
+  if (release == NULL) release = REAL(release_fn, cuDevicePrimaryCtxRelease);
+  unsigned flags = 0;
+  int active = 0;
+  CUcontext ctx = NULL;
+  if (get_state == NULL || retain == NULL || release == NULL ||
+      get_state(dev, &flags, &active) != CUDA_SUCCESS || !active ||
+      retain(&ctx, dev) != CUDA_SUCCESS) {
+    return NULL;
+  }
+  (void)release(dev);
+  return ctx;
+}
+
+typedef CUresult (*primary_fn)(CUdevice);
+/* Release (only the last one destroys the context) and reset (always destroys it). */
+static CUresult end_primary(primary_fn real, CUdevice dev) {
+  if (real == NULL) return MISSING;
+  CUcontext ctx = vgpu_state_cuda() == 0 ? active_primary(dev) : NULL;
+  const CUresult rc = real(dev);
+  if (rc == CUDA_SUCCESS && ctx != NULL && active_primary(dev) != ctx) vgpu_release_context(ctx);
+  return rc;
+}
+HIDDEN CUresult vgpu_hook_cuDevicePrimaryCtxRelease_v7000(CUdevice dev) {
+  return end_primary(REAL(primary_fn, cuDevicePrimaryCtxRelease), dev);
+}
+HIDDEN CUresult vgpu_hook_cuDevicePrimaryCtxRelease_v11000(CUdevice dev) {
+  return end_primary(REAL(primary_fn, cuDevicePrimaryCtxRelease_v2), dev);
+}
+HIDDEN CUresult vgpu_hook_cuDevicePrimaryCtxReset_v7000(CUdevice dev) {
+  return end_primary(REAL(primary_fn, cuDevicePrimaryCtxReset), dev);
+}
+HIDDEN CUresult vgpu_hook_cuDevicePrimaryCtxReset_v11000(CUdevice dev) {
+  return end_primary(REAL(primary_fn, cuDevicePrimaryCtxReset_v2), dev);
 }

@@ -67,6 +67,7 @@ static void after_fork_child(void) {
   pthread_mutex_init(&g_vgpu.lock, NULL);
   g_vgpu.region.slot = -1;
   vgpu_alloc_reset(&g_vgpu.table);
+  vgpu_alloc_reset(&g_vgpu.ctx_owner);
 }
 
 void vgpu_ensure_slot(void) {
@@ -268,7 +269,9 @@ static int nvml_used_by_pid(const char* uuid, unsigned pid, uint64_t* used) {
       return 0;
     }
   }
-  return -1;
+  /* Not listed: the driver holds nothing for us on this device (e.g. our last context is gone). */
+  *used = 0;
+  return n < 256 ? 0 : -1;
 }
 
 static void oom_kill(int rdev) {
@@ -306,4 +309,11 @@ void vgpu_reconcile(int rdev, int force) {
   }
   const uint64_t limit = r->devices[rdev].mem_limit;
   if (g_vgpu.oom_killer && limit != 0 && LOAD(&r->devices[rdev].mem_used) > limit) oom_kill(rdev);
+}
+
+void vgpu_reconcile_all(void) {
+  if (LOAD(&g_vgpu.cuda_ready) != 1) return;
+  for (int i = 0; i < g_vgpu.device_count; ++i) {
+    if (g_vgpu.region_dev[i] >= 0) vgpu_reconcile(g_vgpu.region_dev[i], 1);
+  }
 }

@@ -17,8 +17,12 @@ struct vgpu_state {
   int oom_killer;
   int in_container_region; /* CUDA_DEVICE_MEMORY_SHARED_CACHE was set */
   struct vgpu_region_handle region;
-  pthread_mutex_t lock; /* guards init and `table` */
+  pthread_mutex_t lock; /* guards init, `table` and `ctx_owner` */
   struct vgpu_alloc_table table;
+  /* (kind, key) -> owning CUcontext (in the size field) for memory that the driver frees with its
+   * context: cuMemAlloc/Pitch/Managed and arrays. Stream-ordered, pool, VMM and graph memory
+   * outlive contexts and are not listed. */
+  struct vgpu_alloc_table ctx_owner;
   uint64_t last_reconcile_ns[VGPU_REGION_MAX_DEVICES];
 };
 
@@ -43,6 +47,9 @@ void vgpu_ensure_slot(void);
 /* Measures this process's real footprint on `rdev` against its tracked allocations; rate-limited
  * to once a second unless `force`. Applies ACTIVE_OOM_KILLER. */
 void vgpu_reconcile(int rdev, int force);
+
+/* Forces vgpu_reconcile on every device of this process (after a context went away). */
+void vgpu_reconcile_all(void);
 
 uint64_t vgpu_now_ns(void);
 

@@ -68,6 +68,12 @@ static uint64_t my_tracked(int d) {
   return UINT64_MAX;
 }
 
+/* File name without its directories (build directories may be named after libvgpu). */
+static const char* base_name(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash != NULL ? slash + 1 : path;
+}
+
 static CUcontext g_ctx;
 static void make_context(void) {
   CU(cuInit(0));
@@ -402,7 +408,7 @@ static int cmd_procaddr(void) {
   void* launch = dlsym(RTLD_DEFAULT, "cuLaunchKernel");
   void* launch_ptsz = dlsym(RTLD_DEFAULT, "cuLaunchKernel_ptsz");
   Dl_info info;
-  CHECK(dladdr(vgpu_v4, &info) && strstr(info.dli_fname, "libvgpu") != NULL,
+  CHECK(dladdr(vgpu_v4, &info) && strstr(base_name(info.dli_fname), "libvgpu") != NULL,
         "cuCtxCreate_v4 does not come from libvgpu");
   struct {
     const char* symbol;
@@ -443,7 +449,7 @@ static int cmd_procaddr(void) {
       CUdriverProcAddressQueryResult st = -1;
       const CUresult rc = cuGetProcAddress(passthrough[i], &fn, v ? 12020 : 8000, 0, &st);
       if (rc == CUDA_SUCCESS) {
-        CHECK(dladdr(fn, &info) && strstr(info.dli_fname, "libvgpu") == NULL,
+        CHECK(dladdr(fn, &info) && strstr(base_name(info.dli_fname), "libvgpu") == NULL,
               "%s was replaced by a hook", passthrough[i]);
       } else {
         CHECK(fn == NULL && st != CU_GET_PROC_ADDRESS_SUCCESS, "%s: bad failure report",
@@ -524,6 +530,232 @@ static int cmd_hold(void) {
   return 0;
 }
 
+/* This process's measured overhead (context/module memory) on record d. */
+static uint64_t my_overhead(int d) {
+  for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+    if (__atomic_load_n(&g_region->procs[s].pid, __ATOMIC_ACQUIRE) == (int)getpid()) {
+      return __atomic_load_n(&g_region->procs[s].mem_overhead[d], __ATOMIC_ACQUIRE);
+    }
+  }
+  return UINT64_MAX;
+}
+
+#define EXPECT_USAGE(tracked, overhead)                                        \
+  CHECK(my_tracked(0) == (tracked) && my_overhead(0) == (overhead) &&          \
+            device_used(0) == (tracked) + (overhead),                          \
+        "tracked %llu overhead %llu total %llu, want %llu + %llu",             \
+        (unsigned long long)my_tracked(0), (unsigned long long)my_overhead(0), \
+        (unsigned long long)device_used(0), (unsigned long long)(tracked),     \
+        (unsigned long long)(overhead))
+
+/* Memory of a destroyed context (its allocations, arrays and its own footprint) leaves the
+ * container's usage at once; stream-ordered memory, which belongs to the process, stays.
+ * Expects VGPU_FAKE_CONTEXT_MEMORY=30m. */
+static int cmd_ctxfree(void) {
+  CU(cuInit(0));
+  map_region();
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  const uint64_t ctx_mem = 30 * MiB;
+
+  /* Explicit context, destroyed with cuCtxDestroy_v2. */
+  CUcontext ctx;
+  CU(cuCtxCreate(&ctx, NULL, 0, dev));
+  EXPECT_USAGE(0, ctx_mem);
+  CUdeviceptr a, m, s;
+  CU(cuMemAlloc(&a, 10 * MiB));
+  CU(cuMemAllocManaged(&m, 5 * MiB, CU_MEM_ATTACH_GLOBAL));
+  CU(cuMemAllocAsync(&s, 4 * MiB, NULL));
+  CUDA_ARRAY_DESCRIPTOR ad = {
+      .Width = 512, .Height = 1024, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1}; /* 2 MiB */
+  CUarray arr;
+  CU(cuArrayCreate(&arr, &ad));
+  EXPECT_USAGE(21 * MiB, ctx_mem);
+  CU(cuCtxDestroy(ctx));
+  EXPECT_USAGE(4 * MiB, 0); /* the stream-ordered block outlives the context */
+
+  /* Primary context: only the last release destroys it. */
+  CUcontext p1, p2;
+  CU(cuDevicePrimaryCtxRetain(&p1, dev));
+  CU(cuDevicePrimaryCtxRetain(&p2, dev));
+  CHECK(p1 == p2, "two primary contexts");
+  CU(cuCtxSetCurrent(p1));
+  CU(cuMemFreeAsync(s, NULL));
+  CU(cuMemAlloc(&a, 8 * MiB));
+  EXPECT_USAGE(8 * MiB, ctx_mem);
+  CU(cuDevicePrimaryCtxRelease(dev));
+  EXPECT_USAGE(8 * MiB, ctx_mem);
+  CU(cuDevicePrimaryCtxRelease(dev));
+  EXPECT_USAGE(0, 0);
+  CHECK(cuMemFree(a) != CUDA_SUCCESS, "the driver kept memory of a destroyed context");
+  EXPECT_USAGE(0, 0);
+
+  /* Reset destroys it whatever the count. */
+  CU(cuDevicePrimaryCtxRetain(&p1, dev));
+  CU(cuDevicePrimaryCtxRetain(&p1, dev));
+  CU(cuCtxSetCurrent(p1));
+  CU(cuMemAlloc(&a, 6 * MiB));
+  EXPECT_USAGE(6 * MiB, ctx_mem);
+  CU(cuDevicePrimaryCtxReset(dev));
+  EXPECT_USAGE(0, 0);
+
+  /* The CUDA 2.0/7.0 ABIs (cuCtxDestroy, cuDevicePrimaryCtxRelease) too. */
+  CUresult (*destroy_v1)(CUcontext) = (CUresult(*)(CUcontext))dlsym(RTLD_DEFAULT, "cuCtxDestroy");
+  CUresult (*release_v1)(CUdevice) =
+      (CUresult(*)(CUdevice))dlsym(RTLD_DEFAULT, "cuDevicePrimaryCtxRelease");
+  CHECK(destroy_v1 != NULL && release_v1 != NULL, "legacy context entry points missing");
+  CU(cuCtxCreate(&ctx, NULL, 0, dev));
+  CU(cuMemAlloc(&a, 3 * MiB));
+  EXPECT_USAGE(3 * MiB, ctx_mem);
+  CU(destroy_v1(ctx));
+  EXPECT_USAGE(0, 0);
+  CU(cuDevicePrimaryCtxRetain(&p1, dev));
+  CU(cuCtxSetCurrent(p1));
+  CU(cuMemAlloc(&a, 7 * MiB));
+  EXPECT_USAGE(7 * MiB, ctx_mem);
+  CU(release_v1(dev));
+  EXPECT_USAGE(0, 0);
+
+  /* Memory freed normally is not released twice when its context goes. */
+  CU(cuCtxCreate(&ctx, NULL, 0, dev));
+  CU(cuMemAlloc(&a, 9 * MiB));
+  CU(cuMemAlloc(&m, 1 * MiB));
+  CU(cuMemFree(a));
+  EXPECT_USAGE(1 * MiB, ctx_mem);
+  CU(cuCtxDestroy(ctx));
+  EXPECT_USAGE(0, 0);
+  printf("ok ctxfree\n");
+  return 0;
+}
+
+static int range_attribute(CUmem_range_attribute attribute, CUdeviceptr p) {
+  int value = -100;
+  CU(cuMemRangeGetAttribute(&value, sizeof(value), attribute, p, MiB));
+  return value;
+}
+
+/* Every ABI cuGetProcAddress hands out through libvgpu is callable with that ABI and reaches the
+ * fake's matching entry point, as the fake's behaviour shows. Expects VGPU_FAKE_CONTEXT_MEMORY=30m
+ * and VGPU_FAKE_GPUS=2. */
+static int cmd_procabi(void) {
+  make_context();
+  CUdevice dev1;
+  CU(cuDeviceGet(&dev1, 1));
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+  CHECK(lib != NULL, "dlopen libcuda.so.1");
+#define PROC(sym, ver, flags)                                                             \
+  ({                                                                                      \
+    void* fn_ = NULL;                                                                     \
+    CUdriverProcAddressQueryResult st_ = -1;                                              \
+    CU(cuGetProcAddress(sym, &fn_, ver, flags, &st_));                                    \
+    CHECK(st_ == CU_GET_PROC_ADDRESS_SUCCESS && fn_ != NULL, "%s@%d status %d", sym, ver, \
+          (int)st_);                                                                      \
+    fn_;                                                                                  \
+  })
+  /* cuCtxCreate: each ABI creates a context on the device it was given (device 1, so a wrong ABI
+   * would read another argument as the device) whose memory libvgpu measures at once. */
+  const uint64_t base = my_overhead(1);
+  CUresult (*v2)(CUcontext*, unsigned, CUdevice) = PROC("cuCtxCreate", 3020, 0);
+  CUresult (*v3)(CUcontext*, CUexecAffinityParam*, int, unsigned, CUdevice) =
+      PROC("cuCtxCreate", 11040, 0);
+  CUresult (*v4)(CUcontext*, CUctxCreateParams*, unsigned, CUdevice) =
+      PROC("cuCtxCreate", 12050, 0);
+  CUcontext c[3];
+  CU(v2(&c[0], 0, dev1));
+  CU(v3(&c[1], NULL, 0, 0, dev1));
+  CU(v4(&c[2], NULL, 0, dev1));
+  for (int i = 0; i < 3; ++i) {
+    CUdevice d = -1;
+    CU(cuCtxSetCurrent(c[i]));
+    CU(cuCtxGetDevice(&d));
+    CHECK(d == dev1, "context %d on device %d", i, (int)d);
+  }
+  CHECK(my_overhead(1) == base + 3 * 30 * MiB, "contexts measured %llu",
+        (unsigned long long)my_overhead(1));
+  for (int i = 0; i < 3; ++i) CU(cuCtxDestroy(c[i]));
+  CHECK(my_overhead(1) == base, "contexts not released: %llu", (unsigned long long)my_overhead(1));
+  CU(cuCtxSetCurrent(g_ctx));
+
+  /* cuMemAdvise / cuMemPrefetchAsync are not hooked: the driver's own entry point of each ABI. */
+  struct {
+    const char* symbol;
+    int version;
+    cuuint64_t flags;
+    const char* fake;
+  } const passthrough[] = {
+      {"cuMemAdvise", 8000, 0, "cuMemAdvise"},
+      {"cuMemAdvise", 12020, 0, "cuMemAdvise_v2"},
+      {"cuMemPrefetchAsync", 8000, 0, "cuMemPrefetchAsync"},
+      {"cuMemPrefetchAsync", 8000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+       "cuMemPrefetchAsync_ptsz"},
+      {"cuMemPrefetchAsync", 12020, 0, "cuMemPrefetchAsync_v2"},
+      {"cuMemPrefetchAsync", 12020, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+       "cuMemPrefetchAsync_v2_ptsz"},
+  };
+  void* fns[6];
+  for (int i = 0; i < 6; ++i) {
+    fns[i] = PROC(passthrough[i].symbol, passthrough[i].version, passthrough[i].flags);
+    void* want = dlsym(lib, passthrough[i].fake);
+    CHECK(want != NULL && fns[i] == want, "%s@%d flags %llu is not the driver's %s",
+          passthrough[i].symbol, passthrough[i].version, (unsigned long long)passthrough[i].flags,
+          passthrough[i].fake);
+  }
+  CUdeviceptr m;
+  CU(cuMemAllocManaged(&m, MiB, CU_MEM_ATTACH_GLOBAL));
+  int where = 0;
+#define RANGE(attr) (where = range_attribute(attr, m))
+  CUresult (*advise_v1)(CUdeviceptr, size_t, CUmem_advise, CUdevice) = fns[0];
+  CUresult (*advise_v2)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation) = fns[1];
+  CU(advise_v1(m, MiB, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, 1));
+  CHECK(RANGE(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION) == 1, "v1 advice: %d", where);
+  const CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+  CU(advise_v2(m, MiB, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host));
+  CHECK(RANGE(CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION) == CU_DEVICE_CPU, "v2 advice: %d", where);
+  CUresult (*prefetch_v1)(CUdeviceptr, size_t, CUdevice, CUstream) = fns[2];
+  CUresult (*prefetch_v1_pt)(CUdeviceptr, size_t, CUdevice, CUstream) = fns[3];
+  CUresult (*prefetch_v2)(CUdeviceptr, size_t, CUmemLocation, unsigned, CUstream) = fns[4];
+  CUresult (*prefetch_v2_pt)(CUdeviceptr, size_t, CUmemLocation, unsigned, CUstream) = fns[5];
+  CU(prefetch_v1(m, MiB, 1, NULL));
+  CHECK(RANGE(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION) == 1, "v1 prefetch: %d", where);
+  CU(prefetch_v1_pt(m, MiB, CU_DEVICE_CPU, NULL));
+  CHECK(RANGE(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION) == CU_DEVICE_CPU,
+        "v1 ptsz prefetch: %d", where);
+  const CUmemLocation gpu1 = {CU_MEM_LOCATION_TYPE_DEVICE, 1};
+  CU(prefetch_v2(m, MiB, gpu1, 0, NULL));
+  CHECK(RANGE(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION) == 1, "v2 prefetch: %d", where);
+  CU(prefetch_v2_pt(m, MiB, host, 0, NULL));
+  CHECK(RANGE(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE) == CU_MEM_LOCATION_TYPE_HOST,
+        "v2 ptsz prefetch: %d", where);
+  CU(cuMemFree(m));
+
+  /* cuLaunchKernel: stream 0 is the legacy stream through the plain ABI and this thread's stream
+   * through _ptsz; a 100 ms kernel shows which stream received it. */
+  CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                     unsigned, CUstream, void**, void**) = PROC("cuLaunchKernel", 4000, 0);
+  CUresult (*launch_pt)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, CUstream, void**, void**) =
+      PROC("cuLaunchKernel", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  CHECK((void*)launch != (void*)launch_pt, "one launch entry point for both streams");
+  CUmodule mod;
+  CUfunction f;
+  CU(cuModuleLoadData(&mod, "fake image"));
+  CU(cuModuleGetFunction(&f, mod, "k"));
+  uint64_t ns = 100000000ull;
+  void* params[] = {&ns};
+  CU(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+  CHECK(cuStreamQuery(CU_STREAM_LEGACY) == CUDA_ERROR_NOT_READY, "plain launch not on legacy");
+  CHECK(cuStreamQuery(CU_STREAM_PER_THREAD) == CUDA_SUCCESS, "plain launch on per-thread stream");
+  CU(cuCtxSynchronize());
+  CU(launch_pt(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+  CHECK(cuStreamQuery(CU_STREAM_PER_THREAD) == CUDA_ERROR_NOT_READY, "_ptsz launch not per-thread");
+  CU(cuCtxSynchronize());
+  CU(cuModuleUnload(mod));
+#undef RANGE
+#undef PROC
+  printf("ok procabi\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
@@ -541,6 +773,8 @@ int main(int argc, char** argv) {
   if (strcmp(cmd, "init") == 0) return cmd_init();
   if (strcmp(cmd, "fork") == 0) return cmd_fork();
   if (strcmp(cmd, "procaddr") == 0) return cmd_procaddr();
+  if (strcmp(cmd, "procabi") == 0) return cmd_procabi();
+  if (strcmp(cmd, "ctxfree") == 0) return cmd_ctxfree();
   if (strcmp(cmd, "views") == 0) return cmd_views();
   if (strcmp(cmd, "hold") == 0) return cmd_hold();
   fprintf(stderr, "unknown command %s\n", cmd);

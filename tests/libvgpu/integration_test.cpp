@@ -237,6 +237,28 @@ TEST_F(LibvgpuTest, GetProcAddressHonoursVersionAndPerThreadFlag) {
   EXPECT_TRUE(ExitedOk(r)) << Describe(r);
 }
 
+// Old and new ABIs of cuCtxCreate, cuMemAdvise, cuMemPrefetchAsync and cuLaunchKernel (plain and
+// _ptsz) handed out through libvgpu reach the fake's matching entry point (probe: procabi).
+TEST_F(LibvgpuTest, GetProcAddressPointersReachTheDriverEntryPointOfTheirAbi) {
+  Env env = BaseEnv("1g");
+  env["VGPU_FAKE_GPUS"] = "2";
+  env["VGPU_FAKE_CONTEXT_MEMORY"] = "30m";
+  RunResult r = RunProcess(Probe({"procabi"}), env);
+  EXPECT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("ok procabi"), std::string::npos) << r.out;
+}
+
+// cuCtxDestroy(_v2), the last cuDevicePrimaryCtxRelease(_v2) and cuDevicePrimaryCtxReset(_v2)
+// give the context's allocations and its own measured memory back at once (probe: ctxfree).
+TEST_F(LibvgpuTest, DestroyedContextsReleaseTheirMemoryAtOnce) {
+  Env env = BaseEnv("1g");
+  env["VGPU_FAKE_CONTEXT_MEMORY"] = "30m";
+  RunResult r = RunProcess(Probe({"ctxfree"}), env);
+  EXPECT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("ok ctxfree"), std::string::npos) << r.out;
+  EXPECT_EQ(UsageSeenByNextProcess(BaseEnv("1g")), 0u);
+}
+
 TEST_F(LibvgpuTest, FakedViewsShowTheLimitAndTheContainersProcessesOnly) {
   // A process of another container on the same GPU (its own region).
   Env other = BaseEnv("1g");

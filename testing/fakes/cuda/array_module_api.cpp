@@ -123,6 +123,18 @@ CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* req, CUarr
   return CUDA_SUCCESS;
 }
 
+CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* req,
+                                               CUmipmappedArray mipmap, CUdevice device) {
+  std::lock_guard<std::mutex> lock(D().mu);
+  if (auto rc = CheckDevice(device); rc != CUDA_SUCCESS) return rc;
+  if (req == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!Has(D().mipmapped_arrays, mipmap)) return CUDA_ERROR_INVALID_HANDLE;
+  *req = CUDA_ARRAY_MEMORY_REQUIREMENTS{};
+  req->size = mipmap->bytes;
+  req->alignment = kGranularity;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* desc,
                                 unsigned int numMipmapLevels) {
   if (numMipmapLevels == 0) return CUDA_ERROR_INVALID_VALUE;

@@ -130,6 +130,11 @@ struct Allocation {
   CUctx_st* ctx = nullptr;  // owner; null for pool/graph memory (freed only explicitly)
   AllocKind kind = AllocKind::kDevice;
   CUmemoryPool pool = nullptr;
+  // Managed memory hints (cuMemAdvise / cuMemPrefetchAsync), kept per allocation: the fake does
+  // not track pages, so a hint on any part of an allocation applies to all of it.
+  bool read_mostly = false;
+  CUmemLocation preferred{CU_MEM_LOCATION_TYPE_INVALID, 0};
+  CUmemLocation last_prefetch{CU_MEM_LOCATION_TYPE_INVALID, 0};
 };
 
 struct PhysicalHandle {

@@ -17,6 +17,7 @@ CUresult cuMemcpyDtoHAsync_v2_ptsz(void*, CUdeviceptr, size_t, CUstream);
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 CUresult cuMemsetD8_v2_ptds(CUdeviceptr, unsigned char, size_t);
 CUresult cuMemsetD32_v2_ptds(CUdeviceptr, unsigned int, size_t);
+CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
 }
 
 namespace {
@@ -97,12 +98,18 @@ const ProcEntry kTable[] = {
     ROW_PT("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz),
     ROW("cuMemPoolCreate", 11020, cuMemPoolCreate),
     ROW("cuMemPoolDestroy", 11020, cuMemPoolDestroy),
+    ROW("cuMemAdvise", 8000, cuMemAdvise),
+    ROW("cuMemAdvise", 12020, cuMemAdvise_v2),
+    ROW_PT("cuMemPrefetchAsync", 8000, cuMemPrefetchAsync, cuMemPrefetchAsync_ptsz),
+    ROW_PT("cuMemPrefetchAsync", 12020, cuMemPrefetchAsync_v2, cuMemPrefetchAsync_v2_ptsz),
+    ROW("cuMemRangeGetAttribute", 8000, cuMemRangeGetAttribute),
     ROW("cuArrayCreate", 3020, cuArrayCreate_v2),
     ROW("cuArray3DCreate", 3020, cuArray3DCreate_v2),
     ROW("cuArrayDestroy", 2000, cuArrayDestroy),
     ROW("cuArrayGetMemoryRequirements", 11060, cuArrayGetMemoryRequirements),
     ROW("cuMipmappedArrayCreate", 5000, cuMipmappedArrayCreate),
     ROW("cuMipmappedArrayDestroy", 5000, cuMipmappedArrayDestroy),
+    ROW("cuMipmappedArrayGetMemoryRequirements", 11060, cuMipmappedArrayGetMemoryRequirements),
     ROW("cuModuleLoad", 2000, cuModuleLoad),
     ROW("cuModuleLoadData", 2000, cuModuleLoadData),
     ROW("cuModuleGetFunction", 2000, cuModuleGetFunction),
