@@ -5,13 +5,12 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/config/config_files.h"
 #include "core/sched/policy.h"
 #include "kube/config.h"
-#include "scheduler/extender.h"
-#include "scheduler/kube_adapter.h"
-#include "scheduler/server.h"
+#include "scheduler/scheduler_service.h"
 
 namespace {
 
@@ -108,33 +107,25 @@ int main(int argc, char** argv) {
   Result<std::unique_ptr<kube::Client>> client = kube::Client::New(*kc);
   if (!client.ok()) return Fail(client.status().ToString());
 
-  scheduler::ClusterModel model(ext.names);
-  scheduler::SchedulerMetrics metrics;
-  scheduler::KubeClusterApi api(**client);
-  scheduler::FeedOptions feed_options;
-  feed_options.watch_quotas = !no_quota_watch;
-  feed_options.write_handshake = !no_handshake;
-  feed_options.handshake_timeout = ext.handshake_timeout;
-  scheduler::KubeFeed feed(**client, model, feed_options);
-  scheduler::Extender extender(ext, model, api, metrics);
-  Result<std::unique_ptr<scheduler::Server>> srv =
-      scheduler::Server::Start(server, extender, model, metrics);
-  if (!srv.ok()) return Fail(srv.status().ToString());
-  std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*srv)->http_port(),
-               (*srv)->metrics_port(),
+  scheduler::SchedulerServiceOptions service_options;
+  service_options.extender = ext;
+  service_options.server = server;
+  service_options.feed.watch_quotas = !no_quota_watch;
+  service_options.feed.write_handshake = !no_handshake;
+  Result<std::unique_ptr<scheduler::SchedulerService>> svc =
+      scheduler::SchedulerService::Start(service_options, **client);
+  if (!svc.ok()) return Fail(svc.status().ToString());
+  std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*svc)->port(),
+               (*svc)->metrics_port(),
                server.https_bind.empty()
                    ? ""
-                   : (", webhook (TLS) on " + std::to_string((*srv)->https_port())).c_str());
+                   : (", webhook (TLS) on " + std::to_string((*svc)->https_port())).c_str());
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) {
-    (*srv)->SetReady(feed.ready());
-    struct timespec ts {
-      0, 100 * 1000 * 1000
-    };
-    nanosleep(&ts, nullptr);
+    (*svc)->WaitReady(std::chrono::milliseconds(0));  // refreshes /readyz
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  (*srv)->Stop();
-  feed.Stop();
+  (*svc)->Stop();
   return 0;
 }

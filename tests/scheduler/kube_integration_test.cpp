@@ -7,8 +7,7 @@
 #include <thread>
 
 #include "kube/client.h"
-#include "scheduler/kube_adapter.h"
-#include "scheduler/server.h"
+#include "scheduler/scheduler_service.h"
 #include "sim/apiserver/api_server.h"
 #include "test_objects.h"
 
@@ -45,20 +44,17 @@ TEST(KubeIntegration, FilterBindOverHttpAgainstApiServer) {
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   pod = *created;
 
-  ClusterModel model;
-  SchedulerMetrics metrics;
-  KubeClusterApi api(**client);
-  FeedOptions feed_options;
-  feed_options.watch_quotas = false;  // the in-process API server has no resourcequotas
-  feed_options.write_handshake = false;
-  KubeFeed feed(**client, model, feed_options);
-  ASSERT_TRUE(feed.WaitReady(std::chrono::seconds(10)));
-  Extender extender(ExtenderOptions{}, model, api, metrics);
-  ServerOptions so;
-  so.metrics_bind = "";
-  auto server = Server::Start(so, extender, model, metrics);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  httplib::Client http("127.0.0.1", (*server)->http_port());
+  SchedulerServiceOptions options;
+  options.feed.watch_quotas = false;  // the in-process API server has no resourcequotas
+  options.feed.write_handshake = false;
+  auto service = SchedulerService::Start(options, **client);
+  ASSERT_TRUE(service.ok()) << service.status().ToString();
+  ASSERT_TRUE((*service)->WaitReady(std::chrono::seconds(10)));
+  ClusterModel& model = (*service)->model();
+  httplib::Client http("127.0.0.1", (*service)->port());
+  auto ready = http.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
 
   ASSERT_TRUE(Eventually([&] { return model.node_count() == 2; }));
   auto f = http.Post("/filter", json{{"Pod", pod}, {"NodeNames", {"n1", "n2"}}}.dump(),
@@ -90,8 +86,7 @@ TEST(KubeIntegration, FilterBindOverHttpAgainstApiServer) {
   // Deleting the pod frees its GPU in the model.
   ASSERT_TRUE((*client)->Delete(kube::kPods, "default", "p").ok());
   EXPECT_TRUE(Eventually([&] { return model.UsageOf("n1", "GPU-n1-0") == sched::DeviceUsage{}; }));
-  (*server)->Stop();
-  feed.Stop();
+  (*service)->Stop();
 }
 
 }  // namespace
