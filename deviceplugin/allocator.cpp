@@ -15,7 +15,8 @@ namespace ann = vgpu::annotations;
 
 std::string NewUuid4() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint64_t hi = rng(), lo = rng();
+  uint64_t hi = rng();
+  uint64_t lo = rng();
   hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
   char buf[37];
@@ -28,7 +29,9 @@ std::string NewUuid4() {
 
 Allocator::Allocator(ClusterClient& client, AllocatorConfig config)
     : client_(client), config_(std::move(config)) {
-  if (!config_.new_cache_id) config_.new_cache_id = NewUuid4;
+  if (!config_.new_cache_id) {
+    config_.new_cache_id = NewUuid4;
+  }
 }
 
 void Allocator::SetNodeGpus(std::set<std::string> uuids) {
@@ -37,7 +40,9 @@ void Allocator::SetNodeGpus(std::set<std::string> uuids) {
 }
 
 void Allocator::ReleaseLock(const std::string& lock_value) {
-  if (lock_value.empty()) return;
+  if (lock_value.empty()) {
+    return;
+  }
   Status s = client_.RemoveNodeAnnotationIf(config_.node, std::string(ann::kNodeLock), lock_value);
   if (!s.ok()) {
     spdlog::warn("msg=\"node lock not released\" node={} error=\"{}\"", config_.node, s.ToString());
@@ -52,7 +57,9 @@ Status Allocator::Fail(const PodRef& pod, const std::string& lock_value, bool re
   if (!patched.ok()) {
     spdlog::warn("msg=\"could not mark pod failed\" pod={} error=\"{}\"", ref, patched.ToString());
   }
-  if (release_lock) ReleaseLock(lock_value);
+  if (release_lock) {
+    ReleaseLock(lock_value);
+  }
   spdlog::error("msg=\"allocate failed\" node={} pod={} error=\"{}\"", config_.node, ref,
                 why.ToString());
   return why.WithContext("vgpu Allocate for pod " + ref + " on node " + config_.node);
@@ -62,9 +69,13 @@ namespace {
 
 std::string AnnotationOf(const nlohmann::json& obj, std::string_view key) {
   const auto& meta = obj.find("metadata");
-  if (meta == obj.end() || !meta->is_object()) return {};
+  if (meta == obj.end() || !meta->is_object()) {
+    return {};
+  }
   const auto& anns = meta->find("annotations");
-  if (anns == meta->end() || !anns->is_object()) return {};
+  if (anns == meta->end() || !anns->is_object()) {
+    return {};
+  }
   const auto& v = anns->find(std::string(key));
   return (v != anns->end() && v->is_string()) ? v->get<std::string>() : std::string();
 }
@@ -72,7 +83,9 @@ std::string AnnotationOf(const nlohmann::json& obj, std::string_view key) {
 std::vector<allocate::GrantedDevice> ToGranted(const codec::ContainerDevices& entry) {
   std::vector<allocate::GrantedDevice> out;
   out.reserve(entry.size());
-  for (const auto& d : entry) out.push_back({d.uuid, d.mem_mib, d.cores});
+  for (const auto& d : entry) {
+    out.push_back({d.uuid, d.mem_mib, d.cores});
+  }
   return out;
 }
 
@@ -112,7 +125,9 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
       if (view.ok()) {
         pods.push_back(std::move(*view));
         auto hit = allocate::FindAllocatingPod(node_name, owner, pods);
-        if (hit.ok()) found = *hit;
+        if (hit.ok()) {
+          found = *hit;
+        }
       }
     } else if (owner_pod.status().code() != StatusCode::kNotFound) {
       ReleaseLock(lock_value);
@@ -131,7 +146,9 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     pods.reserve(pods_json->size());
     for (const auto& p : *pods_json) {
       auto view = allocate::PodViewFromJson(p);
-      if (view.ok()) pods.push_back(std::move(*view));
+      if (view.ok()) {
+        pods.push_back(std::move(*view));
+      }
     }
     auto hit = allocate::FindAllocatingPod(node_name, owner, pods);
     if (!hit.ok()) {
@@ -176,7 +193,9 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     }
     const auto idx = static_cast<size_t>(index);
     auto container = allocate::ContainerForEntry(pod, idx);
-    if (!container.ok()) return Fail(ref, lock_value, own_lock, container.status());
+    if (!container.ok()) {
+      return Fail(ref, lock_value, own_lock, container.status());
+    }
     const auto granted = ToGranted(remaining[idx]);
     Status valid = allocate::ValidateEntry(granted, replicas[k].size(), gpus_, node_name);
     if (!valid.ok()) {
@@ -184,7 +203,9 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     }
     if (config_.prepare_host) {
       Status prepared = config_.prepare_host(pod.uid, container->name);
-      if (!prepared.ok()) return Fail(ref, lock_value, own_lock, prepared);
+      if (!prepared.ok()) {
+        return Fail(ref, lock_value, own_lock, prepared);
+      }
     }
     responses.push_back(allocate::BuildContainerResponse(granted, pod.uid, *container,
                                                          config_.new_cache_id(), config_.response));
@@ -193,13 +214,17 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
 
   const bool done = codec::FirstNonEmptyEntry(remaining) < 0;
   AnnotationPatch patch{{std::string(ann::kDevicesToAllocate), codec::EncodePodDevices(remaining)}};
-  if (done) patch[std::string(ann::kBindPhase)] = std::string(ann::kBindPhaseSuccess);
+  if (done) {
+    patch[std::string(ann::kBindPhase)] = std::string(ann::kBindPhaseSuccess);
+  }
   Status written = client_.PatchPodAnnotations(pod.ns, pod.name, patch);
   if (!written.ok()) {
     return Fail(ref, lock_value, own_lock,
                 written.WithContext("writing back " + std::string(ann::kDevicesToAllocate)));
   }
-  if (done && own_lock) ReleaseLock(lock_value);
+  if (done && own_lock) {
+    ReleaseLock(lock_value);
+  }
   spdlog::info("msg=\"allocated\" node={} pod={}/{} containers={} done={}", node_name, pod.ns,
                pod.name, responses.size(), done);
   return responses;

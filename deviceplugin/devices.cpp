@@ -41,9 +41,13 @@ codec::NodeInventory BuildInventory(const std::vector<GpuDevice>& gpus, const Sp
 
 std::string GpuOfReplica(const std::string& replica_id) {
   size_t dash = replica_id.rfind('-');
-  if (dash == std::string::npos || dash + 1 == replica_id.size()) return replica_id;
+  if (dash == std::string::npos || dash + 1 == replica_id.size()) {
+    return replica_id;
+  }
   for (size_t i = dash + 1; i < replica_id.size(); ++i) {
-    if (replica_id[i] < '0' || replica_id[i] > '9') return replica_id;
+    if (replica_id[i] < '0' || replica_id[i] > '9') {
+      return replica_id;
+    }
   }
   return replica_id.substr(0, dash);
 }
@@ -55,7 +59,9 @@ std::vector<GpuDevice> FilterGpus(const std::vector<GpuDevice>& gpus,
   for (const auto& g : gpus) {
     bool drop = std::find(uuids.begin(), uuids.end(), g.uuid) != uuids.end() ||
                 std::find(indexes.begin(), indexes.end(), g.index) != indexes.end();
-    if (!drop) out.push_back(g);
+    if (!drop) {
+      out.push_back(g);
+    }
   }
   return out;
 }
@@ -63,16 +69,23 @@ std::vector<GpuDevice> FilterGpus(const std::vector<GpuDevice>& gpus,
 std::vector<std::string> PreferReplicas(const std::vector<std::string>& available,
                                         const std::vector<std::string>& must_include, size_t size) {
   std::vector<std::string> chosen(must_include.begin(), must_include.end());
-  std::set<std::string> used_gpus, taken(must_include.begin(), must_include.end());
-  for (const auto& id : must_include) used_gpus.insert(GpuOfReplica(id));
+  std::set<std::string> used_gpus;
+  std::set<std::string> taken(must_include.begin(), must_include.end());
+  for (const auto& id : must_include) {
+    used_gpus.insert(GpuOfReplica(id));
+  }
 
   // Free replicas per GPU, in a stable order (first appearance).
   std::map<std::string, std::vector<std::string>> free;
   std::vector<std::string> order;
   for (const auto& id : available) {
-    if (taken.contains(id)) continue;
+    if (taken.contains(id)) {
+      continue;
+    }
     const std::string gpu = GpuOfReplica(id);
-    if (!free.contains(gpu)) order.push_back(gpu);
+    if (!free.contains(gpu)) {
+      order.push_back(gpu);
+    }
     free[gpu].push_back(id);
   }
   std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
@@ -81,18 +94,26 @@ std::vector<std::string> PreferReplicas(const std::vector<std::string>& availabl
   // First pass: one replica per unused GPU; second pass: fill up if GPUs ran out.
   for (int pass = 0; pass < 2 && chosen.size() < size; ++pass) {
     for (const auto& gpu : order) {
-      if (chosen.size() >= size) break;
-      if (pass == 0 && used_gpus.contains(gpu)) continue;
+      if (chosen.size() >= size) {
+        break;
+      }
+      if (pass == 0 && used_gpus.contains(gpu)) {
+        continue;
+      }
       auto& ids = free[gpu];
       while (!ids.empty() && chosen.size() < size) {
         chosen.push_back(ids.front());
         ids.erase(ids.begin());
         used_gpus.insert(gpu);
-        if (pass == 0) break;
+        if (pass == 0) {
+          break;
+        }
       }
     }
   }
-  if (chosen.size() > size) chosen.resize(size);
+  if (chosen.size() > size) {
+    chosen.resize(size);
+  }
   return chosen;
 }
 

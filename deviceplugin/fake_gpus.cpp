@@ -19,13 +19,17 @@ std::vector<std::string> SplitAny(const std::string& s, const std::string& seps)
   std::string cur;
   for (char c : s) {
     if (seps.find(c) != std::string::npos) {
-      if (!cur.empty()) out.push_back(cur);
+      if (!cur.empty()) {
+        out.push_back(cur);
+      }
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!cur.empty()) out.push_back(cur);
+  if (!cur.empty()) {
+    out.push_back(cur);
+  }
   return out;
 }
 
@@ -63,7 +67,9 @@ Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std:
   int64_t count = static_cast<int64_t>(uuids.size());
   if (kv.contains("count")) {
     auto c = ParseInt("count", kv["count"]);
-    if (!c.ok()) return c.status();
+    if (!c.ok()) {
+      return c.status();
+    }
     count = *c;
     if (!uuids.empty() && static_cast<int64_t>(uuids.size()) != count) {
       return InvalidArgument("--fake-gpus: count=" + kv["count"] + " but " +
@@ -76,14 +82,20 @@ Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std:
   int64_t memory = 81559;
   if (kv.contains("memory")) {
     auto m = ParseInt("memory", kv["memory"]);
-    if (!m.ok()) return m.status();
-    if (*m == 0) return InvalidArgument("--fake-gpus: memory must be > 0 MiB");
+    if (!m.ok()) {
+      return m.status();
+    }
+    if (*m == 0) {
+      return InvalidArgument("--fake-gpus: memory must be > 0 MiB");
+    }
     memory = *m;
   }
   int64_t numa = 0;
   if (kv.contains("numa")) {
     auto n = ParseInt("numa", kv["numa"]);
-    if (!n.ok()) return n.status();
+    if (!n.ok()) {
+      return n.status();
+    }
     numa = *n;
   }
   const std::string model =
@@ -105,7 +117,9 @@ Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std:
 Result<std::optional<XidEvent>> FakeGpuBackend::WaitXid(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return !events_.empty(); });
-  if (events_.empty()) return std::optional<XidEvent>();
+  if (events_.empty()) {
+    return std::optional<XidEvent>();
+  }
   XidEvent e = events_.front();
   events_.pop_front();
   return std::optional<XidEvent>(std::move(e));

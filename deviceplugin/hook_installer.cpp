@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 namespace vgpu::deviceplugin {
 namespace fs = std::filesystem;
@@ -18,11 +18,13 @@ namespace {
 Status MakeDirs(const std::string& dir, bool world_writable) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Internal("cannot create directory " + dir + ": " + ec.message());
+  if (ec) {
+    return Internal("cannot create directory " + dir + ": " + ec.message());
+  }
   if (world_writable) {
     // Containers of any user share this directory (HAMi makes it 0777 too).
     if (::chmod(dir.c_str(), 0777) != 0) {
-      return Internal("cannot chmod 0777 " + dir + ": " + std::strerror(errno));
+      return Internal("cannot chmod 0777 " + dir + ": " + std::generic_category().message(errno));
     }
   }
   return Status::Ok();
@@ -33,28 +35,33 @@ Status MakeDirs(const std::string& dir, bool world_writable) {
 Status WriteFileAtomically(const std::string& path, const std::string& content, unsigned mode) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Internal("cannot create " + tmp + ": " + std::strerror(errno));
+  if (fd < 0) {
+    return Internal("cannot create " + tmp + ": " + std::generic_category().message(errno));
+  }
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
     if (n <= 0) {
       int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      return Internal("cannot write " + tmp + ": " + std::strerror(err));
+      return Internal("cannot write " + tmp + ": " + std::generic_category().message(err));
     }
     done += static_cast<size_t>(n);
   }
   ::fchmod(fd, mode);  // O_CREAT's mode is filtered by the umask
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     ::unlink(tmp.c_str());
-    return Internal("cannot flush " + tmp + ": " + std::strerror(errno));
+    return Internal("cannot flush " + tmp + ": " + std::generic_category().message(errno));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return Internal("cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
+    return Internal("cannot rename " + tmp + " to " + path + ": " +
+                    std::generic_category().message(err));
   }
   return Status::Ok();
 }
@@ -63,7 +70,9 @@ Status InstallHook(const HookLayout& layout, const std::string& libvgpu_source,
                    const std::string& lock_dir) {
   VGPU_RETURN_IF_ERROR(MakeDirs(layout.VgpuDir(), false));
   VGPU_RETURN_IF_ERROR(MakeDirs(layout.ContainersDir(), false));
-  if (!lock_dir.empty()) VGPU_RETURN_IF_ERROR(MakeDirs(lock_dir, true));
+  if (!lock_dir.empty()) {
+    VGPU_RETURN_IF_ERROR(MakeDirs(lock_dir, true));
+  }
   if (!libvgpu_source.empty()) {
     std::ifstream in(libvgpu_source, std::ios::binary);
     if (!in) {

@@ -32,11 +32,15 @@ Result<std::vector<nlohmann::json>> KubeClusterClient::ListPodsOnNode(const std:
   kube::ListOptions opts;
   opts.field_selector = "spec.nodeName=" + node;
   auto list = client_->List(kube::kPods, "", opts);
-  if (!list.ok()) return list.status();
+  if (!list.ok()) {
+    return list.status();
+  }
   std::vector<nlohmann::json> pods;
   if (auto items = list->find("items"); items != list->end() && items->is_array()) {
     pods.reserve(items->size());
-    for (auto& p : *items) pods.push_back(std::move(p));
+    for (auto& p : *items) {
+      pods.push_back(std::move(p));
+    }
   }
   return pods;
 }

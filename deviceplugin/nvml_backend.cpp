@@ -64,7 +64,9 @@ class NvmlBackend : public GpuBackend {
   NvmlBackend(NvmlApi api, std::string sysfs_root)
       : api_(api), sysfs_root_(std::move(sysfs_root)) {}
   ~NvmlBackend() override {
-    if (events_ != nullptr && api_.event_set_free != nullptr) api_.event_set_free(events_);
+    if (events_ != nullptr && api_.event_set_free != nullptr) {
+      api_.event_set_free(events_);
+    }
     api_.shutdown();
     // The library stays loaded: driver libraries keep process-wide state that is not safe to
     // unmap (and a leak checker would report that state as lost once unmapped).
@@ -89,7 +91,8 @@ class NvmlBackend : public GpuBackend {
         return Unavailable(Error("nvmlDeviceGetHandleByIndex", rc) + " for GPU " +
                            std::to_string(i));
       }
-      char uuid[96] = {}, name[96] = {};
+      char uuid[96] = {};
+      char name[96] = {};
       NvmlMemory mem{};
       if (auto rc = api_.get_uuid(dev, uuid, sizeof uuid); rc != kNvmlSuccess) {
         return Unavailable(Error("nvmlDeviceGetUUID", rc));
@@ -125,9 +128,15 @@ class NvmlBackend : public GpuBackend {
     }
     NvmlEventData data{};
     auto rc = api_.event_set_wait(events_, &data, static_cast<unsigned int>(timeout.count()));
-    if (rc == kNvmlErrorTimeout) return std::optional<XidEvent>();
-    if (rc != kNvmlSuccess) return Unavailable(Error("nvmlEventSetWait", rc));
-    if ((data.event_type & kEventXidCritical) == 0) return std::optional<XidEvent>();
+    if (rc == kNvmlErrorTimeout) {
+      return std::optional<XidEvent>();
+    }
+    if (rc != kNvmlSuccess) {
+      return Unavailable(Error("nvmlEventSetWait", rc));
+    }
+    if ((data.event_type & kEventXidCritical) == 0) {
+      return std::optional<XidEvent>();
+    }
     char uuid[96] = {};
     std::lock_guard lock(mu_);
     if (api_.get_uuid(data.device, uuid, sizeof uuid) != kNvmlSuccess) {
@@ -139,15 +148,23 @@ class NvmlBackend : public GpuBackend {
   bool Responds(const std::string& uuid) override {
     std::lock_guard lock(mu_);
     nvmlDevice_t dev = nullptr;
-    if (api_.handle_by_uuid == nullptr) return true;
-    if (api_.handle_by_uuid(uuid.c_str(), &dev) != kNvmlSuccess) return false;
+    if (api_.handle_by_uuid == nullptr) {
+      return true;
+    }
+    if (api_.handle_by_uuid(uuid.c_str(), &dev) != kNvmlSuccess) {
+      return false;
+    }
     NvmlMemory mem{};
     return api_.get_memory(dev, &mem) == kNvmlSuccess;
   }
 
   void CreateEventSet() {
-    if (api_.event_set_create == nullptr || api_.event_set_wait == nullptr) return;
-    if (api_.event_set_create(&events_) != kNvmlSuccess) events_ = nullptr;
+    if (api_.event_set_create == nullptr || api_.event_set_wait == nullptr) {
+      return;
+    }
+    if (api_.event_set_create(&events_) != kNvmlSuccess) {
+      events_ = nullptr;
+    }
   }
 
  private:
@@ -166,10 +183,14 @@ int ReadNumaNode(const std::string& sysfs_root, const std::string& pci_bus_id) {
   // case).
   std::string id = pci_bus_id;
   std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (id.size() > 12 && id.find(':') == 8) id = id.substr(4);
+  if (id.size() > 12 && id.find(':') == 8) {
+    id = id.substr(4);
+  }
   std::ifstream in(sysfs_root + "/bus/pci/devices/" + id + "/numa_node");
   int node = -1;
-  if (!(in >> node) || node < 0) return 0;
+  if (!(in >> node) || node < 0) {
+    return 0;
+  }
   return node;
 }
 
@@ -198,8 +219,9 @@ Result<std::unique_ptr<GpuBackend>> OpenNvmlBackend(const std::string& library,
   }
   Bind(lib, "nvmlErrorString", api.error_string);
   Bind(lib, "nvmlDeviceGetHandleByUUID", api.handle_by_uuid);
-  if (!Bind(lib, "nvmlDeviceGetPciInfo_v3", api.get_pci))
+  if (!Bind(lib, "nvmlDeviceGetPciInfo_v3", api.get_pci)) {
     Bind(lib, "nvmlDeviceGetPciInfo", api.get_pci);
+  }
   Bind(lib, "nvmlEventSetCreate", api.event_set_create);
   Bind(lib, "nvmlDeviceRegisterEvents", api.register_events);
   if (!Bind(lib, "nvmlEventSetWait_v2", api.event_set_wait)) {

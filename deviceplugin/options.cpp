@@ -64,7 +64,9 @@ void AddFlags(CLI::App& app, Flags& f) {
 std::string SocketNameFor(const std::string& resource_name) {
   std::string name = "vgpu-" + resource_name;
   for (char& c : name) {
-    if (c == '/') c = '-';
+    if (c == '/') {
+      c = '-';
+    }
   }
   return name + ".sock";
 }
@@ -81,7 +83,9 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   overrides.device_core_scaling = f.device_cores_scaling;
   overrides.disable_core_limit = f.disable_core_limit;
   auto settings = config::MergeNodeSettings(device_config, node_config, f.node_name, overrides);
-  if (!settings.ok()) return settings.status();
+  if (!settings.ok()) {
+    return settings.status();
+  }
 
   PluginOptions o;
   o.node_name = f.node_name;
@@ -106,7 +110,9 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
                                                       : codec::InventoryFormat::kJson;
   if (f.ignored_xids) {
     auto xids = ParseXidList(*f.ignored_xids);
-    if (!xids.ok()) return xids.status().WithContext("--ignored-xids");
+    if (!xids.ok()) {
+      return xids.status().WithContext("--ignored-xids");
+    }
     o.ignored_xids = *xids;
   }
   if (f.health_recovery_seconds < 0 || f.report_interval_seconds < 1) {

@@ -27,7 +27,9 @@ long long BindTimeOf(const PodView& pod) {
   const std::string text = AnnotationOf(pod, kBindTime);
   char* end = nullptr;
   long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end == nullptr || *end != '\0') return std::numeric_limits<long long>::max();
+  if (text.empty() || end == nullptr || *end != '\0') {
+    return std::numeric_limits<long long>::max();
+  }
   return value;
 }
 
@@ -38,23 +40,35 @@ Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<Po
   if (lock_owner) {
     for (size_t i = 0; i < pods.size(); ++i) {
       const PodView& p = pods[i];
-      if (p.ns != lock_owner->ns || p.name != lock_owner->name) continue;
+      if (p.ns != lock_owner->ns || p.name != lock_owner->name) {
+        continue;
+      }
       const std::string assigned = AnnotationOf(p, kVgpuNode);
-      if (IsAllocating(p) && (assigned.empty() || assigned == node)) return i;
+      if (IsAllocating(p) && (assigned.empty() || assigned == node)) {
+        return i;
+      }
       break;  // the owner is not (or no longer) allocating here: fall back to annotations
     }
   }
   std::optional<size_t> best;
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodView& p = pods[i];
-    if (p.phase != "Pending" || !IsAllocating(p) || AnnotationOf(p, kVgpuNode) != node) continue;
-    if (!best || BindTimeOf(p) < BindTimeOf(pods[*best])) best = i;
+    if (p.phase != "Pending" || !IsAllocating(p) || AnnotationOf(p, kVgpuNode) != node) {
+      continue;
+    }
+    if (!best || BindTimeOf(p) < BindTimeOf(pods[*best])) {
+      best = i;
+    }
   }
-  if (best) return *best;
+  if (best) {
+    return *best;
+  }
   std::string why = "no pod on node " + node + " is waiting for GPUs (none is Pending with " +
                     std::string(kBindPhase) + "=" + std::string(kBindPhaseAllocating) + " and " +
                     std::string(kVgpuNode) + "=" + node + ")";
-  if (lock_owner) why += "; the node lock names " + lock_owner->ns + "/" + lock_owner->name;
+  if (lock_owner) {
+    why += "; the node lock names " + lock_owner->ns + "/" + lock_owner->name;
+  }
   why +=
       ". Was the pod scheduled by the vgpu/HAMi scheduler? kubelet may also be retrying an "
       "Allocate whose pod was deleted";

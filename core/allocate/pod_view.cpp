@@ -12,15 +12,23 @@ std::string StringAt(const nlohmann::json& obj, const char* key) {
 
 void AppendContainers(const nlohmann::json& spec, const char* key, bool init, PodView& out) {
   auto list = spec.find(key);
-  if (list == spec.end() || !list->is_array()) return;
+  if (list == spec.end() || !list->is_array()) {
+    return;
+  }
   for (const auto& c : *list) {
-    if (!c.is_object()) continue;
+    if (!c.is_object()) {
+      continue;
+    }
     ContainerView view{StringAt(c, "name"), init, {}};
     if (auto env = c.find("env"); env != c.end() && env->is_array()) {
       for (const auto& e : *env) {
-        if (!e.is_object()) continue;
+        if (!e.is_object()) {
+          continue;
+        }
         auto value = e.find("value");
-        if (value != e.end() && value->is_string()) view.env[StringAt(e, "name")] = *value;
+        if (value != e.end() && value->is_string()) {
+          view.env[StringAt(e, "name")] = *value;
+        }
       }
     }
     out.containers.push_back(std::move(view));
@@ -30,9 +38,13 @@ void AppendContainers(const nlohmann::json& spec, const char* key, bool init, Po
 }  // namespace
 
 Result<PodView> PodViewFromJson(const nlohmann::json& pod) {
-  if (!pod.is_object()) return InvalidArgument("pod object is not a JSON object");
+  if (!pod.is_object()) {
+    return InvalidArgument("pod object is not a JSON object");
+  }
   auto meta = pod.find("metadata");
-  if (meta == pod.end() || !meta->is_object()) return InvalidArgument("pod has no metadata");
+  if (meta == pod.end() || !meta->is_object()) {
+    return InvalidArgument("pod has no metadata");
+  }
   PodView view;
   view.ns = StringAt(*meta, "namespace");
   view.name = StringAt(*meta, "name");
@@ -42,7 +54,9 @@ Result<PodView> PodViewFromJson(const nlohmann::json& pod) {
   }
   if (auto ann = meta->find("annotations"); ann != meta->end() && ann->is_object()) {
     for (const auto& [k, v] : ann->items()) {
-      if (v.is_string()) view.annotations[k] = v.get<std::string>();
+      if (v.is_string()) {
+        view.annotations[k] = v.get<std::string>();
+      }
     }
   }
   if (auto status = pod.find("status"); status != pod.end() && status->is_object()) {
