@@ -180,5 +180,52 @@ TEST_F(ManagedTest, MipmappedArrayRequirementsMatchWhatWasCharged) {
   EXPECT_EQ(cuMipmappedArrayGetMemoryRequirements(&req, mm, dev_), CUDA_ERROR_INVALID_HANDLE);
 }
 
+// A context's memory (allocations, managed, pitch, arrays, modules and the context itself) goes
+// with it, as with a real driver; stream-ordered memory belongs to the process and stays.
+TEST_F(ManagedTest, DestroyedContextFreesWhatItOwnsButNotStreamOrderedMemory) {
+  const size_t before = FreeMemory();
+  CUcontext c = nullptr;
+  ASSERT_EQ(cuCtxCreate(&c, nullptr, 0, dev_), CUDA_SUCCESS);  // pushed: current
+  CUdeviceptr d = 0, m = 0, p = 0, s = 0;
+  size_t pitch = 0;
+  ASSERT_EQ(cuMemAlloc(&d, 10 * kMiB), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAllocManaged(&m, 5 * kMiB, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAllocPitch(&p, &pitch, 1000, 100, 4), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAllocAsync(&s, 4 * kMiB, nullptr), CUDA_SUCCESS);
+  CUDA_ARRAY_DESCRIPTOR ad{};
+  ad.Width = 512;
+  ad.Height = 1024;
+  ad.Format = CU_AD_FORMAT_FLOAT;
+  ad.NumChannels = 1;
+  CUarray array = nullptr;
+  ASSERT_EQ(cuArrayCreate(&array, &ad), CUDA_SUCCESS);
+  CUmodule mod = nullptr;
+  ASSERT_EQ(cuModuleLoadData(&mod, "image"), CUDA_SUCCESS);
+  EXPECT_EQ(before - FreeMemory(), kContextMemory + 21 * kMiB + 1024 * 100 + kModuleMemory);
+  ASSERT_EQ(cuCtxDestroy(c), CUDA_SUCCESS);  // the primary context is current again
+  EXPECT_EQ(before - FreeMemory(), 4 * kMiB);
+  EXPECT_EQ(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuArrayDestroy(array), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuMemFreeAsync(s, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(FreeMemory(), before);
+
+  // The last release of a primary context frees its allocations too.
+  CUcontext primary1 = nullptr;
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&primary1, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(primary1), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc(&d, 100 * kMiB), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAllocManaged(&m, 100 * kMiB, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  size_t free1 = 0, total1 = 0;
+  ASSERT_EQ(cuMemGetInfo(&free1, &total1), CUDA_SUCCESS);
+  EXPECT_EQ(free1, kGpu1Memory - kContextMemory - 200 * kMiB);
+  ASSERT_EQ(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
+  ASSERT_EQ(cuDevicePrimaryCtxRetain(&primary1, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(primary1), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemGetInfo(&free1, &total1), CUDA_SUCCESS);
+  EXPECT_EQ(free1, kGpu1Memory - kContextMemory);
+  ASSERT_EQ(cuDevicePrimaryCtxRelease(1), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSetCurrent(ctx_), CUDA_SUCCESS);
+}
+
 }  // namespace
 }  // namespace vgpu::fake::test
