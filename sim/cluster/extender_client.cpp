@@ -93,8 +93,10 @@ Result<std::unique_ptr<ExtenderClient>> ExtenderClient::Connect(const std::strin
   auto http = std::make_unique<httplib::Client>(base_url);
   if (!http->is_valid()) return InvalidArgument("extender URL '" + base_url + "' is not usable");
   http->set_keep_alive(true);
+  // Requests are small header+body writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms.
+  http->set_tcp_nodelay(true);
   http->set_connection_timeout(5, 0);
-  http->set_read_timeout(30, 0);
+  http->set_read_timeout(120, 0);  // a bind may wait on a busy node lock
   return std::unique_ptr<ExtenderClient>(new ExtenderClient(std::move(http)));
 }
 

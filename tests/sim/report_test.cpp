@@ -59,8 +59,9 @@ TEST(Report, ComparisonPutsPoliciesSideBySide) {
   RunResult spread = SmallRun("spread");
   spread.placements[0].node = "n2";
   const std::string text = RenderComparisonText({SmallRun("binpack"), spread});
-  for (const char* part : {"node=binpack,gpu=binpack", "node=spread,gpu=spread", "PENDING",
-                           "n1 gpu0", "n2 gpu0", "(done)", "GPU      node=binpack", "Summary:", "GPUS IN USE"}) {
+  for (const char* part :
+       {"node=binpack,gpu=binpack", "node=spread,gpu=spread", "PENDING", "n1 gpu0", "n2 gpu0",
+        "(done)", "GPU      node=binpack", "Summary:", "GPUS IN USE"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
   }
 }

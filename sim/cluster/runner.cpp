@@ -1,0 +1,333 @@
+#include "sim/cluster/runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+#include <thread>
+
+#include "core/codec/annotations.h"
+#include "core/codec/pod_devices.h"
+#include "sim/apiserver/api_server.h"
+#include "sim/cluster/event_clock.h"
+#include "sim/cluster/extender_client.h"
+#include "sim/cluster/kubelet_hub.h"
+#include "sim/cluster/live_cluster.h"
+#include "sim/cluster/scheduling_queue.h"
+#include "sim/cluster/sim_node.h"
+#include "sim/cluster/snapshot.h"
+
+namespace vgpu::sim {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double MillisSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+enum class PodPhase { kWaiting, kQueued, kBound, kCompleted, kDenied };
+
+struct PodRun {
+  PodPhase phase = PodPhase::kWaiting;
+  json object;  // as admitted
+  std::string uid;
+  int placement = -1;  // index into RunResult::placements
+};
+
+std::string Quantity(int64_t v) {
+  return std::to_string(v);
+}
+
+// "0/3 nodes are available: 2 CardInsufficientMemory, 1 CardTypeMismatch" like kube-scheduler.
+std::string SummariseFailures(const FilterResult& f, size_t nodes) {
+  std::map<std::string, int> counts;
+  for (const auto& [node, reason] : f.failed) ++counts[reason];
+  std::string out = "0/" + std::to_string(nodes) + " nodes are available";
+  std::string sep = ": ";
+  for (const auto& [reason, n] : counts) {
+    out += sep + std::to_string(n) + " " + reason;
+    sep = ", ";
+  }
+  return out;
+}
+
+std::vector<AllocatedVgpu> DevicesOf(const json& pod) {
+  std::vector<AllocatedVgpu> out;
+  const json::json_pointer ptr("/metadata/annotations/hami.io~1vgpu-devices-allocated");
+  if (!pod.contains(ptr) || !pod.at(ptr).is_string()) return out;
+  auto devs = codec::DecodePodDevices(pod.at(ptr).get<std::string>());
+  if (!devs.ok()) return out;
+  for (const auto& c : *devs) {
+    for (const auto& d : c) out.push_back(AllocatedVgpu{d.uuid, d.mem_mib, d.cores});
+  }
+  return out;
+}
+
+class Run {
+ public:
+  Run(const Scenario& sc, const PolicyPair& policy, const RunOptions& o)
+      : sc_(sc), policy_(policy), o_(o), pods_(sc.pods.size()) {}
+
+  Result<RunResult> Execute() {
+    VGPU_RETURN_IF_ERROR(StartCluster());
+    result_.scenario = sc_.name;
+    result_.policy = policy_;
+    result_.pods_total = static_cast<int>(sc_.pods.size());
+    for (size_t i = 0; i < sc_.pods.size(); ++i) {
+      clock_.Add(sc_.pods[i].arrival_s, SimEventKind::kArrival, i);
+    }
+    const auto t0 = Clock::now();
+    VGPU_RETURN_IF_ERROR(MainLoop());
+    VGPU_RETURN_IF_ERROR(Settle());
+    result_.wall_s = MillisSince(t0) / 1000.0;
+    result_.virtual_s = clock_.now();
+    VGPU_RETURN_IF_ERROR(Finish());
+    Stop();
+    return std::move(result_);
+  }
+
+  ~Run() { Stop(); }
+
+ private:
+  Status StartCluster() {
+    auto cluster = LiveCluster::Start(sc_, policy_, o_);
+    if (!cluster.ok()) return cluster.status();
+    cluster_ = std::move(*cluster);
+    api_ = &cluster_->api();
+    http_ = &cluster_->extender();
+    hub_ = &cluster_->kubelets();
+    node_names_ = cluster_->node_names();
+    return Status::Ok();
+  }
+
+  Status MainLoop() {
+    while (!clock_.empty() || queue_.active() > 0) {
+      if (queue_.active() == 0) {
+        VGPU_RETURN_IF_ERROR(HandleEvents(clock_.PopNextBatch()));
+        continue;
+      }
+      const size_t idx = *queue_.Pop();
+      VGPU_RETURN_IF_ERROR(Attempt(idx));
+    }
+    return Status::Ok();
+  }
+
+  Status HandleEvents(const std::vector<SimEvent>& batch) {
+    bool freed = false;
+    for (const SimEvent& e : batch) {
+      if (e.kind == SimEventKind::kArrival) {
+        VGPU_RETURN_IF_ERROR(Arrive(e.pod));
+      } else {
+        VGPU_RETURN_IF_ERROR(Depart(e.pod));
+        freed = true;
+      }
+    }
+    if (freed) queue_.MoveAllToActive();
+    return Status::Ok();
+  }
+
+  Status Arrive(size_t idx) {
+    const PodSpec& spec = sc_.pods[idx];
+    PodRun& run = pods_[idx];
+    const json pod = PodObject(spec, policy_);
+    const auto t0 = Clock::now();
+    auto admitted = http_->Admit(pod);
+    result_.admit_ms.Add(MillisSince(t0));
+    if (!admitted.ok()) return admitted.status().WithContext("webhook for " + spec.name);
+    if (!admitted->allowed) {
+      run.phase = PodPhase::kDenied;
+      ++result_.pods_denied;
+      result_.rejections.push_back(PodRejection{spec.ns, spec.name, admitted->message, true});
+      Progress();
+      return Status::Ok();
+    }
+    auto created = api_->Seed("pods", admitted->pod);
+    if (!created.ok()) return created.status().WithContext("creating pod " + spec.name);
+    run.object = std::move(*created);
+    run.uid = run.object["metadata"].value("uid", "");
+    // Pods that are not ours (no GPU asked, another scheduler) are not this scheduler's job.
+    if (run.object["spec"].value("schedulerName", "") != o_.scheduler_name) {
+      run.phase = PodPhase::kDenied;
+      ++result_.pods_denied;
+      result_.rejections.push_back(PodRejection{
+          spec.ns, spec.name, "not for " + o_.scheduler_name + " after admission", true});
+      Progress();
+      return Status::Ok();
+    }
+    run.phase = PodPhase::kQueued;
+    queue_.Add(idx);
+    return Status::Ok();
+  }
+
+  Status Depart(size_t idx) {
+    PodRun& run = pods_[idx];
+    if (run.phase != PodPhase::kBound) return Status::Ok();
+    const PodSpec& spec = sc_.pods[idx];
+    auto deleted = api_->store().Delete(*FindResource("v1", "pods"), spec.ns, spec.name);
+    if (!deleted.ok()) return deleted.status().WithContext("deleting pod " + spec.name);
+    run.phase = PodPhase::kCompleted;
+    ++result_.pods_completed;
+    result_.placements[run.placement].completed = true;
+    return Status::Ok();
+  }
+
+  Status Attempt(size_t idx) {
+    PodRun& run = pods_[idx];
+    const PodSpec& spec = sc_.pods[idx];
+    ++result_.scheduling_attempts;
+    const auto t0 = Clock::now();
+    auto filtered = http_->Filter(run.object, node_names_);
+    result_.filter_ms.Add(MillisSince(t0));
+    if (!filtered.ok()) return filtered.status().WithContext("filter for " + spec.name);
+    if (!filtered->error.empty()) {
+      queue_.MarkUnschedulable(idx, "extender error: " + filtered->error);
+      return Status::Ok();
+    }
+    if (filtered->feasible.empty()) {
+      queue_.MarkUnschedulable(idx, SummariseFailures(*filtered, node_names_.size()));
+      return Status::Ok();
+    }
+    const auto t1 = Clock::now();
+    auto scores = http_->Prioritize(run.object, filtered->feasible);
+    result_.prioritize_ms.Add(MillisSince(t1));
+    if (!scores.ok()) return scores.status().WithContext("prioritize for " + spec.name);
+    // The highest score wins; ties go to the first feasible node (kube-scheduler picks randomly).
+    std::map<std::string, int64_t> score_of;
+    for (const HostScore& s : *scores) score_of[s.host] = s.score;
+    std::string best = filtered->feasible.front();
+    for (const std::string& n : filtered->feasible) {
+      if (score_of[n] > score_of[best]) best = n;
+    }
+    Status bound = Status::Ok();
+    for (int attempt = 0; attempt < o_.max_bind_attempts; ++attempt) {
+      const auto t2 = Clock::now();
+      bound = http_->Bind(spec.ns, spec.name, run.uid, best);
+      result_.bind_ms.Add(MillisSince(t2));
+      if (bound.ok() || bound.code() != StatusCode::kUnavailable) break;
+    }
+    if (!bound.ok()) {
+      queue_.MarkUnschedulable(idx, "bind to " + best + " failed: " + bound.message());
+      return Status::Ok();
+    }
+    result_.schedule_ms.Add(MillisSince(t0));
+    run.phase = PodPhase::kBound;
+    ++result_.pods_placed;
+    auto stored = api_->Get("pods", spec.ns, spec.name);
+    PodPlacement placement{spec.ns, spec.name, best, {}, clock_.now(), false, false};
+    if (stored.ok()) placement.devices = DevicesOf(*stored);
+    run.placement = static_cast<int>(result_.placements.size());
+    result_.placements.push_back(std::move(placement));
+    if (spec.duration_s) clock_.Add(clock_.now() + *spec.duration_s, SimEventKind::kDeparture, idx);
+    Progress();
+    return Status::Ok();
+  }
+
+  // Capacity freed late (deletions the extender's watch saw only after a retry) gets a few
+  // more rounds, as kube-scheduler periodically flushes its unschedulable queue.
+  Status Settle() {
+    for (int round = 0; round < 5 && queue_.unschedulable() > 0; ++round) {
+      hub_->WaitIdle(std::chrono::seconds(10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const int placed_before = result_.pods_placed;
+      queue_.MoveAllToActive();
+      VGPU_RETURN_IF_ERROR(MainLoop());
+      if (result_.pods_placed == placed_before && round > 0) break;
+    }
+    return Status::Ok();
+  }
+
+  Status Finish() {
+    if (!hub_->WaitIdle(std::chrono::seconds(30))) {
+      spdlog::warn("simulated kubelets did not settle within 30 s");
+    }
+    result_.allocate_failures = hub_->allocate_failures();
+    for (const auto& [idx, reason] : queue_.unschedulable_pods()) {
+      const PodSpec& spec = sc_.pods[idx];
+      result_.rejections.push_back(PodRejection{spec.ns, spec.name, reason, false});
+    }
+    result_.pods_pending = static_cast<int>(queue_.unschedulable());
+    const ListResult nodes = api_->store().List(*FindResource("v1", "nodes"), "");
+    const ListResult pods = api_->store().List(*FindResource("v1", "pods"), "");
+    std::map<std::string, const json*> by_key;
+    for (const json& p : pods.items) by_key[PodKey(p)] = &p;
+    for (PodPlacement& pl : result_.placements) {
+      auto it = by_key.find(pl.ns + "/" + pl.name);
+      if (it == by_key.end()) continue;
+      pl.running = it->second->value("status", json::object()).value("phase", "") == "Running";
+      if (pl.devices.empty()) pl.devices = DevicesOf(*it->second);
+    }
+    auto snapshot = SnapshotFromObjects(nodes.items, pods.items, o_.defaults);
+    if (!snapshot.ok()) return snapshot.status().WithContext("reading the end state");
+    result_.gpu_usage = ComputeGpuUsage(*snapshot);
+    result_.invariants = CheckInvariants(*snapshot);
+    for (const std::string& f : hub_->failures()) {
+      result_.invariants.violations.push_back("kubelet Allocate failed for " + f);
+    }
+    Progress();
+    return Status::Ok();
+  }
+
+  void Progress() {
+    if (!o_.progress) return;
+    o_.progress(static_cast<size_t>(result_.pods_placed + result_.pods_denied), sc_.pods.size());
+  }
+
+  void Stop() {
+    if (cluster_) cluster_->Stop();
+  }
+
+  const Scenario& sc_;
+  PolicyPair policy_;
+  const RunOptions& o_;
+  std::vector<PodRun> pods_;
+  RunResult result_;
+  EventClock clock_;
+  SchedulingQueue queue_;
+  std::unique_ptr<LiveCluster> cluster_;
+  ApiServer* api_ = nullptr;
+  ExtenderClient* http_ = nullptr;
+  KubeletHub* hub_ = nullptr;
+  std::vector<std::string> node_names_;
+};
+
+}  // namespace
+
+json PodObject(const PodSpec& pod, const PolicyPair& policy) {
+  json limits = json::object();
+  if (pod.gpus) limits["nvidia.com/gpu"] = Quantity(*pod.gpus);
+  if (pod.mem_mib) limits["nvidia.com/gpumem"] = Quantity(*pod.mem_mib);
+  if (pod.mem_percent) limits["nvidia.com/gpumem-percentage"] = Quantity(*pod.mem_percent);
+  if (pod.cores) limits["nvidia.com/gpucores"] = Quantity(*pod.cores);
+  json ann = json::object();
+  for (const auto& [k, v] : pod.annotations) ann[k] = v;
+  if (!ann.contains(std::string(annotations::kNodeSchedulerPolicy))) {
+    ann[std::string(annotations::kNodeSchedulerPolicy)] = policy.node_policy;
+  }
+  if (!ann.contains(std::string(annotations::kGpuSchedulerPolicy))) {
+    ann[std::string(annotations::kGpuSchedulerPolicy)] = policy.gpu_policy;
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", pod.name},
+            {"namespace", pod.ns},
+            {"labels", {{"app.kubernetes.io/managed-by", "vgpu-sim"}}},
+            {"annotations", ann}}},
+          {"spec",
+           {{"containers",
+             {{{"name", "main"},
+               {"image", "vgpu-sim/workload"},
+               {"resources", {{"limits", limits}}}}}}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
+Result<RunResult> RunScenario(const Scenario& scenario, const PolicyPair& policy,
+                              const RunOptions& options) {
+  VGPU_RETURN_IF_ERROR(ValidateScenario(scenario));
+  Run run(scenario, policy, options);
+  return run.Execute();
+}
+
+}  // namespace vgpu::sim

@@ -1,0 +1,191 @@
+// The simulated cluster end to end: the real extender, webhook, device plugins (real gRPC unix
+// sockets for the small scenario), simulated kubelets and the in-process API server.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "sim/cluster/extender_factory.h"
+#include "sim/cluster/generator.h"
+#include "sim/cluster/live_cluster.h"
+#include "sim/cluster/report.h"
+#include "sim/cluster/runner.h"
+
+namespace vgpu::sim {
+namespace {
+
+using nlohmann::json;
+
+RunOptions Options(PluginMode mode) {
+  RunOptions o;
+  o.extender = RealExtenderFactory();
+  o.plugins = mode;
+  return o;
+}
+
+int GpusInUse(const RunResult& r) {
+  int n = 0;
+  for (const GpuUsage& u : r.gpu_usage) n += u.slots_used > 0;
+  return n;
+}
+
+TEST(SimLive, BuiltinScenarioOverGrpcSocketsBothPolicies) {
+  auto sc = ParseScenarioYaml(BuiltinScenarioYaml());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  std::vector<RunResult> runs;
+  for (const PolicyPair& p : sc->policies) {
+    auto run = RunScenario(*sc, p, Options(PluginMode::kGrpc));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    runs.push_back(std::move(*run));
+  }
+  for (const RunResult& r : runs) {
+    SCOPED_TRACE(r.policy.Label());
+    EXPECT_TRUE(r.invariants.ok()) << RenderRunText(r);
+    EXPECT_EQ(r.pods_placed + r.pods_pending + r.pods_denied, r.pods_total) << RenderRunText(r);
+    EXPECT_GE(r.pods_placed, 15) << RenderRunText(r);
+    EXPECT_EQ(r.allocate_failures, 0);
+    // The 60000 MiB pod fits no card of this cluster: pending with the extender's reasons.
+    bool huge_pending = false;
+    for (const PodRejection& x : r.rejections) {
+      if (x.name == "huge") {
+        huge_pending = !x.denied && x.reason.find("0/3 nodes are available") == 0;
+      }
+    }
+    EXPECT_TRUE(huge_pending) << RenderRunText(r);
+    for (const PodPlacement& p : r.placements) {
+      if (!p.completed) {
+        EXPECT_TRUE(p.running) << p.name << " never got its Allocate answer";
+      }
+    }
+  }
+  // binpack fills fewer GPUs than spread with the same pods.
+  EXPECT_LT(GpusInUse(runs[0]), GpusInUse(runs[1])) << RenderComparisonText(runs);
+}
+
+TEST(SimLive, AllocateEnvReachesThePod) {
+  Scenario sc;
+  sc.name = "env";
+  sc.nodes.push_back(NodeSpec{"n0", {GpuSpec{"GPU-env-0", "NVIDIA A100", 40960, 0}}});
+  PodSpec p;
+  p.name = "p";
+  p.gpus = 1;
+  p.mem_mib = 3000;
+  p.cores = 30;
+  sc.pods.push_back(p);
+  sc.policies.push_back(PolicyPair{});
+  auto cluster = LiveCluster::Start(sc, sc.policies[0], Options(PluginMode::kGrpc));
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  LiveCluster& c = **cluster;
+  auto admitted = c.extender().Admit(PodObject(p, sc.policies[0]));
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  ASSERT_TRUE(admitted->allowed) << admitted->message;
+  EXPECT_EQ(admitted->pod["spec"]["schedulerName"], "hami-scheduler");
+  auto created = c.api().Seed("pods", admitted->pod);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto f = c.extender().Filter(*created, c.node_names());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_EQ(f->feasible, std::vector<std::string>{"n0"});
+  ASSERT_TRUE(c.extender().Bind("default", "p", (*created)["metadata"]["uid"], "n0").ok());
+  ASSERT_TRUE(c.kubelets().WaitIdle(std::chrono::seconds(30)));
+  auto pod = c.api().Get("pods", "default", "p");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ((*pod)["status"]["phase"], "Running") << pod->dump(2);
+  const json env =
+      json::parse((*pod)["metadata"]["annotations"][kAllocateEnvAnnotation].get<std::string>());
+  ASSERT_EQ(env.size(), 1u);
+  EXPECT_EQ(env[0]["NVIDIA_VISIBLE_DEVICES"], "GPU-env-0");
+  EXPECT_EQ(env[0]["CUDA_DEVICE_MEMORY_LIMIT_0"], "3000m");
+  EXPECT_EQ(env[0]["CUDA_DEVICE_SM_LIMIT"], "30");
+  EXPECT_EQ((*pod)["metadata"]["annotations"]["hami.io/bind-phase"], "success");
+}
+
+// Acceptance: 100 nodes x 8 GPUs, 2,000 pods of mixed requests; no GPU over-committed and every
+// pod that fits is placed. Plugins are called in-process here to keep CI fast under ASan.
+TEST(SimLive, HundredNodesTwoThousandPodsKeepInvariants) {
+  GeneratorOptions g;
+  g.nodes = 100;
+  g.gpus_per_node = 8;
+  g.pods = 2000;
+  const Scenario sc = GenerateScenario(g);
+  auto run = RunScenario(sc, sc.policies[0], Options(PluginMode::kInProcess));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ReportOptions ro;
+  ro.max_rows = 20;
+  EXPECT_TRUE(run->invariants.ok()) << RenderRunText(*run, ro);
+  EXPECT_EQ(run->pods_placed + run->pods_pending + run->pods_denied, 2000);
+  EXPECT_GT(run->pods_placed, 1000);
+  EXPECT_GT(run->pods_completed, 100);
+  EXPECT_EQ(run->allocate_failures, 0);
+  EXPECT_EQ(run->invariants.gpus_checked, 800);
+  RecordProperty("pods_per_s", static_cast<int>(run->pods_per_s()));
+}
+
+// Acceptance: 100 binds to one node at once all succeed; the node lock queues them.
+TEST(SimLive, HundredConcurrentBindsToOneNodeAllSucceed) {
+  Scenario sc;
+  sc.name = "one-node";
+  sc.split_count = 20;
+  NodeSpec node{"only", {}};
+  for (int i = 0; i < 8; ++i) {
+    node.gpus.push_back(GpuSpec{"GPU-only-" + std::to_string(i), "NVIDIA H100", 81559, 0});
+  }
+  sc.nodes.push_back(node);
+  sc.policies.push_back(PolicyPair{"binpack", "spread"});
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.kubelet_workers = 8;
+  auto cluster = LiveCluster::Start(sc, sc.policies[0], o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  LiveCluster& c = **cluster;
+
+  constexpr int kPods = 100;
+  std::vector<json> pods;
+  for (int i = 0; i < kPods; ++i) {
+    PodSpec p;
+    p.name = "burst-" + std::to_string(i);
+    p.gpus = 1;
+    p.mem_mib = 1000;
+    p.cores = 5;
+    auto admitted = c.extender().Admit(PodObject(p, sc.policies[0]));
+    ASSERT_TRUE(admitted.ok() && admitted->allowed) << p.name;
+    auto created = c.api().Seed("pods", admitted->pod);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    auto f = c.extender().Filter(*created, c.node_names());
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_EQ(f->feasible, std::vector<std::string>{"only"}) << p.name;
+    pods.push_back(*created);
+  }
+  std::atomic<int> ok{0};
+  std::vector<std::string> errors(kPods);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kPods; ++i) {
+    threads.emplace_back([&, i] {
+      auto client = c.NewExtenderClient();
+      if (!client.ok()) {
+        errors[i] = client.status().ToString();
+        return;
+      }
+      const json& meta = pods[i]["metadata"];
+      Status s = (*client)->Bind("default", meta["name"], meta["uid"], "only");
+      if (s.ok()) {
+        ++ok;
+      } else {
+        errors[i] = s.ToString();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kPods; ++i) EXPECT_EQ(errors[i], "") << "bind of pod " << i;
+  EXPECT_EQ(ok.load(), kPods);
+  ASSERT_TRUE(c.kubelets().WaitIdle(std::chrono::seconds(60)));
+  EXPECT_EQ(c.kubelets().allocate_failures(), 0) << testing::PrintToString(c.kubelets().failures());
+  EXPECT_EQ(c.kubelets().pods_started(), kPods);
+  auto snap = c.Snapshot();
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  const InvariantReport report = CheckInvariants(*snap);
+  EXPECT_TRUE(report.ok()) << testing::PrintToString(report.violations);
+  EXPECT_EQ(report.placed_pods_checked, kPods);
+}
+
+}  // namespace
+}  // namespace vgpu::sim
