@@ -5,5 +5,6 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)"
-./build/release/cli/vgpu --help
-./build/release/cli/vgpu version
+# The main job: a simulated cluster (real extender, webhook and device plugins) comparing binpack
+# and spread on a built-in scenario; see docs/sim.md.
+./build/release/cli/vgpu sim
