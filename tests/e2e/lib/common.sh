@@ -78,7 +78,9 @@ stop_daemon() {
 # Stops every daemon of this run, newest first (kubelets before containerd, apiserver before etcd).
 stop_all() {
   [[ -d $E2E_PIDS ]] || return 0
+  # Newest first, by mtime; our pid file names never contain blanks.
   local f
+  # shellcheck disable=SC2045
   for f in $(ls -t "$E2E_PIDS"/*.pid 2>/dev/null); do
     stop_daemon "$(basename "$f" .pid)"
   done
