@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   scheduler::ServerOptions server;
   server.http_bind = ":8888";
   scheduler::ExtenderOptions ext;
-  int64_t lock_timeout_ms = 30000, handshake_timeout_s = 60;
+  int64_t lock_timeout_ms = 30000, lock_expiry_s = 60, handshake_timeout_s = 60;
   int64_t default_mem = -1, default_cores = -1, default_gpu_num = -1;
   bool no_quota_watch = false, no_handshake = false;
   app.add_option("--kubeconfig", kubeconfig,
@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
   app.add_flag("--legacy-metrics", server.legacy_metrics, "export HAMi's pre-v2.9 metric names");
   app.add_option("--node-lock-timeout", lock_timeout_ms,
                  "ms a bind waits for a node lock held by another pod")
+      ->capture_default_str();
+  app.add_option("--node-lock-expiry", lock_expiry_s,
+                 "seconds after which a node lock is taken over even if its owner is still "
+                 "allocating (HAMi: 300)")
       ->capture_default_str();
   app.add_option("--handshake-timeout", handshake_timeout_s,
                  "seconds a device plugin may leave the handshake unanswered")
@@ -99,6 +103,7 @@ int main(int argc, char** argv) {
   ext.defaults.node_policy = *np;
   ext.defaults.gpu_policy = *gp;
   ext.lock.wait_timeout = std::chrono::milliseconds(lock_timeout_ms);
+  ext.lock.stale_after = std::chrono::seconds(lock_expiry_s);
   ext.handshake_timeout = std::chrono::seconds(handshake_timeout_s);
   ext.check_handshake = !no_handshake;
 

@@ -19,7 +19,10 @@ struct NodeLockOptions {
   std::chrono::milliseconds wait_timeout{30000};  // how long a bind waits for a held lock
   std::chrono::milliseconds poll_min{5};
   std::chrono::milliseconds poll_max{200};
-  std::chrono::seconds stale_after{300};  // HAMi's expiry, for owners we cannot check
+  // A lock older than this is taken over even when its owner still says "allocating": kubelet
+  // calls Allocate seconds after binding, so an older lock means the Allocate is not coming
+  // (e.g. a kubelet restarted before its device plugin re-registered). HAMi waits 5 minutes.
+  std::chrono::seconds stale_after{60};
 };
 
 class NodeLocker {

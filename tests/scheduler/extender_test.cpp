@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/codec/time_format.h"
 #include "fake_cluster_api.h"
 #include "test_objects.h"
 
@@ -280,6 +281,23 @@ TEST_F(ExtenderTest, StaleLockIsTakenOverAtOnce) {
   api_.PutPod(q);
   EXPECT_EQ(extender().Bind(BindArgs(q, "n1")).Json()["error"], "");
   EXPECT_EQ(metrics_.lock_takeovers.load(), 2u);
+}
+
+TEST_F(ExtenderTest, LockOlderThanExpiryIsTakenOverEvenIfOwnerAllocates) {
+  // A kubelet restarted between bind and Allocate: the owner stays "allocating" for good.
+  const auto old = std::chrono::time_point_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now() - std::chrono::seconds(120));
+  json node = GpuNode("n1", 1);
+  node["metadata"]["annotations"]["hami.io/mutex.lock"] =
+      codec::FormatRfc3339(old) + ",default,owner";
+  api_.PutNode(node);
+  json owner = GpuPod("owner", {});
+  owner["metadata"]["annotations"] = {{"hami.io/bind-phase", "allocating"}};
+  api_.PutPod(owner);
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}});
+  api_.PutPod(pod);
+  EXPECT_EQ(extender().Bind(BindArgs(pod, "n1")).Json()["error"], "");
+  EXPECT_EQ(metrics_.lock_takeovers.load(), 1u);
 }
 
 TEST_F(ExtenderTest, HeldLockTimesOutWithAClearMessage) {
