@@ -96,7 +96,7 @@ Result<std::unique_ptr<ExtenderClient>> ExtenderClient::Connect(const std::strin
   // Requests are small header+body writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms.
   http->set_tcp_nodelay(true);
   http->set_connection_timeout(5, 0);
-  http->set_read_timeout(120, 0);  // a bind may wait on a busy node lock
+  http->set_read_timeout(300, 0);  // a bind may wait long on a busy node lock
   return std::unique_ptr<ExtenderClient>(new ExtenderClient(std::move(http)));
 }
 

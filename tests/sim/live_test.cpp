@@ -134,6 +134,11 @@ TEST(SimLive, HundredConcurrentBindsToOneNodeAllSucceed) {
   sc.policies.push_back(PolicyPair{"binpack", "spread"});
   RunOptions o = Options(PluginMode::kInProcess);
   o.kubelet_workers = 8;
+  // The binds queue on the node lock one Allocate after another; on a loaded CI machine under
+  // ASan that can take longer than the default 30 s wait, which is not what this test is about.
+  RealExtenderOptions eo;
+  eo.lock_wait = std::chrono::seconds(240);
+  o.extender = RealExtenderFactory(eo);
   auto cluster = LiveCluster::Start(sc, sc.policies[0], o);
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
   LiveCluster& c = **cluster;
