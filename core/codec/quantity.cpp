@@ -113,7 +113,10 @@ Result<int64_t> ParseQuantity(std::string_view text) {
 Result<int64_t> ParseMemoryMiB(std::string_view text) {
   auto p = Parse(text);
   if (!p.ok()) return p.status();
-  if (!p->has_suffix || p->dec_exp < 0) return ToInt64(text, Value(*p, 1));
+  // Only a binary suffix says "bytes". kube-apiserver canonicalises a plain "3000" to "3k", so
+  // decimal suffixes and exponents must keep HAMi's meaning: a number of MiB.
+  const bool binary_suffix = p->mult != 1;
+  if (!binary_suffix) return ToInt64(text, Value(*p, 1));
   return ToInt64(text, Value(*p, Int128(1) << 20));
 }
 

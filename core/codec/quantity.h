@@ -13,9 +13,10 @@ namespace vgpu::codec {
 // "1.5Gi" -> 1610612736). Errors on malformed text, negative values and overflow of int64.
 Result<int64_t> ParseQuantity(std::string_view text);
 
-// A GPU memory request in MiB. HAMi reads a bare number as MiB ("3000" -> 3000), which we keep;
-// a quantity with a byte suffix is read as bytes and rounded up to MiB ("3Gi" -> 3072,
-// "500M" -> 477), where HAMi would take 3Gi as 3221225472 MiB and leave the pod unschedulable.
+// A GPU memory request in MiB. HAMi reads the quantity's value as MiB ("3000" -> 3000), which we
+// keep for every decimal form, because kube-apiserver stores "3000" as "3k" ("3k" -> 3000,
+// "1e3" -> 1000). A binary suffix is read as bytes and rounded up to MiB ("3Gi" -> 3072,
+// "1.5Gi" -> 1536), where HAMi would take 3Gi as 3221225472 MiB and leave the pod unschedulable.
 Result<int64_t> ParseMemoryMiB(std::string_view text);
 
 }  // namespace vgpu::codec

@@ -16,14 +16,15 @@ TEST(QuantityTest, ValuesTable) {
       {"0", 0, 0},
       {"3Gi", 3LL << 30, 3072},
       {"1.5Gi", 1610612736, 1536},
-      {"500M", 500000000, 477},  // 476.837 MiB, rounded up
+      {"500M", 500000000, 500000000},  // decimal suffix: a count of MiB, as HAMi reads it
       {"1Mi", 1 << 20, 1},
       {"1Ki", 1024, 1},
-      {"1.5k", 1500, 1},
+      {"1.5k", 1500, 1500},
+      {"3k", 3000, 3000},  // how kube-apiserver stores gpumem: 3000
       {"100m", 1, 1},
-      {"1e3", 1000, 1},  // exponent form is a byte count like other suffixed forms
+      {"1e3", 1000, 1000},  // exponent form is decimal too
       {"+7", 7, 7},
-      {"2E", 2000000000000000000, 1907348632813},
+      {"2E", 2000000000000000000, 2000000000000000000},
   };
   for (const auto& c : cases) {
     auto v = ParseQuantity(c.text);
