@@ -81,6 +81,29 @@ TEST_F(ExtenderTest, FilterAcceptsOldCapitalisedFieldsAndNodeObjects) {
   EXPECT_TRUE(r2.Json()["failedNodes"].contains("x"));
 }
 
+// Long candidate lists are split over threads; the answer must be the one a single thread gives.
+TEST_F(ExtenderTest, ParallelFilterMatchesSerialFilter) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 1500; ++i) {
+    names.push_back("n" + std::to_string(i));
+    api_.PutNode(GpuNode(names.back(), 1 + i % 3, i % 4 == 0 ? 2000 : 24000));
+  }
+  names.push_back("unknown");
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "3000"}});
+  options_.filter_parallelism = 8;
+  Extender parallel(options_, model_, api_, metrics_);
+  options_.filter_parallelism = 1;
+  Extender serial(options_, model_, api_, metrics_);
+  const json a = parallel.Filter(FilterArgs(pod, names)).Json();
+  const json b = serial.Filter(FilterArgs(pod, names)).Json();
+  EXPECT_EQ(a, b);
+  // i % 3 == 0 has one GPU; i % 4 == 0 has 2000 MiB cards: 1500 - 500 - (375 - 125) feasible.
+  EXPECT_EQ(a["nodenames"].size(), 750u);
+  EXPECT_EQ(a["failedNodes"].size(), 751u);
+  EXPECT_EQ(parallel.Prioritize(FilterArgs(pod, a["nodenames"])).Json(),
+            serial.Prioritize(FilterArgs(pod, a["nodenames"])).Json());
+}
+
 TEST_F(ExtenderTest, PodsWithoutVgpuPassEverywhere) {
   json pod = GpuPod("plain", json::object());
   VerbResult r = extender().Filter(FilterArgs(pod, {"a", "b"}));
