@@ -45,7 +45,6 @@ TEST(KubeIntegration, FilterBindOverHttpAgainstApiServer) {
   pod = *created;
 
   SchedulerServiceOptions options;
-  options.feed.watch_quotas = false;  // the in-process API server has no resourcequotas
   options.feed.write_handshake = false;
   auto service = SchedulerService::Start(options, **client);
   ASSERT_TRUE(service.ok()) << service.status().ToString();
@@ -82,6 +81,22 @@ TEST(KubeIntegration, FilterBindOverHttpAgainstApiServer) {
   // The watch brings the annotations back: usage comes from them, the reservation is gone.
   EXPECT_TRUE(Eventually([&] { return model.reservation_count() == 0; }));
   EXPECT_EQ(model.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 2000, 0}));
+
+  // A ResourceQuota created through the API reaches the filter through the watch.
+  ASSERT_TRUE(
+      (*apiserver)
+          ->Seed("resourcequotas", json::parse(R"({"metadata":{"name":"gpu","namespace":"default"},
+                           "spec":{"hard":{"limits.nvidia.com/gpumem":"3000"}}})"))
+          .ok());
+  ASSERT_TRUE(Eventually([&] { return model.Quota("default").has_value(); }));
+  json second = testing::GpuPod("second", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "2000"}});
+  auto q =
+      http.Post("/filter", json{{"pod", second}, {"nodenames", {"n1"}}}.dump(), "application/json");
+  ASSERT_TRUE(q);
+  EXPECT_NE(
+      json::parse(q->body)["failedNodes"]["n1"].get<std::string>().find("ResourceQuotaExceeded"),
+      std::string::npos)
+      << q->body;
 
   // Deleting the pod frees its GPU in the model.
   ASSERT_TRUE((*client)->Delete(kube::kPods, "default", "p").ok());
