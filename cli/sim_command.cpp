@@ -35,6 +35,7 @@ struct SimFlags {
   bool verbose = false;
   size_t max_rows = 40;
   bool no_handshake = false;
+  std::string async_bind = "auto";
 };
 
 Result<sim::Scenario> LoadScenario(const SimFlags& f) {
@@ -121,6 +122,11 @@ int RunSim(const SimFlags& f, Io io) {
            << "'\n";
     return kExitUsage;
   }
+  if (f.async_bind != "auto" && f.async_bind != "on" && f.async_bind != "off") {
+    io.err << "vgpu sim: --async-bind must be on, off or auto, got '" << f.async_bind << "'\n";
+    return kExitUsage;
+  }
+  ro.async_bind = f.async_bind == "on" || (f.async_bind == "auto" && n > 200);
   const bool tty = !f.no_progress && !f.json && ::isatty(STDERR_FILENO) == 1;
 
   std::vector<sim::RunResult> runs;
@@ -180,6 +186,10 @@ Action RegisterSim(CLI::App& parent, Io io) {
   cmd->add_option("--kubelet-workers", f->kubelet_workers, "threads running kubelet Allocate calls")
       ->capture_default_str();
   cmd->add_option("--max-rows", f->max_rows, "rows per table (0 = all)")->capture_default_str();
+  cmd->add_option("--async-bind", f->async_bind,
+                  "bind while the next pod is filtered, as kube-scheduler does: on, off, auto (on "
+                  "above 200 nodes); off makes runs reproducible")
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "machine-readable output");
   cmd->add_flag("--no-progress", f->no_progress, "no progress bar even on a terminal");
   cmd->add_flag("--verbose", f->verbose, "full report of every run, also when comparing");

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -27,7 +30,91 @@ double MillisSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-enum class PodPhase { kWaiting, kQueued, kBound, kCompleted, kDenied };
+enum class PodPhase { kWaiting, kQueued, kBinding, kBound, kCompleted, kDenied };
+
+struct BindJob {
+  size_t idx;
+  std::string ns, name, uid, node;
+  Clock::time_point started;  // the scheduling attempt's start (filter)
+};
+
+struct BindDone {
+  BindJob job;
+  Status status;
+  std::vector<double> bind_ms;
+  double schedule_ms = 0;
+};
+
+// One thread posting binds in order, so the scheduling loop does not wait for them.
+class Binder {
+ public:
+  Binder(std::unique_ptr<ExtenderClient> client, int attempts)
+      : client_(std::move(client)), attempts_(attempts), thread_([this] { Loop(); }) {}
+  ~Binder() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Submit(BindJob job) {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(std::move(job));
+    ++in_flight_;
+    cv_.notify_all();
+  }
+  int in_flight() {
+    std::lock_guard lock(mu_);
+    return in_flight_;
+  }
+  // Finished binds; with `wait`, blocks until every submitted bind has finished.
+  std::vector<BindDone> Take(bool wait) {
+    std::unique_lock lock(mu_);
+    if (wait) done_cv_.wait(lock, [&] { return in_flight_ == 0; });
+    std::vector<BindDone> out = std::move(done_);
+    done_.clear();
+    return out;
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      BindJob job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      BindDone d{job, Status::Ok(), {}, 0};
+      for (int attempt = 0; attempt < attempts_; ++attempt) {
+        const auto t = Clock::now();
+        d.status = client_->Bind(job.ns, job.name, job.uid, job.node);
+        d.bind_ms.push_back(MillisSince(t));
+        if (d.status.ok() || d.status.code() != StatusCode::kUnavailable) break;
+      }
+      d.schedule_ms = MillisSince(job.started);
+      {
+        std::lock_guard lock(mu_);
+        done_.push_back(std::move(d));
+        --in_flight_;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  std::unique_ptr<ExtenderClient> client_;
+  int attempts_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<BindJob> jobs_;
+  std::vector<BindDone> done_;
+  int in_flight_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
 
 struct PodRun {
   PodPhase phase = PodPhase::kWaiting;
@@ -99,17 +186,22 @@ class Run {
     http_ = &cluster_->extender();
     hub_ = &cluster_->kubelets();
     node_names_ = cluster_->node_names();
+    auto client = cluster_->NewExtenderClient();
+    if (!client.ok()) return client.status();
+    binder_ = std::make_unique<Binder>(std::move(*client), o_.max_bind_attempts);
     return Status::Ok();
   }
 
   Status MainLoop() {
-    while (!clock_.empty() || queue_.active() > 0) {
-      if (queue_.active() == 0) {
+    while (!clock_.empty() || queue_.active() > 0 || binder_->in_flight() > 0) {
+      VGPU_RETURN_IF_ERROR(DrainBinds(false));
+      if (queue_.active() > 0) {
+        VGPU_RETURN_IF_ERROR(Attempt(*queue_.Pop()));
+      } else if (!clock_.empty()) {
         VGPU_RETURN_IF_ERROR(HandleEvents(clock_.PopNextBatch()));
-        continue;
+      } else {
+        VGPU_RETURN_IF_ERROR(DrainBinds(true));
       }
-      const size_t idx = *queue_.Pop();
-      VGPU_RETURN_IF_ERROR(Attempt(idx));
     }
     return Status::Ok();
   }
@@ -207,27 +299,39 @@ class Run {
     for (const std::string& n : filtered->feasible) {
       if (score_of[n] > score_of[best]) best = n;
     }
-    Status bound = Status::Ok();
-    for (int attempt = 0; attempt < o_.max_bind_attempts; ++attempt) {
-      const auto t2 = Clock::now();
-      bound = http_->Bind(spec.ns, spec.name, run.uid, best);
-      result_.bind_ms.Add(MillisSince(t2));
-      if (bound.ok() || bound.code() != StatusCode::kUnavailable) break;
+    // Bind asynchronously, as kube-scheduler does: the next pod is filtered meanwhile. Without
+    // async_bind, wait for it: every decision then sees the previous one (reproducible runs).
+    run.phase = PodPhase::kBinding;
+    binder_->Submit(BindJob{idx, spec.ns, spec.name, run.uid, best, t0});
+    if (!o_.async_bind) return DrainBinds(true);
+    return Status::Ok();
+  }
+
+  // Applies finished binds; `wait` blocks until none is in flight.
+  Status DrainBinds(bool wait) {
+    for (BindDone& d : binder_->Take(wait)) {
+      const PodSpec& spec = sc_.pods[d.job.idx];
+      PodRun& run = pods_[d.job.idx];
+      for (double ms : d.bind_ms) result_.bind_ms.Add(ms);
+      if (!d.status.ok()) {
+        run.phase = PodPhase::kQueued;
+        queue_.MarkUnschedulable(d.job.idx,
+                                 "bind to " + d.job.node + " failed: " + d.status.message());
+        continue;
+      }
+      result_.schedule_ms.Add(d.schedule_ms);
+      run.phase = PodPhase::kBound;
+      ++result_.pods_placed;
+      auto stored = api_->Get("pods", spec.ns, spec.name);
+      PodPlacement placement{spec.ns, spec.name, d.job.node, {}, clock_.now(), false, false};
+      if (stored.ok()) placement.devices = DevicesOf(*stored);
+      run.placement = static_cast<int>(result_.placements.size());
+      result_.placements.push_back(std::move(placement));
+      if (spec.duration_s) {
+        clock_.Add(clock_.now() + *spec.duration_s, SimEventKind::kDeparture, d.job.idx);
+      }
+      Progress();
     }
-    if (!bound.ok()) {
-      queue_.MarkUnschedulable(idx, "bind to " + best + " failed: " + bound.message());
-      return Status::Ok();
-    }
-    result_.schedule_ms.Add(MillisSince(t0));
-    run.phase = PodPhase::kBound;
-    ++result_.pods_placed;
-    auto stored = api_->Get("pods", spec.ns, spec.name);
-    PodPlacement placement{spec.ns, spec.name, best, {}, clock_.now(), false, false};
-    if (stored.ok()) placement.devices = DevicesOf(*stored);
-    run.placement = static_cast<int>(result_.placements.size());
-    result_.placements.push_back(std::move(placement));
-    if (spec.duration_s) clock_.Add(clock_.now() + *spec.duration_s, SimEventKind::kDeparture, idx);
-    Progress();
     return Status::Ok();
   }
 
@@ -297,6 +401,7 @@ class Run {
   }
 
   void Stop() {
+    binder_.reset();
     if (cluster_) cluster_->Stop();
   }
 
@@ -308,6 +413,7 @@ class Run {
   EventClock clock_;
   SchedulingQueue queue_;
   std::unique_ptr<LiveCluster> cluster_;
+  std::unique_ptr<Binder> binder_;
   ApiServer* api_ = nullptr;
   ExtenderClient* http_ = nullptr;
   KubeletHub* hub_ = nullptr;

@@ -50,7 +50,10 @@ struct RunOptions {
   int kubelet_workers = 4;
   std::string scheduler_name = "hami-scheduler";
   RequestDefaults defaults;
-  int max_bind_attempts = 3;  // per scheduling attempt, before the pod waits as unschedulable
+  int max_bind_attempts = 3;
+  // Bind on a separate thread while the next pod is filtered (kube-scheduler's async binding):
+  // faster, but a decision may not yet see the previous pod's bind, so runs vary slightly.
+  bool async_bind = false;  // per scheduling attempt, before the pod waits as unschedulable
   // Called after each scheduling decision and at the end: (pods decided, pods in scenario).
   std::function<void(size_t, size_t)> progress;
   std::chrono::milliseconds startup_timeout{60000};
