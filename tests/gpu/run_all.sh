@@ -73,17 +73,20 @@ for _ in $(seq 1 100); do grep -q hold3g "$LOG/two_a.log" 2>/dev/null && break; 
 "$VGPU" run --region "$W/shared.cache" --gpumem $LIMIT_MIB -- python3 "$HERE/frameworks.py" hold3g >"$LOG/two_b.log" 2>&1
 wait $A
 
-echo "== benchmark (median of $REPS, interleaved native / vgpu run --gpumem $LIMIT_MIB)"
-: >"$LOG/bench.txt"
-for i in $(seq 1 "$REPS"); do
-  for mode in launch malloc; do
-    echo "native $("$W/bench" $mode)" >>"$LOG/bench.txt"
-    echo "vgpu $("$VGPU" run --gpumem $LIMIT_MIB -- "$W/bench" $mode)" >>"$LOG/bench.txt"
-  done
-done
-
+# The NVML poller would perturb the timings: stop it before the benchmark.
 kill -TERM $MON
 wait $MON 2>/dev/null
+
+echo "== benchmark (median of $REPS, interleaved native / vgpu run --gpumem $LIMIT_MIB, pinned to one core)"
+: >"$LOG/bench.txt"
+PIN=()
+command -v taskset >/dev/null && PIN=(taskset -c "$(($(nproc) - 1))")
+for i in $(seq 1 "$REPS"); do
+  for mode in launch malloc; do
+    echo "native $("${PIN[@]}" "$W/bench" $mode)" >>"$LOG/bench.txt"
+    echo "vgpu $("${PIN[@]}" "$VGPU" run --gpumem $LIMIT_MIB -- "$W/bench" $mode)" >>"$LOG/bench.txt"
+  done
+done
 
 python3 - "$LOG" "$W/peaks.txt" "$LIMIT_MIB" "$PHYS_MIB" <<'PY' | tee "$OUT/summary.txt"
 import os, re, statistics, sys
