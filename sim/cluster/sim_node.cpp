@@ -5,7 +5,7 @@
 #include "core/codec/annotations.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/fake_gpus.h"
-#include "sim/cluster/plugin_cluster_client.h"
+#include "deviceplugin/kube_cluster_client.h"
 
 namespace vgpu::sim {
 
@@ -99,7 +99,7 @@ Status SimNode::StartAllocatorOnly(const NodeSpec& spec, const SimNodeOptions& o
   split.split_count = options.split_count;
   const std::string inventory = codec::EncodeInventory(
       deviceplugin::BuildInventory(gpus, split, {}), codec::InventoryFormat::kJson);
-  allocator_client_ = std::make_unique<PluginClusterClient>(options.client);
+  allocator_client_ = std::make_unique<deviceplugin::KubeClusterClient>(options.client);
   VGPU_RETURN_IF_ERROR(
       allocator_client_
           ->PatchNodeAnnotations(spec.name,
@@ -140,7 +140,7 @@ Status SimNode::StartPlugin(const NodeSpec& spec, const SimNodeOptions& options)
   po.lock_dir = options.dir + "/vgpulock";
   po.register_with_kubelet = grpc;
   node->plugin_ = std::make_unique<deviceplugin::DevicePlugin>(
-      po, std::make_unique<PluginClusterClient>(options.client),
+      po, std::make_unique<deviceplugin::KubeClusterClient>(options.client),
       std::make_unique<deviceplugin::FakeGpuBackend>(Gpus(spec)));
   VGPU_RETURN_IF_ERROR(node->plugin_->Start().WithContext("device plugin of " + spec.name));
 
