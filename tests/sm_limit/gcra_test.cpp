@@ -38,6 +38,21 @@ TEST(WaitNs, WaitsOnlyWhileInDebt) {
   EXPECT_EQ(WaitNs(100, 100), 0);
 }
 
+TEST(ResumeAtNs, WaitsForACreditOnlyWhenTheBurstWindowKeepsIt) {
+  struct Case {
+    int64_t tat, burst, credit, want;
+  };
+  const Case cases[] = {
+      {1000, 200, 50, 1050},  // throttled: go once 50 ns of budget has built up
+      {1000, 50, 50, 1050},   // a window exactly the credit still keeps it
+      {1000, 40, 50, 1000},   // the window would forget it: go as soon as the debt is paid
+      {1000, 0, 50, 1000},    // no window (low priority beside high): strictly paced
+  };
+  for (const Case& c : cases) EXPECT_EQ(ResumeAtNs(c.tat, c.burst, c.credit), c.want);
+  // The banked wait is not lost: the next charge starts from the old counter, not from now.
+  EXPECT_EQ(TatAfterCharge(1000, ResumeAtNs(1000, 200, 50), 200, 10), 1010);
+}
+
 // Charges from several processes on one shared counter add up exactly (no lost update).
 TEST(ChargeShared, ConcurrentProcessesNeverLoseACharge) {
   void* map =

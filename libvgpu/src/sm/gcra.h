@@ -26,6 +26,15 @@ inline int64_t WaitNs(int64_t tat, int64_t now) {
   return tat > now ? tat - now : 0;
 }
 
+// When a launch that had to wait may go: once `resume_credit_ns` of budget has built up beyond the
+// counter, if the burst window can keep that much. A launch-bound loop then runs in stretches of
+// hundreds of launches between sleeps instead of paying a sleep and a wake-up every few launches;
+// the extra wait is banked, not lost. Without a burst window (a low-priority tenant while a
+// high-priority one waits) it goes as soon as the debt is paid.
+inline int64_t ResumeAtNs(int64_t tat, int64_t burst_ns, int64_t resume_credit_ns) {
+  return tat + (burst_ns >= resume_credit_ns ? resume_credit_ns : 0);
+}
+
 // Atomically charges `cost_ns` to the shared counter (any number of processes).
 inline void ChargeShared(int64_t* tat, int64_t now, int64_t burst_ns, int64_t cost_ns) {
   int64_t old = __atomic_load_n(tat, __ATOMIC_RELAXED);

@@ -73,6 +73,10 @@ class PeerTable {
   int64_t acquired_ns_ = 0;
   int64_t overlap_until_ns_ = 0;
   int64_t last_reap_ns_ = 0;
+  // ShouldYield's snapshot of the waiting slots, and when it was taken.
+  int64_t waiters_scanned_ns_ = INT64_MIN / 2;
+  bool high_waiting_seen_ = false;
+  bool waiter_seen_ = false;
   LeaseParams params_{};
 };
 

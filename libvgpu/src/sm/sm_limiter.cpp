@@ -33,6 +33,7 @@ constexpr int kMarkRing = 12;
 constexpr int kEventPool = 16;
 constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200 ms
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
+constexpr int64_t kResumeCreditNs = 2'000'000;  // see ResumeAtNs
 constexpr int64_t kQueueSleepStepNs = 100'000;
 constexpr int64_t kLeaseSleepStepNs = 100'000;
 constexpr int64_t kContinuousNs = 100'000;
@@ -70,6 +71,7 @@ struct StreamTrack {
   int64_t first_unrecorded_ns;
   int64_t last_launch_ns;  // host time of the newest launch on the stream
   bool armed;              // BeforeLaunch let a tracked launch through (AfterLaunch follows)
+  int64_t armed_ns;        // when it did: AfterLaunch's time (saves a clock read per launch)
   CUevent pool[kEventPool];
   uint32_t pool_count;
 };
@@ -462,8 +464,11 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   }
   // Wait while the container's budget is in debt, in short steps so that completions keep
   // being charged and no lock is held while sleeping.
-  for (;;) {
-    int64_t wait = WaitNs(__atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED), now);
+  for (bool throttled = false;;) {
+    const int64_t tat = __atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED);
+    if (!throttled && WaitNs(tat, now) <= 0) break;
+    throttled = true;
+    const int64_t wait = WaitNs(ResumeAtNs(tat, BurstNs(d), kResumeCreditNs), now);
     if (wait <= 0) break;
     // Out of budget with nothing of ours on the GPU: hand our turn to a waiting tenant now.
     if (!AnythingInFlight(d)) d.peers.Release(now, now);
@@ -506,7 +511,10 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     if (RecordMark(d, *t, /*start=*/true, now) && overlap_until > now)
       t->ring[(t->head + t->count - 1) % kMarkRing].overlap_ns = overlap_until - now;
   }
-  if (t != nullptr) t->armed = true;
+  if (t != nullptr) {
+    t->armed = true;
+    t->armed_ns = now;
+  }
   pthread_mutex_unlock(&d.mu);
 }
 
@@ -519,7 +527,7 @@ void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
   const bool armed = t != nullptr && t->armed;
   if (t != nullptr) t->armed = false;
   if (armed && result == CUDA_SUCCESS) {
-    int64_t now = NowNs();
+    const int64_t now = t->armed_ns;
     if (t->unrecorded == 0) t->first_unrecorded_ns = now;
     t->last_launch_ns = now;
     ++t->unrecorded;
