@@ -75,6 +75,8 @@ typedef struct VgpuSmStats {
   uint64_t charged_ns;    /* GPU time this process charged to the budget */
   uint64_t throttled_ns;  /* time this process's launches waited */
   uint64_t events_recorded;
+  uint64_t launches;      /* launches the limiter measured */
+  uint64_t queue_wait_ns; /* part of throttled_ns spent waiting for queued work to drain */
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);
 

@@ -454,6 +454,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     d.peers.Release(now, now + DeviceOutstandingEst(d));
   }
   // Bound the unmeasured work queued on this stream: wait for the oldest marks to complete.
+  const int64_t queue_wait_start = now;
   while (t != nullptr &&
          QueueFull(kParams, OutstandingEndMarks(*t), t->count, OutstandingEst(*t), false)) {
     pthread_mutex_unlock(&d.mu);
@@ -462,6 +463,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     now = NowNs();
     ProcessCompletions(d, now);
   }
+  d.stats.queue_wait_ns += static_cast<uint64_t>(now - queue_wait_start);
   // Wait while the container's budget is in debt, in short steps so that completions keep
   // being charged and no lock is held while sleeping.
   for (bool throttled = false;;) {
@@ -528,6 +530,7 @@ void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
   if (t != nullptr) t->armed = false;
   if (armed && result == CUDA_SUCCESS) {
     const int64_t now = t->armed_ns;
+    ++d.stats.launches;
     if (t->unrecorded == 0) t->first_unrecorded_ns = now;
     t->last_launch_ns = now;
     ++t->unrecorded;
@@ -539,6 +542,33 @@ void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
     }
   }
   pthread_mutex_unlock(&d.mu);
+}
+
+// VGPU_SM_STATS=1: one line per limited device on stderr when the process exits, to see where a
+// limited process's time went (measured and charged GPU time, waits, events).
+constinit bool g_report_at_exit = false;
+
+__attribute__((destructor)) void ReportAtExit() {
+  if (!g_report_at_exit) return;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    const Device& d = g_devices[i];
+    if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) != kStateLimited) continue;
+    char line[320];
+    int n = snprintf(
+        line, sizeof(line),
+        "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, events %llu, "
+        "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms), lease "
+        "wait %.1f ms\n",
+        static_cast<int>(getpid()), i, d.percent, static_cast<unsigned long long>(d.stats.launches),
+        static_cast<unsigned long long>(d.stats.events_recorded), d.stats.measured_ns / 1e6,
+        d.stats.charged_ns / 1e6, d.stats.throttled_ns / 1e6, d.stats.queue_wait_ns / 1e6,
+        d.stats.lease_wait_ns / 1e6);
+    if (n > 0) {
+      ssize_t ignored =
+          write(2, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
+      (void)ignored;
+    }
+  }
 }
 
 void ChildAfterFork() {
@@ -564,6 +594,8 @@ void vgpu_sm_init(const VgpuSmDriver* driver) {
   if (!g_initialised && driver != nullptr) {
     g_driver = *driver;
     g_initialised = true;
+    const char* report = GetEnv("VGPU_SM_STATS");
+    g_report_at_exit = report != nullptr && *report != '\0' && *report != '0';
     if (AnyDeviceLimited(GetEnv, kMaxDevices)) {
       pthread_atfork(nullptr, nullptr, ChildAfterFork);
       __atomic_store_n(&vgpu_sm_any_limited, 1, __ATOMIC_RELEASE);
