@@ -5,6 +5,9 @@
 //   nvcc -O2 -o limited_launch_cost bench/libvgpu/limited_launch_cost.cu -lcuda
 //   ./limited_launch_cost calls          # ns per driver call
 //   ./limited_launch_cost launches N     # median launches/s of 7 bursts of N launches
+//   ./limited_launch_cost events K Q     # the same with an event recorded every K launches and
+//                                        # the oldest queried every Q launches (the limiter's
+//                                        # driver traffic, without the limiter)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -62,11 +65,22 @@ int main(int argc, char** argv) {
     cudaDeviceSynchronize();
     return 0;
   }
-  const int n = argc > 2 ? atoi(argv[2]) : 50000;
+  const bool with_events = strcmp(mode, "events") == 0;
+  const int n = with_events ? 50000 : (argc > 2 ? atoi(argv[2]) : 50000);
+  const int record_every = with_events && argc > 2 ? atoi(argv[2]) : 0;
+  const int query_every = with_events && argc > 3 ? atoi(argv[3]) : 0;
+  CUevent ring[8];
+  for (CUevent& e : ring) cuEventCreate(&e, CU_EVENT_DEFAULT);
   std::vector<double> rates;
   for (int r = 0; r < 7; ++r) {
+    int recorded = 0;
     double t0 = now_s();
-    for (int i = 0; i < n; ++i) empty_kernel<<<1, 1>>>();
+    for (int i = 1; i <= n; ++i) {
+      empty_kernel<<<1, 1>>>();
+      if (record_every > 0 && i % record_every == 0) cuEventRecord(ring[recorded++ % 8], nullptr);
+      if (query_every > 0 && i % query_every == 0 && recorded > 0)
+        cuEventQuery(ring[(recorded + 7) % 8]);
+    }
     cudaDeviceSynchronize();
     rates.push_back(n / (now_s() - t0));
   }

@@ -547,6 +547,12 @@ void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
 // VGPU_SM_STATS=1: one line per limited device on stderr when the process exits, to see where a
 // limited process's time went (measured and charged GPU time, waits, events).
 constinit bool g_report_at_exit = false;
+// With the report on, the launch path also times itself (two clock reads per hook): the time spent
+// in the limiter's hooks (waits included) and in the driver's launch between them.
+constinit uint64_t g_hook_ns = 0;
+constinit uint64_t g_driver_launch_ns = 0;
+constinit uint64_t g_timed_launches = 0;
+constinit int64_t g_before_left_ns = 0;
 
 __attribute__((destructor)) void ReportAtExit() {
   if (!g_report_at_exit) return;
@@ -563,6 +569,21 @@ __attribute__((destructor)) void ReportAtExit() {
         static_cast<unsigned long long>(d.stats.events_recorded), d.stats.measured_ns / 1e6,
         d.stats.charged_ns / 1e6, d.stats.throttled_ns / 1e6, d.stats.queue_wait_ns / 1e6,
         d.stats.lease_wait_ns / 1e6);
+    if (n > 0) {
+      ssize_t ignored =
+          write(2, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
+      (void)ignored;
+    }
+    const uint64_t launches = g_timed_launches > 0 ? g_timed_launches : 1;
+    const uint64_t waits = d.stats.throttled_ns;
+    const uint64_t hooks = __atomic_load_n(&g_hook_ns, __ATOMIC_RELAXED);
+    n = snprintf(
+        line, sizeof(line),
+        "[vgpu sm-limit] pid %d: limiter hooks %.0f ns per launch (waits excluded), "
+        "driver launch %.0f ns per launch\n",
+        static_cast<int>(getpid()),
+        static_cast<double>(hooks > waits ? hooks - waits : 0) / launches,
+        static_cast<double>(__atomic_load_n(&g_driver_launch_ns, __ATOMIC_RELAXED)) / launches);
     if (n > 0) {
       ssize_t ignored =
           write(2, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
@@ -620,11 +641,33 @@ void vgpu_sm_use_shared_state(VgpuSmDeviceShared* devices, int count) {
 }
 
 void vgpu_sm_before_launch_slow(CUstream stream, int per_thread_stream) {
-  vgpu::sm::BeforeLaunch(stream, per_thread_stream);
+  using namespace vgpu::sm;
+  if (!g_report_at_exit) {
+    BeforeLaunch(stream, per_thread_stream);
+    return;
+  }
+  const int64_t start = NowNs();
+  BeforeLaunch(stream, per_thread_stream);
+  const int64_t end = NowNs();
+  __atomic_fetch_add(&g_hook_ns, static_cast<uint64_t>(end - start), __ATOMIC_RELAXED);
+  __atomic_store_n(&g_before_left_ns, end, __ATOMIC_RELAXED);
 }
 
 void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult launch_result) {
-  vgpu::sm::AfterLaunch(stream, per_thread_stream, launch_result);
+  using namespace vgpu::sm;
+  if (!g_report_at_exit) {
+    AfterLaunch(stream, per_thread_stream, launch_result);
+    return;
+  }
+  const int64_t start = NowNs();
+  AfterLaunch(stream, per_thread_stream, launch_result);
+  const int64_t end = NowNs();
+  const int64_t before_left = __atomic_load_n(&g_before_left_ns, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_hook_ns, static_cast<uint64_t>(end - start), __ATOMIC_RELAXED);
+  if (before_left > 0 && start >= before_left)
+    __atomic_fetch_add(&g_driver_launch_ns, static_cast<uint64_t>(start - before_left),
+                       __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_timed_launches, 1, __ATOMIC_RELAXED);
 }
 
 int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
