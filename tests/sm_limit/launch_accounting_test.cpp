@@ -6,7 +6,7 @@ namespace vgpu::sm {
 namespace {
 
 TEST(ShouldRecordEnd, Table) {
-  AccountingParams p;  // quantum 250 us
+  AccountingParams p;  // quantum 1 ms
   struct Case {
     int64_t est;
     uint32_t unrecorded;
@@ -17,9 +17,10 @@ TEST(ShouldRecordEnd, Table) {
       {0, 1, 0, true},               // unknown cost: measure every launch
       {5'000'000, 1, 0, true},       // a 5 ms kernel gets its own event
       {5'000, 1, 0, false},          // a 5 us kernel does not...
-      {5'000, 49, 0, false},         // ...nor 49 of them
-      {5'000, 50, 0, true},          // 50 x 5 us = one quantum
-      {5'000, 3, 250'000, true},     // or a quantum of host time passed
+      {5'000, 199, 0, false},        // ...nor 199 of them
+      {5'000, 200, 0, true},         // 200 x 5 us = one quantum
+      {5'000, 3, 999'999, false},    // host time short of a quantum
+      {5'000, 3, 1'000'000, true},   // or a quantum of host time passed
       {5'000, 0, 1'000'000, false},  // nothing to close
   };
   for (const Case& c : cases)
