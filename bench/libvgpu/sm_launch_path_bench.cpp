@@ -5,10 +5,9 @@
 //
 //   build/release/bench/libvgpu/sm_launch_path_bench
 #include <benchmark/benchmark.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "sm_limit.h"
@@ -22,29 +21,29 @@ CUresult CtxGetDevice(CUdevice* device) {
   *device = 0;
   return CUDA_SUCCESS;
 }
-CUresult StreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
+CUresult StreamIsCapturing(CUstream /*stream*/, CUstreamCaptureStatus* status) {
   *status = CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
-CUresult DeviceGetUuid(CUuuid* uuid, CUdevice) {
+CUresult DeviceGetUuid(CUuuid* uuid, CUdevice /*device*/) {
   for (int i = 0; i < 16; ++i) uuid->bytes[i] = static_cast<char>(0x40 + i);
   return CUDA_SUCCESS;
 }
-CUresult EventCreate(CUevent* event, unsigned int) {
+CUresult EventCreate(CUevent* event, unsigned int /*flags*/) {
   *event = reinterpret_cast<CUevent>(&g_event_storage[g_next_event++ % 4096]);
   return CUDA_SUCCESS;
 }
-CUresult EventRecord(CUevent, CUstream) {
+CUresult EventRecord(CUevent /*event*/, CUstream /*stream*/) {
   return CUDA_SUCCESS;
 }
-CUresult EventQuery(CUevent) {
+CUresult EventQuery(CUevent /*event*/) {
   return CUDA_SUCCESS;
 }
-CUresult EventElapsed(float* ms, CUevent, CUevent) {
-  *ms = 0.0001f;  // 100 ns of GPU time per interval: the budget never binds
+CUresult EventElapsed(float* ms, CUevent /*start*/, CUevent /*end*/) {
+  *ms = 0.0001F;  // 100 ns of GPU time per interval: the budget never binds
   return CUDA_SUCCESS;
 }
-CUresult EventDestroy(CUevent) {
+CUresult EventDestroy(CUevent /*event*/) {
   return CUDA_SUCCESS;
 }
 
@@ -52,13 +51,14 @@ void InitLimiter() {
   static bool done = false;
   if (done) return;
   done = true;
-  std::string dir = "/tmp/vgpu-sm-bench-" + std::to_string(getpid());
-  std::string mkdir = "mkdir -p " + dir;
-  if (system(mkdir.c_str()) != 0) fprintf(stderr, "cannot create %s\n", dir.c_str());
-  setenv("CUDA_DEVICE_SM_LIMIT", "99", 1);
-  setenv("GPU_CORE_UTILIZATION_POLICY", "force", 1);
-  setenv("VGPU_SM_PEER_DIR", dir.c_str(), 1);
-  setenv("CUDA_DEVICE_MEMORY_SHARED_CACHE", (dir + "/region").c_str(), 1);
+  char dir[] = "/tmp/vgpu-sm-bench-XXXXXX";
+  if (mkdtemp(dir) == nullptr) std::perror("mkdtemp");
+  // The limiter reads its settings from the environment once, at init, before any thread runs.
+  setenv("CUDA_DEVICE_SM_LIMIT", "99", 1);            // NOLINT(concurrency-mt-unsafe)
+  setenv("GPU_CORE_UTILIZATION_POLICY", "force", 1);  // NOLINT(concurrency-mt-unsafe)
+  setenv("VGPU_SM_PEER_DIR", dir, 1);                 // NOLINT(concurrency-mt-unsafe)
+  const std::string region = std::string(dir) + "/region";
+  setenv("CUDA_DEVICE_MEMORY_SHARED_CACHE", region.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
   VgpuSmDriver driver{};
   driver.ctx_get_device = CtxGetDevice;
   driver.stream_is_capturing = StreamIsCapturing;
