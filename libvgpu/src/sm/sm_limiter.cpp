@@ -557,41 +557,45 @@ constinit uint64_t g_driver_launch_ns = 0;
 constinit uint64_t g_timed_launches = 0;
 constinit int64_t g_before_left_ns = 0;
 
+double Ms(uint64_t ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+
+void WriteLine(const char* line, int n, size_t size) {
+  if (n <= 0) return;
+  ssize_t ignored = write(2, line, static_cast<size_t>(n) < size ? n : size - 1);
+  (void)ignored;
+}
+
 __attribute__((destructor)) void ReportAtExit() {
   if (!g_report_at_exit) return;
+  const uint64_t timed = __atomic_load_n(&g_timed_launches, __ATOMIC_RELAXED);
+  const auto launches = static_cast<double>(timed > 0 ? timed : 1);
+  const uint64_t hooks = __atomic_load_n(&g_hook_ns, __ATOMIC_RELAXED);
+  const uint64_t driver = __atomic_load_n(&g_driver_launch_ns, __ATOMIC_RELAXED);
   for (int i = 0; i < kMaxDevices; ++i) {
     const Device& d = g_devices[i];
     if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) != kStateLimited) continue;
     char line[320];
-    int n = snprintf(
-        line, sizeof(line),
-        "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, events %llu, "
-        "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms), lease "
-        "wait %.1f ms\n",
-        static_cast<int>(getpid()), i, d.percent, static_cast<unsigned long long>(d.stats.launches),
-        static_cast<unsigned long long>(d.stats.events_recorded), d.stats.measured_ns / 1e6,
-        d.stats.charged_ns / 1e6, d.stats.throttled_ns / 1e6, d.stats.queue_wait_ns / 1e6,
-        d.stats.lease_wait_ns / 1e6);
-    if (n > 0) {
-      ssize_t ignored =
-          write(2, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
-      (void)ignored;
-    }
-    const uint64_t launches = g_timed_launches > 0 ? g_timed_launches : 1;
+    int n = snprintf(line, sizeof(line),
+                     "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, events %llu, "
+                     "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms), lease "
+                     "wait %.1f ms\n",
+                     static_cast<int>(getpid()), i, d.percent,
+                     static_cast<unsigned long long>(d.stats.launches),
+                     static_cast<unsigned long long>(d.stats.events_recorded),
+                     Ms(d.stats.measured_ns), Ms(d.stats.charged_ns), Ms(d.stats.throttled_ns),
+                     Ms(d.stats.queue_wait_ns), Ms(d.stats.lease_wait_ns));
+    WriteLine(line, n, sizeof(line));
+    // The hook time includes the waits; what is left is the limiter's own cost per launch.
     const uint64_t waits = d.stats.throttled_ns;
-    const uint64_t hooks = __atomic_load_n(&g_hook_ns, __ATOMIC_RELAXED);
-    n = snprintf(
-        line, sizeof(line),
-        "[vgpu sm-limit] pid %d: limiter hooks %.0f ns per launch (waits excluded), "
-        "driver launch %.0f ns per launch\n",
-        static_cast<int>(getpid()),
-        static_cast<double>(hooks > waits ? hooks - waits : 0) / launches,
-        static_cast<double>(__atomic_load_n(&g_driver_launch_ns, __ATOMIC_RELAXED)) / launches);
-    if (n > 0) {
-      ssize_t ignored =
-          write(2, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
-      (void)ignored;
-    }
+    n = snprintf(line, sizeof(line),
+                 "[vgpu sm-limit] pid %d: limiter hooks %.0f ns per launch (waits excluded), "
+                 "driver launch %.0f ns per launch\n",
+                 static_cast<int>(getpid()),
+                 static_cast<double>(hooks > waits ? hooks - waits : 0) / launches,
+                 static_cast<double>(driver) / launches);
+    WriteLine(line, n, sizeof(line));
   }
 }
 
