@@ -181,13 +181,10 @@ Result<std::string> ObjectStore::GetSerialized(const ResourceInfo& r, std::strin
   return NotFound(Describe(r, r.namespaced ? ns : "", name) + " not found");
 }
 
-ListResult ObjectStore::List(const ResourceInfo& r, std::string_view ns,
-                             const std::function<bool(const json&)>& filter) const {
-  ListResult out;
-  std::lock_guard lock(mu_);
-  out.rv = rv_;
+void ObjectStore::ForEachLocked(const ResourceInfo& r, std::string_view ns,
+                                const std::function<void(const Entry&)>& visit) const {
   auto b = objects_.find(r.plural);
-  if (b == objects_.end()) return out;
+  if (b == objects_.end()) return;
   auto begin = b->second.begin();
   std::string prefix;
   if (r.namespaced && !ns.empty()) {
@@ -196,8 +193,18 @@ ListResult ObjectStore::List(const ResourceInfo& r, std::string_view ns,
   }
   for (auto it = begin; it != b->second.end(); ++it) {
     if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
-    if (!filter || filter(it->second.object)) out.items.push_back(it->second.object);
+    visit(it->second);
   }
+}
+
+ListResult ObjectStore::List(const ResourceInfo& r, std::string_view ns,
+                             const std::function<bool(const json&)>& filter) const {
+  ListResult out;
+  std::lock_guard lock(mu_);
+  out.rv = rv_;
+  ForEachLocked(r, ns, [&](const Entry& e) {
+    if (!filter || filter(e.object)) out.items.push_back(e.object);
+  });
   return out;
 }
 
@@ -208,21 +215,11 @@ ObjectStore::ListText ObjectStore::ListSerialized(
   out.items = "[";
   std::lock_guard lock(mu_);
   out.rv = rv_;
-  auto b = objects_.find(r.plural);
-  if (b != objects_.end()) {
-    auto begin = b->second.begin();
-    std::string prefix;
-    if (r.namespaced && !ns.empty()) {
-      prefix = KeyOf(ns, "");
-      begin = b->second.lower_bound(prefix);
-    }
-    for (auto it = begin; it != b->second.end(); ++it) {
-      if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
-      if (filter && !filter(it->second.object)) continue;
-      if (out.items.size() > 1) out.items += ',';
-      out.items += *it->second.text;
-    }
-  }
+  ForEachLocked(r, ns, [&](const Entry& e) {
+    if (filter && !filter(e.object)) return;
+    if (out.items.size() > 1) out.items += ',';
+    out.items += *e.text;
+  });
   out.items += ']';
   return out;
 }

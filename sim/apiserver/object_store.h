@@ -110,6 +110,10 @@ class ObjectStore {
   std::shared_ptr<const std::string> RecordLocked(const ResourceInfo& r, std::string_view ns,
                                                   std::string_view type, const nlohmann::json& obj);
   int64_t NextRvLocked(nlohmann::json& obj);
+  // Calls `visit` for every stored object of `r` in namespace `ns` (all when empty), in key
+  // order. Caller holds mu_.
+  void ForEachLocked(const ResourceInfo& r, std::string_view ns,
+                     const std::function<void(const Entry&)>& visit) const;
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;

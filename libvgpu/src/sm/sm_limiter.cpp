@@ -121,13 +121,16 @@ void SleepNs(int64_t ns) {
   nanosleep(&ts, nullptr);
 }
 
+// One line to stderr, cut at `size` (snprintf's `n` may exceed it); no allocation, no stdio lock.
+void WriteLine(const char* line, int n, size_t size) {
+  if (n <= 0) return;
+  ssize_t ignored = write(2, line, static_cast<size_t>(n) < size ? n : size - 1);
+  (void)ignored;
+}
+
 void Warn(const char* message) {
   char line[512];
-  int n = snprintf(line, sizeof(line), "[vgpu sm-limit] %s\n", message);
-  if (n > 0) {
-    ssize_t ignored = write(2, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
-    (void)ignored;
-  }
+  WriteLine(line, snprintf(line, sizeof(line), "[vgpu sm-limit] %s\n", message), sizeof(line));
 }
 
 // The container's SM blocks when libvgpu's region provides none: `<shared cache>.sm`.
@@ -559,12 +562,6 @@ constinit int64_t g_before_left_ns = 0;
 
 double Ms(uint64_t ns) {
   return static_cast<double>(ns) / 1e6;
-}
-
-void WriteLine(const char* line, int n, size_t size) {
-  if (n <= 0) return;
-  ssize_t ignored = write(2, line, static_cast<size_t>(n) < size ? n : size - 1);
-  (void)ignored;
 }
 
 __attribute__((destructor)) void ReportAtExit() {
