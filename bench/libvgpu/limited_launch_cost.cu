@@ -17,6 +17,8 @@
 #include <cstring>
 #include <vector>
 
+#include <time.h>
+
 __global__ void empty_kernel() {}
 
 static double now_s() {
@@ -45,6 +47,9 @@ int main(int argc, char** argv) {
     cuCtxSynchronize();
     const int n = 200000;
     printf("cuCtxGetDevice        %.0f ns\n", ns_per_call([&] { cuCtxGetDevice(&d); }, n));
+    timespec ts{};
+    printf("clock_gettime         %.0f ns\n",
+           ns_per_call([&] { clock_gettime(CLOCK_MONOTONIC, &ts); }, n));
     printf("cuStreamIsCapturing   %.0f ns\n", ns_per_call([&] { cuStreamIsCapturing(s, &st); }, n));
     printf("cuEventQuery (done)   %.0f ns\n", ns_per_call([&] { cuEventQuery(ev); }, n));
     printf("launch (no sync)      %.0f ns\n", ns_per_call([&] { empty_kernel<<<1, 1>>>(); }, n));

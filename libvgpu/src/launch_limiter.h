@@ -29,4 +29,9 @@ struct vgpu_launch {
 CUresult vgpu_limiter_before_launch(const struct vgpu_launch* launch);
 void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result);
 
+/* A stream capture began / an active one ended (launches into it are recorded into a graph, not
+ * run): reported by libvgpu's cuStreamBeginCapture* and cuStreamEndCapture hooks. */
+void vgpu_limiter_capture_begun(void);
+void vgpu_limiter_capture_ended(void);
+
 #endif

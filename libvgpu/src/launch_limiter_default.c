@@ -10,3 +10,7 @@ void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result
   (void)launch;
   (void)result;
 }
+
+void vgpu_limiter_capture_begun(void) {}
+
+void vgpu_limiter_capture_ended(void) {}

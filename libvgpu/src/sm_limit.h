@@ -19,7 +19,8 @@ extern "C" {
 typedef struct VgpuSmDriver {
   CUresult (*ctx_get_device)(CUdevice* device);
   /* Optional (NULL: never capturing). Launches into a stream being captured into a graph run
-   * nothing, and events must not be recorded or queried there: such launches are left alone. */
+   * nothing, and events must not be recorded or queried there: such launches are left alone.
+   * Asked only while a capture reported by vgpu_sm_capture_begun() is active. */
   CUresult (*stream_is_capturing)(CUstream stream, CUstreamCaptureStatus* status);
   CUresult (*device_get_uuid)(CUuuid* uuid, CUdevice device);
   CUresult (*event_create)(CUevent* event, unsigned int flags);
@@ -65,6 +66,13 @@ static inline void vgpu_sm_after_launch(CUstream stream, int per_thread_stream, 
   if (__builtin_expect(vgpu_sm_any_limited != 0, 0))
     vgpu_sm_after_launch_slow(stream, per_thread_stream, result);
 }
+
+/* Stream captures: libvgpu's cuStreamBeginCapture* hooks call vgpu_sm_capture_begun() after a
+ * capture started, its cuStreamEndCapture hooks vgpu_sm_capture_ended() after one that was active
+ * ended. While none is active the launch hooks skip the driver's capture query (a driver call per
+ * launch): every way a capture can begin must be reported. */
+void vgpu_sm_capture_begun(void);
+void vgpu_sm_capture_ended(void);
 
 /* Statistics of the current process's limiter for device `device` (tests, `vgpu top`). */
 typedef struct VgpuSmStats {

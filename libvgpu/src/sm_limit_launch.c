@@ -46,9 +46,9 @@ static void sm_ready(void) {
   driver.event_elapsed_time = (CUresult(*)(float*, CUevent, CUevent))real_either(
       "cuEventElapsedTime_v2", "cuEventElapsedTime");
   driver.event_destroy = (CUresult(*)(CUevent))real_either("cuEventDestroy_v2", "cuEventDestroy");
-  if (driver.ctx_get_device != NULL && driver.event_create != NULL &&
-      driver.event_record != NULL && driver.event_query != NULL &&
-      driver.event_elapsed_time != NULL && driver.event_destroy != NULL) {
+  if (driver.ctx_get_device != NULL && driver.event_create != NULL && driver.event_record != NULL &&
+      driver.event_query != NULL && driver.event_elapsed_time != NULL &&
+      driver.event_destroy != NULL) {
     vgpu_sm_set_state_resolver(resolve_state);
     vgpu_sm_init(&driver);
   }
@@ -63,4 +63,12 @@ CUresult vgpu_limiter_before_launch(const struct vgpu_launch* launch) {
 
 void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result) {
   vgpu_sm_after_launch(launch->stream, launch->per_thread_stream, result);
+}
+
+void vgpu_limiter_capture_begun(void) {
+  vgpu_sm_capture_begun();
+}
+
+void vgpu_limiter_capture_ended(void) {
+  vgpu_sm_capture_ended();
 }

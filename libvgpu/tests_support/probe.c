@@ -756,6 +756,51 @@ static int cmd_procabi(void) {
   return 0;
 }
 
+/* SM limit with stream capture (run with CUDA_DEVICE_SM_LIMIT and VGPU_SM_STATS=1): launches into
+ * a capture are recorded into the graph, not measured; the graph's launch is. The capture is begun
+ * through a cuGetProcAddress pointer, as the CUDA runtime does, and must come from libvgpu. The
+ * limiter's exit report then counts 4 + 1 + 2 = 7 measured launches (10 if the captured ones were
+ * measured). */
+static int cmd_smcapture(void) {
+  make_context();
+  CUmodule mod;
+  CUfunction f;
+  CU(cuModuleLoadData(&mod, "fake image"));
+  CU(cuModuleGetFunction(&f, mod, "k"));
+  uint64_t ns = 1000000ull;
+  void* params[] = {&ns};
+  CUstream s, c;
+  CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CU(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+  for (int i = 0; i < 4; ++i) CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+  CUresult (*begin)(CUstream, CUstreamCaptureMode) = NULL;
+  CUdriverProcAddressQueryResult st = -1;
+  CU(cuGetProcAddress("cuStreamBeginCapture", (void**)&begin, 12000, 0, &st));
+  Dl_info info;
+  CHECK(begin != NULL && dladdr((void*)begin, &info) &&
+            strstr(base_name(info.dli_fname), "libvgpu") != NULL,
+        "cuStreamBeginCapture does not come from libvgpu");
+  for (int round = 0; round < 2; ++round) { /* a second capture after the first has ended */
+    CU(begin(c, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int i = 0; i < 3; ++i) CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, c, params, NULL));
+    CUgraph graph;
+    CU(cuStreamEndCapture(c, &graph));
+    CHECK(cuStreamEndCapture(c, &graph) != CUDA_SUCCESS, "ending a finished capture succeeded");
+    if (round == 0) {
+      CUgraphExec exec;
+      CU(cuGraphInstantiateWithFlags(&exec, graph, 0));
+      CU(cuGraphLaunch(exec, s));
+      CU(cuGraphExecDestroy(exec));
+    }
+    CU(cuGraphDestroy(graph));
+  }
+  for (int i = 0; i < 2; ++i) CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+  CU(cuCtxSynchronize());
+  CU(cuModuleUnload(mod));
+  printf("ok smcapture\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
@@ -777,6 +822,7 @@ int main(int argc, char** argv) {
   if (strcmp(cmd, "ctxfree") == 0) return cmd_ctxfree();
   if (strcmp(cmd, "views") == 0) return cmd_views();
   if (strcmp(cmd, "hold") == 0) return cmd_hold();
+  if (strcmp(cmd, "smcapture") == 0) return cmd_smcapture();
   fprintf(stderr, "unknown command %s\n", cmd);
   return 2;
 }

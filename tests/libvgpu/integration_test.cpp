@@ -248,6 +248,20 @@ TEST_F(LibvgpuTest, GetProcAddressPointersReachTheDriverEntryPointOfTheirAbi) {
   EXPECT_NE(r.out.find("ok procabi"), std::string::npos) << r.out;
 }
 
+// With an SM limit, launches into a stream capture (begun through a cuGetProcAddress pointer) are
+// left to the graph; the graph's launch and the plain launches are measured (probe: smcapture).
+TEST_F(LibvgpuTest, SmLimitLeavesCapturedLaunchesToTheirGraph) {
+  Env env = BaseEnv("1g");
+  env["CUDA_DEVICE_SM_LIMIT"] = "50";
+  env["GPU_CORE_UTILIZATION_POLICY"] = "force";
+  env["VGPU_SM_STATS"] = "1";
+  env["VGPU_SM_PEER_DIR"] = dir_;
+  RunResult r = RunProcess(Probe({"smcapture"}), env);
+  EXPECT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("ok smcapture"), std::string::npos) << Describe(r);
+  EXPECT_NE(r.err.find("limit 50%: launches 7,"), std::string::npos) << Describe(r);
+}
+
 // cuCtxDestroy(_v2), the last cuDevicePrimaryCtxRelease(_v2) and cuDevicePrimaryCtxReset(_v2)
 // give the context's allocations and its own measured memory back at once (probe: ctxfree).
 TEST_F(LibvgpuTest, DestroyedContextsReleaseTheirMemoryAtOnce) {

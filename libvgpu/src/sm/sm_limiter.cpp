@@ -73,8 +73,7 @@ struct StreamTrack {
   uint32_t unrecorded;
   int64_t first_unrecorded_ns;
   int64_t last_launch_ns;  // host time of the newest launch on the stream
-  bool armed;              // BeforeLaunch let a tracked launch through (AfterLaunch follows)
-  int64_t armed_ns;        // when it did: AfterLaunch's time (saves a clock read per launch)
+  uint32_t in_launch;      // launches between their BeforeLaunch and AfterLaunch: keep the slot
   CUevent pool[kEventPool];
   uint32_t pool_count;
 };
@@ -105,6 +104,22 @@ constinit int g_region_count = 0;
 constinit VgpuSmRegion* g_side_region = nullptr;
 constinit bool g_side_tried = false;
 constinit VgpuSmDeviceShared g_private[kMaxDevices]{};
+
+// What BeforeLaunch let through, for the AfterLaunch of the same launch (always on the same thread,
+// right after the driver's launch): spares AfterLaunch a cuCtxGetDevice, a stream lookup and a
+// clock read. `device` is null when the launch is not measured.
+struct ArmedLaunch {
+  Device* device;
+  StreamTrack* track;
+  uintptr_t key;
+  int64_t at_ns;
+};
+thread_local constinit ArmedLaunch t_armed{};
+
+// Stream captures in progress in the process, counted by libvgpu's cuStreamBeginCapture* and
+// cuStreamEndCapture hooks: while there are none, a launch cannot be going into a graph and the
+// capture query (a driver call per launch) is skipped.
+constinit int g_captures_active = 0;
 
 const char* GetEnv(const char* name) {
   return getenv(name);
@@ -392,7 +407,8 @@ StreamTrack* FindStream(Device& d, CUstream stream, int per_thread) {
   for (StreamTrack& t : d.streams) {
     if (t.used && t.key == key) return &t;
     if (!t.used && free_slot == nullptr) free_slot = &t;
-    if (t.used && t.count == 0 && t.unrecorded == 0 && idle_slot == nullptr) idle_slot = &t;
+    if (t.used && t.count == 0 && t.unrecorded == 0 && t.in_launch == 0 && idle_slot == nullptr)
+      idle_slot = &t;
   }
   if (free_slot == nullptr && idle_slot != nullptr) {
     ForgetStream(*idle_slot);  // more streams than slots: recycle an idle one
@@ -425,6 +441,7 @@ Device* LockLimitedDevice() {
 }
 
 bool Capturing(CUstream stream, int per_thread) {
+  if (__atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) <= 0) return false;
   if (g_driver.stream_is_capturing == nullptr) return false;
   if (stream == nullptr && per_thread != 0) stream = CU_STREAM_PER_THREAD;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -433,6 +450,7 @@ bool Capturing(CUstream stream, int per_thread) {
 }
 
 void BeforeLaunch(CUstream stream, int per_thread) {
+  t_armed.device = nullptr;
   if (Capturing(stream, per_thread)) return;  // recorded into a graph: runs (and is limited) later
   Device* dp = LockLimitedDevice();
   if (dp == nullptr) return;
@@ -520,31 +538,35 @@ void BeforeLaunch(CUstream stream, int per_thread) {
       t->ring[(t->head + t->count - 1) % kMarkRing].overlap_ns = overlap_until - now;
   }
   if (t != nullptr) {
-    t->armed = true;
-    t->armed_ns = now;
+    ++t->in_launch;
+    t_armed = ArmedLaunch{&d, t, t->key, now};
   }
   pthread_mutex_unlock(&d.mu);
 }
 
-void AfterLaunch(CUstream stream, int per_thread, CUresult result) {
-  Device* dp = LockLimitedDevice();
-  if (dp == nullptr) return;
-  Device& d = *dp;
-  StreamTrack* t = FindStream(d, stream, per_thread);
+void AfterLaunch(CUresult result) {
   // Only launches that BeforeLaunch let through (not captured into a graph) are measured.
-  const bool armed = t != nullptr && t->armed;
-  if (t != nullptr) t->armed = false;
-  if (armed && result == CUDA_SUCCESS) {
-    const int64_t now = t->armed_ns;
-    ++d.stats.launches;
-    if (t->unrecorded == 0) t->first_unrecorded_ns = now;
-    t->last_launch_ns = now;
-    ++t->unrecorded;
-    if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded, now - t->first_unrecorded_ns))
-      RecordMark(d, *t, /*start=*/false, now);
-    if (now - d.last_extend_ns >= kExtendIntervalNs) {
-      d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
-      d.last_extend_ns = now;
+  const ArmedLaunch armed = t_armed;
+  t_armed.device = nullptr;
+  if (armed.device == nullptr) return;
+  Device& d = *armed.device;
+  pthread_mutex_lock(&d.mu);
+  StreamTrack* t = armed.track;  // in_launch kept the slot from being recycled meanwhile
+  if (t->used && t->key == armed.key) {
+    if (t->in_launch > 0) --t->in_launch;
+    if (result == CUDA_SUCCESS) {
+      const int64_t now = armed.at_ns;
+      ++d.stats.launches;
+      if (t->unrecorded == 0) t->first_unrecorded_ns = now;
+      t->last_launch_ns = now;
+      ++t->unrecorded;
+      if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded,
+                          now - t->first_unrecorded_ns))
+        RecordMark(d, *t, /*start=*/false, now);
+      if (now - d.last_extend_ns >= kExtendIntervalNs) {
+        d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
+        d.last_extend_ns = now;
+      }
     }
   }
   pthread_mutex_unlock(&d.mu);
@@ -606,6 +628,8 @@ void ChildAfterFork() {
     __atomic_store_n(&d.state, kStateUnknown, __ATOMIC_RELEASE);
   }
   pthread_mutex_init(&g_global_mu, nullptr);
+  __atomic_store_n(&g_captures_active, 0, __ATOMIC_RELAXED);
+  t_armed.device = nullptr;
 }
 
 }  // namespace
@@ -659,12 +683,14 @@ void vgpu_sm_before_launch_slow(CUstream stream, int per_thread_stream) {
 
 void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult launch_result) {
   using namespace vgpu::sm;
+  (void)stream;  // the launch's stream is known from its BeforeLaunch (t_armed)
+  (void)per_thread_stream;
   if (!g_report_at_exit) {
-    AfterLaunch(stream, per_thread_stream, launch_result);
+    AfterLaunch(launch_result);
     return;
   }
   const int64_t start = NowNs();
-  AfterLaunch(stream, per_thread_stream, launch_result);
+  AfterLaunch(launch_result);
   const int64_t end = NowNs();
   const int64_t before_left = __atomic_load_n(&g_before_left_ns, __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_hook_ns, static_cast<uint64_t>(end - start), __ATOMIC_RELAXED);
@@ -672,6 +698,18 @@ void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult 
     __atomic_fetch_add(&g_driver_launch_ns, static_cast<uint64_t>(start - before_left),
                        __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_timed_launches, 1, __ATOMIC_RELAXED);
+}
+
+void vgpu_sm_capture_begun(void) {
+  __atomic_fetch_add(&vgpu::sm::g_captures_active, 1, __ATOMIC_RELAXED);
+}
+
+void vgpu_sm_capture_ended(void) {
+  int active = __atomic_load_n(&vgpu::sm::g_captures_active, __ATOMIC_RELAXED);
+  while (active > 0 &&
+         !__atomic_compare_exchange_n(&vgpu::sm::g_captures_active, &active, active - 1, true,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
 }
 
 int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
