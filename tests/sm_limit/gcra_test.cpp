@@ -53,6 +53,28 @@ TEST(ResumeAtNs, WaitsForACreditOnlyWhenTheBurstWindowKeepsIt) {
   EXPECT_EQ(TatAfterCharge(1000, ResumeAtNs(1000, 200, 50), 200, 10), 1010);
 }
 
+TEST(AloneResumeCreditNs, RunsLongStretchesWithinTheWaitBound) {
+  constexpr int64_t kMs = 1'000'000;
+  struct Case {
+    int32_t percent;
+    int64_t burst, max_wait, shared, want;
+  };
+  const Case cases[] = {
+      {30, 300 * kMs, 700 * kMs, 20 * kMs, 700 * kMs},  // 300 ms of work, then 700 ms of waiting
+      {50, 300 * kMs, 700 * kMs, 20 * kMs, 300 * kMs},
+      {70, 300 * kMs, 700 * kMs, 20 * kMs, 300 * kMs / 70 * 30},
+      {10, 300 * kMs, 700 * kMs, 20 * kMs, 700 * kMs},  // the wait bound shortens the stretch
+      {99, 300 * kMs, 700 * kMs, 20 * kMs, 20 * kMs},   // never below the shared credit
+      {30, 0, 700 * kMs, 20 * kMs, 20 * kMs},           // alone stretches switched off
+      {0, 300 * kMs, 700 * kMs, 20 * kMs, 20 * kMs},    // unlimited: nothing to wait for
+      {100, 300 * kMs, 700 * kMs, 20 * kMs, 20 * kMs},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(AloneResumeCreditNs(c.percent, c.burst, c.max_wait, c.shared), c.want)
+        << c.percent << "% burst " << c.burst;
+  }
+}
+
 // Charges from several processes on one shared counter add up exactly (no lost update).
 TEST(ChargeShared, ConcurrentProcessesNeverLoseACharge) {
   void* map =

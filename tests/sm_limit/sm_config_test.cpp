@@ -58,6 +58,24 @@ const char* FakeGetEnv(const char* name) {
   return it == g_env->end() ? nullptr : it->second.c_str();
 }
 
+TEST(ParseAloneBurstMs, Table) {
+  struct Case {
+    const char* text;
+    int32_t want;
+    bool malformed;
+  };
+  const Case cases[] = {
+      {nullptr, 300, false}, {"", 300, false},      {"0", 0, false},
+      {"50", 50, false},     {"1000", 1000, false}, {"1001", 300, true},
+      {"-1", 300, true},     {"20ms", 300, true},   {"abc", 300, true},
+  };
+  for (const Case& c : cases) {
+    Parsed<int32_t> got = ParseAloneBurstMs(c.text, 300);
+    EXPECT_EQ(got.value, c.want) << (c.text ? c.text : "(unset)");
+    EXPECT_EQ(got.malformed, c.malformed) << (c.text ? c.text : "(unset)");
+  }
+}
+
 TEST(SettingsForDevice, PerDeviceWinsAndPolicyApplies) {
   struct Case {
     std::map<std::string, std::string> env;

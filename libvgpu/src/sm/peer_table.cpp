@@ -211,6 +211,18 @@ void PeerTable::Release(int64_t now_ns, int64_t drain_ns) {
   }
 }
 
+bool PeerTable::OthersPresent() const {
+  if (table_ == nullptr) return true;
+  // One query over every slot's byte: fcntl reports a lock of another process, never our own.
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = VGPU_SM_PEER_LOCK_BASE;
+  lock.l_len = VGPU_SM_PEER_SLOTS;
+  if (fcntl(fd_, F_GETLK, &lock) != 0) return true;
+  return lock.l_type != F_UNLCK;
+}
+
 bool PeerTable::HighPriorityWaiting() const {
   if (table_ == nullptr) return false;
   for (int32_t i = 0; i < VGPU_SM_PEER_SLOTS; ++i) {

@@ -51,6 +51,10 @@ class PeerTable {
   // occupy the GPU (0 when unknown). Cleared by the call.
   int64_t TakeOverlapUntil();
 
+  // True when another live process has a slot: a limited tenant of this GPU, busy or not (one
+  // fcntl query). Also true when the table is closed: without it nobody can tell.
+  bool OthersPresent() const;
+
   // True when a high-priority tenant other than this process is waiting for the GPU.
   bool HighPriorityWaiting() const;
 

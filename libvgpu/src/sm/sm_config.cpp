@@ -23,6 +23,14 @@ Parsed<Policy> ParsePolicy(const char* text) {
   return {Policy::kDefault, true};
 }
 
+Parsed<int32_t> ParseAloneBurstMs(const char* text, int32_t fallback_ms) {
+  if (text == nullptr || *text == '\0') return {fallback_ms, false};
+  char* end = nullptr;
+  long value = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 0 || value > 1000) return {fallback_ms, true};
+  return {static_cast<int32_t>(value), false};
+}
+
 Parsed<Priority> ParsePriority(const char* text) {
   if (text == nullptr || *text == '\0') return {Priority::kLow, false};
   if (text[0] == '0' && text[1] == '\0') return {Priority::kHigh, false};

@@ -35,6 +35,12 @@ Parsed<Policy> ParsePolicy(const char* text);
 // "0" = high, "1" = low; unset = low; anything else is malformed and falls back to low.
 Parsed<Priority> ParsePriority(const char* text);
 
+// VGPU_SM_ALONE_BURST_MS (a vgpu extension, not HAMi's): how much GPU work a limited tenant alone
+// on its GPU runs in one stretch, in ms (gcra.h, AloneResumeCreditNs). Unset = `fallback_ms`;
+// 0 = no long stretches (as beside other tenants); at most 1000; anything else is malformed and
+// falls back.
+Parsed<int32_t> ParseAloneBurstMs(const char* text, int32_t fallback_ms);
+
 using GetEnvFn = const char* (*)(const char* name);
 
 struct DeviceSettings {

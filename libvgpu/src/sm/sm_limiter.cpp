@@ -34,6 +34,12 @@ constexpr int kEventPool = 16;
 constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200 ms
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
 constexpr int64_t kResumeCreditNs = 20'000'000;  // see ResumeAtNs
+// A tenant alone on its GPU runs longer stretches (AloneResumeCreditNs): VGPU_SM_ALONE_BURST_MS of
+// GPU work (default 300), waiting at most 700 ms in between. Whether others are there is looked up
+// at most once a second.
+constexpr int32_t kAloneBurstDefaultMs = 300;
+constexpr int64_t kAloneWaitMaxNs = 700'000'000;
+constexpr int64_t kAloneCheckIntervalNs = 1'000'000'000;
 constexpr int64_t kQueueSleepStepNs = 100'000;
 constexpr int64_t kLeaseSleepStepNs = 100'000;
 constexpr int64_t kContinuousNs = 100'000;
@@ -90,6 +96,8 @@ struct Device {
   bool peers_tried;
   int64_t last_poll_ns;    // last ProcessCompletions from the launch path
   int64_t last_extend_ns;  // last lease extension from the launch path
+  bool alone;              // no other limited tenant on this GPU, as last looked up
+  int64_t alone_checked_ns;
   StreamTrack streams[kMaxStreams];
   VgpuSmStats stats;
 };
@@ -104,6 +112,7 @@ constinit int g_region_count = 0;
 constinit VgpuSmRegion* g_side_region = nullptr;
 constinit bool g_side_tried = false;
 constinit VgpuSmDeviceShared g_private[kMaxDevices]{};
+constinit int64_t g_alone_burst_ns = int64_t{kAloneBurstDefaultMs} * 1'000'000;
 
 // What BeforeLaunch let through, for the AfterLaunch of the same launch (always on the same thread,
 // right after the driver's launch): spares AfterLaunch a cuCtxGetDevice, a stream lookup and a
@@ -114,7 +123,9 @@ struct ArmedLaunch {
   uintptr_t key;
   int64_t at_ns;
 };
-thread_local constinit ArmedLaunch t_armed{};
+// initial-exec: no __tls_get_addr (libvgpu links nothing from ld.so), and the library is preloaded,
+// so its 32 bytes come from the static TLS block (or the surplus glibc keeps for a late dlopen).
+__attribute__((tls_model("initial-exec"))) thread_local constinit ArmedLaunch t_armed{};
 
 // Stream captures in progress in the process, counted by libvgpu's cuStreamBeginCapture* and
 // cuStreamEndCapture hooks: while there are none, a launch cannot be going into a graph and the
@@ -226,6 +237,8 @@ void InitDevice(Device& d, CUdevice device) {
   d.policy = settings.policy;
   d.priority = settings.priority;
   d.stats.percent = settings.percent;
+  d.alone = false;
+  d.alone_checked_ns = 0;
   if (settings.percent <= 0) {
     __atomic_store_n(&d.state, kStateUnlimited, __ATOMIC_RELEASE);
     return;
@@ -249,11 +262,30 @@ bool Enforcing(const Device& d) {
   return __atomic_load_n(d.sharing, __ATOMIC_RELAXED) != VGPU_SM_SHARING_ALONE;
 }
 
+int64_t AloneCreditNs(const Device& d) {
+  return AloneResumeCreditNs(d.percent, g_alone_burst_ns, kAloneWaitMaxNs, kResumeCreditNs);
+}
+
 int64_t BurstNs(const Device& d) {
   // A low-priority tenant keeps no saved-up budget while a high-priority one is busy: it runs
   // strictly at its rate, never in bursts that would queue ahead of the high-priority work.
   if (d.priority == Priority::kLow && d.peers.HighPriorityWaiting()) return 0;
+  // Alone, the window must keep the longer wait between stretches (ResumeAtNs).
+  if (d.alone) {
+    const int64_t credit = AloneCreditNs(d);
+    return credit > kBurstNs ? credit : kBurstNs;
+  }
   return kBurstNs;
+}
+
+// How much budget a throttled launch waits to build up before it goes (ResumeAtNs).
+int64_t ResumeCreditNs(Device& d, int64_t now) {
+  if (g_alone_burst_ns <= 0) return kResumeCreditNs;
+  if (now - d.alone_checked_ns >= kAloneCheckIntervalNs) {
+    d.alone = !d.peers.OthersPresent();
+    d.alone_checked_ns = now;
+  }
+  return d.alone ? AloneCreditNs(d) : kResumeCreditNs;
 }
 
 void Charge(Device& d, int64_t gpu_ns, int64_t measured_ns, int64_t now) {
@@ -493,8 +525,10 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   for (bool throttled = false;;) {
     const int64_t tat = __atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED);
     if (!throttled && WaitNs(tat, now) <= 0) break;
+    if (!throttled) ++d.stats.budget_waits;
     throttled = true;
-    const int64_t wait = WaitNs(ResumeAtNs(tat, BurstNs(d), kResumeCreditNs), now);
+    const int64_t credit = ResumeCreditNs(d, now);  // first: it refreshes what BurstNs reads
+    const int64_t wait = WaitNs(ResumeAtNs(tat, BurstNs(d), credit), now);
     if (wait <= 0) break;
     // Out of budget with nothing of ours on the GPU: hand our turn to a waiting tenant now.
     if (!AnythingInFlight(d)) d.peers.Release(now, now);
@@ -596,15 +630,15 @@ __attribute__((destructor)) void ReportAtExit() {
     const Device& d = g_devices[i];
     if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) != kStateLimited) continue;
     char line[320];
-    int n = snprintf(line, sizeof(line),
-                     "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, events %llu, "
-                     "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms), lease "
-                     "wait %.1f ms\n",
-                     static_cast<int>(getpid()), i, d.percent,
-                     static_cast<unsigned long long>(d.stats.launches),
-                     static_cast<unsigned long long>(d.stats.events_recorded),
-                     Ms(d.stats.measured_ns), Ms(d.stats.charged_ns), Ms(d.stats.throttled_ns),
-                     Ms(d.stats.queue_wait_ns), Ms(d.stats.lease_wait_ns));
+    int n = snprintf(
+        line, sizeof(line),
+        "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, events %llu, "
+        "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms, %llu "
+        "budget waits), lease wait %.1f ms\n",
+        static_cast<int>(getpid()), i, d.percent, static_cast<unsigned long long>(d.stats.launches),
+        static_cast<unsigned long long>(d.stats.events_recorded), Ms(d.stats.measured_ns),
+        Ms(d.stats.charged_ns), Ms(d.stats.throttled_ns), Ms(d.stats.queue_wait_ns),
+        static_cast<unsigned long long>(d.stats.budget_waits), Ms(d.stats.lease_wait_ns));
     WriteLine(line, n, sizeof(line));
     // The hook time includes the waits; what is left is the limiter's own cost per launch.
     const uint64_t waits = d.stats.throttled_ns;
@@ -645,6 +679,10 @@ void vgpu_sm_init(const VgpuSmDriver* driver) {
     g_initialised = true;
     const char* report = GetEnv("VGPU_SM_STATS");
     g_report_at_exit = report != nullptr && *report != '\0' && *report != '0';
+    Parsed<int32_t> alone_ms =
+        ParseAloneBurstMs(GetEnv("VGPU_SM_ALONE_BURST_MS"), kAloneBurstDefaultMs);
+    if (alone_ms.malformed) Warn("ignoring a malformed VGPU_SM_ALONE_BURST_MS (expected 0-1000)");
+    g_alone_burst_ns = int64_t{alone_ms.value} * 1'000'000;
     if (AnyDeviceLimited(GetEnv, kMaxDevices)) {
       pthread_atfork(nullptr, nullptr, ChildAfterFork);
       __atomic_store_n(&vgpu_sm_any_limited, 1, __ATOMIC_RELEASE);
