@@ -96,6 +96,7 @@ struct Device {
   bool peers_tried;
   int64_t last_poll_ns;    // last ProcessCompletions from the launch path
   int64_t last_extend_ns;  // last lease extension from the launch path
+  uint32_t recent_stream;  // index of the stream of the latest launch (FindStream)
   bool alone;              // no other limited tenant on this GPU, as last looked up
   int64_t alone_checked_ns;
   StreamTrack streams[kMaxStreams];
@@ -432,8 +433,8 @@ void ForgetStream(StreamTrack& t) {
   memset(&t, 0, sizeof(t));
 }
 
-StreamTrack* FindStream(Device& d, CUstream stream, int per_thread) {
-  uintptr_t key = StreamKey(stream, per_thread);
+// The track of `key` (creating one, or recycling an idle one), or nullptr when all are busy.
+StreamTrack* FindStreamSlot(Device& d, CUstream stream, int per_thread, uintptr_t key) {
   StreamTrack* free_slot = nullptr;
   StreamTrack* idle_slot = nullptr;
   for (StreamTrack& t : d.streams) {
@@ -452,6 +453,17 @@ StreamTrack* FindStream(Device& d, CUstream stream, int per_thread) {
   if (stream == CU_STREAM_LEGACY) stream = nullptr;
   free_slot->stream = (stream == nullptr && per_thread != 0) ? CU_STREAM_PER_THREAD : stream;
   return free_slot;
+}
+
+StreamTrack* FindStream(Device& d, CUstream stream, int per_thread) {
+  const uintptr_t key = StreamKey(stream, per_thread);
+  // Most launches go to the stream of the launch before: the 32 tracks span ~20 KB, and a scan of
+  // them after the application has run its own code between launches is mostly cache misses.
+  StreamTrack& recent = d.streams[d.recent_stream];
+  if (recent.used && recent.key == key) return &recent;
+  StreamTrack* found = FindStreamSlot(d, stream, per_thread, key);
+  if (found != nullptr) d.recent_stream = static_cast<uint32_t>(found - d.streams);
+  return found;
 }
 
 // The device of the launch, already initialised, or nullptr when it is not limited now.
@@ -609,8 +621,9 @@ void AfterLaunch(CUresult result) {
 // VGPU_SM_STATS=1: one line per limited device on stderr when the process exits, to see where a
 // limited process's time went (measured and charged GPU time, waits, events).
 constinit bool g_report_at_exit = false;
-// With the report on, the launch path also times itself (two clock reads per hook): the time spent
-// in the limiter's hooks (waits included) and in the driver's launch between them.
+// VGPU_SM_STATS=2: the launch path also times itself (two clock reads per hook, ~80 ns): the time
+// spent in the limiter's hooks (waits included) and in the driver's launch between them.
+constinit bool g_self_timing = false;
 constinit uint64_t g_hook_ns = 0;
 constinit uint64_t g_driver_launch_ns = 0;
 constinit uint64_t g_timed_launches = 0;
@@ -640,6 +653,7 @@ __attribute__((destructor)) void ReportAtExit() {
         Ms(d.stats.charged_ns), Ms(d.stats.throttled_ns), Ms(d.stats.queue_wait_ns),
         static_cast<unsigned long long>(d.stats.budget_waits), Ms(d.stats.lease_wait_ns));
     WriteLine(line, n, sizeof(line));
+    if (!g_self_timing) continue;
     // The hook time includes the waits; what is left is the limiter's own cost per launch.
     const uint64_t waits = d.stats.throttled_ns;
     n = snprintf(line, sizeof(line),
@@ -679,6 +693,7 @@ void vgpu_sm_init(const VgpuSmDriver* driver) {
     g_initialised = true;
     const char* report = GetEnv("VGPU_SM_STATS");
     g_report_at_exit = report != nullptr && *report != '\0' && *report != '0';
+    g_self_timing = report != nullptr && strcmp(report, "2") == 0;
     Parsed<int32_t> alone_ms =
         ParseAloneBurstMs(GetEnv("VGPU_SM_ALONE_BURST_MS"), kAloneBurstDefaultMs);
     if (alone_ms.malformed) Warn("ignoring a malformed VGPU_SM_ALONE_BURST_MS (expected 0-1000)");
@@ -708,7 +723,7 @@ void vgpu_sm_use_shared_state(VgpuSmDeviceShared* devices, int count) {
 
 void vgpu_sm_before_launch_slow(CUstream stream, int per_thread_stream) {
   using namespace vgpu::sm;
-  if (!g_report_at_exit) {
+  if (!g_self_timing) {
     BeforeLaunch(stream, per_thread_stream);
     return;
   }
@@ -723,7 +738,7 @@ void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult 
   using namespace vgpu::sm;
   (void)stream;  // the launch's stream is known from its BeforeLaunch (t_armed)
   (void)per_thread_stream;
-  if (!g_report_at_exit) {
+  if (!g_self_timing) {
     AfterLaunch(launch_result);
     return;
   }
