@@ -60,5 +60,27 @@ TEST(UpdateEstimate, Table) {
   EXPECT_EQ(UpdateEstimate(0, 0, 5), 1);          // never 0 once known
 }
 
+TEST(OwnOverheadNs, CreditsTheHooksOnlyWhileTheGpuWaitedOnTheHost) {
+  struct Case {
+    int64_t measured;
+    uint32_t launches;
+    int64_t hook;
+    bool waited;
+    int64_t want;
+  };
+  const Case cases[] = {
+      {1'000'000, 120, 300, true, 36'000},    // launch-bound: 120 launches x 300 ns
+      {1'000'000, 120, 300, false, 0},        // work was queued: the hooks ran in its shadow
+      {1'000'000, 5000, 300, true, 250'000},  // never more than a quarter of the interval
+      {1'000'000, 120, 0, true, 0},           // no estimate of the hooks' cost yet
+      {0, 120, 300, true, 0},                 // nothing measured
+      {-5, 120, 300, true, 0},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(OwnOverheadNs(c.measured, c.launches, c.hook, c.waited), c.want)
+        << c.measured << " " << c.launches << " " << c.hook << " " << c.waited;
+  }
+}
+
 }  // namespace
 }  // namespace vgpu::sm

@@ -39,6 +39,19 @@ inline bool QueueFull(const AccountingParams& p, uint32_t end_marks, uint32_t ma
   return end_marks >= 2 && outstanding_est_ns >= p.queue_bound_ns;
 }
 
+// The part of a measured interval that was the limiter's own host time, not the tenant's: when the
+// GPU waited on the host (a launch-bound stream: no measured work was still queued when the
+// limiter last looked), every ns the launch hooks took between two launches stretched the
+// interval, and an unlimited run would not have had it. `hook_ns` is the hooks' cost per launch.
+// Never more than a quarter of the interval; nothing while the GPU had work queued (then the
+// hooks ran in its shadow).
+inline int64_t OwnOverheadNs(int64_t measured_ns, uint32_t launches, int64_t hook_ns,
+                             bool gpu_waited_on_host) {
+  if (!gpu_waited_on_host || measured_ns <= 0 || hook_ns <= 0) return 0;
+  const int64_t own = static_cast<int64_t>(launches) * hook_ns;
+  return own < measured_ns / 4 ? own : measured_ns / 4;
+}
+
 // Moving average of GPU time per launch on a stream (a 1/4 step keeps it responsive to a change
 // of workload and steady under jitter). `est_ns` == 0 means no estimate yet.
 inline int64_t UpdateEstimate(int64_t est_ns, int64_t measured_ns, uint32_t launches) {

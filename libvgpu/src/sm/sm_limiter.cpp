@@ -76,6 +76,7 @@ struct StreamTrack {
   Mark last_done;  // newest completed mark: where the next interval starts
   bool has_last_done;
   int64_t est_per_launch_ns;  // measured GPU time per launch (moving average)
+  bool gpu_waited;            // at the last poll, no measured work was queued (OwnOverheadNs)
   uint32_t unrecorded;
   int64_t first_unrecorded_ns;
   int64_t last_launch_ns;  // host time of the newest launch on the stream
@@ -114,6 +115,11 @@ constinit VgpuSmRegion* g_side_region = nullptr;
 constinit bool g_side_tried = false;
 constinit VgpuSmDeviceShared g_private[kMaxDevices]{};
 constinit int64_t g_alone_burst_ns = int64_t{kAloneBurstDefaultMs} * 1'000'000;
+// The launch hooks' own cost per launch (moving average of every 256th launch, timed): what a
+// launch-bound stream is not charged (OwnOverheadNs).
+constinit int64_t g_hook_ns_est = 0;
+constexpr uint32_t kHookSampleMask = 255;
+constexpr int64_t kHookSampleMaxNs = 5'000;  // longer: the hook waited (budget, queue, lease)
 
 // What BeforeLaunch let through, for the AfterLaunch of the same launch (always on the same thread,
 // right after the driver's launch): spares AfterLaunch a cuCtxGetDevice, a stream lookup and a
@@ -376,6 +382,8 @@ void ProcessCompletions(Device& d, int64_t now) {
             if (overlap > measured - measured / 4) overlap = measured - measured / 4;
             charged -= overlap;
           }
+          charged -= OwnOverheadNs(charged, m.launches,
+                                   __atomic_load_n(&g_hook_ns_est, __ATOMIC_RELAXED), t.gpu_waited);
           Charge(d, charged, measured, now);
           t.est_per_launch_ns = UpdateEstimate(t.est_per_launch_ns, measured, m.launches);
         } else {
@@ -506,6 +514,11 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   if (now - d.last_poll_ns >= kPollIntervalNs || t == nullptr || t->count + 3 >= kMarkRing) {
     ProcessCompletions(d, now);
     d.last_poll_ns = now;
+    // Everything recorded on the stream has run (bar a mark just recorded): the GPU is waiting on
+    // this host thread, whose launch hooks then stretch what the events measure.
+    if (t != nullptr)
+      t->gpu_waited =
+          t->count == 0 || (t->count == 1 && now - t->ring[t->head].host_ns < kContinuousNs);
   }
   const int64_t started = now;
   // Our turn on the GPU is over and another tenant waits: let our queued work finish (which
@@ -624,6 +637,15 @@ constinit bool g_report_at_exit = false;
 // VGPU_SM_STATS=2: the launch path also times itself (two clock reads per hook, ~80 ns): the time
 // spent in the limiter's hooks (waits included) and in the driver's launch between them.
 constinit bool g_self_timing = false;
+// Every 256th launch of a thread is timed for g_hook_ns_est (-1: this launch is not).
+__attribute__((tls_model("initial-exec"))) thread_local constinit uint32_t t_hook_tick = 0;
+__attribute__((tls_model("initial-exec"))) thread_local constinit int64_t t_hook_sample_ns = -1;
+
+void NoteHookSample(int64_t ns) {
+  if (ns <= 0 || ns > kHookSampleMaxNs) return;
+  const int64_t est = __atomic_load_n(&g_hook_ns_est, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_hook_ns_est, est <= 0 ? ns : est + (ns - est) / 8, __ATOMIC_RELAXED);
+}
 constinit uint64_t g_hook_ns = 0;
 constinit uint64_t g_driver_launch_ns = 0;
 constinit uint64_t g_timed_launches = 0;
@@ -647,11 +669,12 @@ __attribute__((destructor)) void ReportAtExit() {
         line, sizeof(line),
         "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, events %llu, "
         "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms, %llu "
-        "budget waits), lease wait %.1f ms\n",
+        "budget waits), lease wait %.1f ms, hooks ~%lld ns per launch\n",
         static_cast<int>(getpid()), i, d.percent, static_cast<unsigned long long>(d.stats.launches),
         static_cast<unsigned long long>(d.stats.events_recorded), Ms(d.stats.measured_ns),
         Ms(d.stats.charged_ns), Ms(d.stats.throttled_ns), Ms(d.stats.queue_wait_ns),
-        static_cast<unsigned long long>(d.stats.budget_waits), Ms(d.stats.lease_wait_ns));
+        static_cast<unsigned long long>(d.stats.budget_waits), Ms(d.stats.lease_wait_ns),
+        static_cast<long long>(__atomic_load_n(&g_hook_ns_est, __ATOMIC_RELAXED)));
     WriteLine(line, n, sizeof(line));
     if (!g_self_timing) continue;
     // The hook time includes the waits; what is left is the limiter's own cost per launch.
@@ -723,13 +746,15 @@ void vgpu_sm_use_shared_state(VgpuSmDeviceShared* devices, int count) {
 
 void vgpu_sm_before_launch_slow(CUstream stream, int per_thread_stream) {
   using namespace vgpu::sm;
-  if (!g_self_timing) {
+  if (!g_self_timing && (++t_hook_tick & kHookSampleMask) != 0) {
     BeforeLaunch(stream, per_thread_stream);
     return;
   }
   const int64_t start = NowNs();
   BeforeLaunch(stream, per_thread_stream);
   const int64_t end = NowNs();
+  t_hook_sample_ns = end - start;
+  if (!g_self_timing) return;
   __atomic_fetch_add(&g_hook_ns, static_cast<uint64_t>(end - start), __ATOMIC_RELAXED);
   __atomic_store_n(&g_before_left_ns, end, __ATOMIC_RELAXED);
 }
@@ -738,13 +763,16 @@ void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult 
   using namespace vgpu::sm;
   (void)stream;  // the launch's stream is known from its BeforeLaunch (t_armed)
   (void)per_thread_stream;
-  if (!g_self_timing) {
+  if (t_hook_sample_ns < 0) {
     AfterLaunch(launch_result);
     return;
   }
   const int64_t start = NowNs();
   AfterLaunch(launch_result);
   const int64_t end = NowNs();
+  NoteHookSample(t_hook_sample_ns + (end - start));
+  t_hook_sample_ns = -1;
+  if (!g_self_timing) return;
   const int64_t before_left = __atomic_load_n(&g_before_left_ns, __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_hook_ns, static_cast<uint64_t>(end - start), __ATOMIC_RELAXED);
   if (before_left > 0 && start >= before_left)
