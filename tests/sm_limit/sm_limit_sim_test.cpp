@@ -45,7 +45,7 @@ struct Scenario {
   std::vector<double> expected;
   int sharing_flag = 0;  // VgpuSmDeviceShared.sharing preset for every container (node monitor)
   // VGPU_SM_ALONE_BURST_MS of the tenants ("" = unset: the library's default). The simulated GPU
-  // has no clock boost for long stretches to undo, and in a 3 s window a stretch of 500 ms is 17
+  // has no clock boost for long stretches to undo, and in a 3 s window a stretch of 1 s is 33
   // points of phase error whenever a kill shifts the rhythm: the other tests run short stretches.
   std::string alone_burst_ms = "0";
 };
@@ -311,7 +311,7 @@ TEST_F(SmLimitSimTest, SigkilledProcessNeverBlocksItsContainerOrPeers) {
 // A tenant alone on its GPU runs long stretches of work between budget waits
 // (VGPU_SM_ALONE_BURST_MS; on a real GPU they undo the clock boost of a GPU that is not saturated)
 // and keeps its share; a tenant beside others runs short ones (20 ms of credit), which keeps the
-// hand-over quick. Stretches of 150 ms here (default 500): the window holds many of them, so where
+// hand-over quick. Stretches of 150 ms here (default 1000): the window holds many of them, so where
 // it cuts one costs at most 2.5 points. The mean stretch is the GPU time a tenant measured per
 // budget wait.
 TEST_F(SmLimitSimTest, AloneTenantRunsLongStretchesSharedOnesShort) {

@@ -35,10 +35,10 @@ constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
 constexpr int64_t kResumeCreditNs = 20'000'000;  // see ResumeAtNs
 // A tenant alone on its GPU runs longer stretches (AloneResumeCreditNs): VGPU_SM_ALONE_BURST_MS of
-// GPU work (default 500), waiting at most 700 ms in between. Whether others are there is looked up
+// GPU work (default 1000), waiting at most 1 s in between. Whether others are there is looked up
 // at most once a second.
-constexpr int32_t kAloneBurstDefaultMs = 500;
-constexpr int64_t kAloneWaitMaxNs = 700'000'000;
+constexpr int32_t kAloneBurstDefaultMs = 1000;
+constexpr int64_t kAloneWaitMaxNs = 1'000'000'000;
 constexpr int64_t kAloneCheckIntervalNs = 1'000'000'000;
 constexpr int64_t kQueueSleepStepNs = 100'000;
 constexpr int64_t kLeaseSleepStepNs = 100'000;
