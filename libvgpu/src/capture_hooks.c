@@ -11,7 +11,9 @@
 #define MISSING CUDA_ERROR_NOT_FOUND
 
 static CUresult begun(CUresult rc) {
-  if (rc == CUDA_SUCCESS) vgpu_limiter_capture_begun();
+  if (rc == CUDA_SUCCESS) {
+    vgpu_limiter_capture_begun();
+  }
   return rc;
 }
 
@@ -58,12 +60,16 @@ HIDDEN CUresult vgpu_hook_cuStreamBeginCaptureToGraph_v12030_ptsz(CUstream s, CU
 typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus*);
 typedef CUresult (*end_fn)(CUstream, CUgraph*);
 static CUresult end_capture(end_fn real, is_capturing_fn query, CUstream s, CUgraph* graph) {
-  if (real == NULL) return MISSING;
+  if (real == NULL) {
+    return MISSING;
+  }
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   const int active =
       query == NULL || query(s, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
   const CUresult rc = real(s, graph);
-  if (active) vgpu_limiter_capture_ended();
+  if (active) {
+    vgpu_limiter_capture_ended();
+  }
   return rc;
 }
 HIDDEN CUresult vgpu_hook_cuStreamEndCapture_v10000(CUstream s, CUgraph* graph) {
