@@ -508,6 +508,9 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   if (dp == nullptr) return;
   Device& d = *dp;
   StreamTrack* t = FindStream(d, stream, per_thread);
+  // Held from here to AfterLaunch: while this launch waits below (lock released), another thread
+  // that needs a track must not recycle this one.
+  if (t != nullptr) ++t->in_launch;
   int64_t now = NowNs();
   // Poll the events at most every 500 us on the fast path: a launch-bound loop of tiny kernels
   // must not pay an event query per launch (the queue and budget checks below still run).
@@ -596,10 +599,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     if (RecordMark(d, *t, /*start=*/true, now) && overlap_until > now)
       t->ring[(t->head + t->count - 1) % kMarkRing].overlap_ns = overlap_until - now;
   }
-  if (t != nullptr) {
-    ++t->in_launch;
-    t_armed = ArmedLaunch{&d, t, t->key, now};
-  }
+  if (t != nullptr) t_armed = ArmedLaunch{&d, t, t->key, now};
   pthread_mutex_unlock(&d.mu);
 }
 
