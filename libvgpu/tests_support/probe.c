@@ -84,6 +84,15 @@ static void make_context(void) {
   map_region();
 }
 
+/* The fake driver's kernel "k" (its first parameter is its duration in ns), from a loaded module.
+ */
+static CUfunction fake_kernel(CUmodule* mod) {
+  CUfunction f;
+  CU(cuModuleLoadData(mod, "fake image"));
+  CU(cuModuleGetFunction(&f, *mod, "k"));
+  return f;
+}
+
 /* ---- allocation paths ---------------------------------------------------------------------- */
 
 enum {
@@ -737,9 +746,7 @@ static int cmd_procabi(void) {
       PROC("cuLaunchKernel", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
   CHECK((void*)launch != (void*)launch_pt, "one launch entry point for both streams");
   CUmodule mod;
-  CUfunction f;
-  CU(cuModuleLoadData(&mod, "fake image"));
-  CU(cuModuleGetFunction(&f, mod, "k"));
+  const CUfunction f = fake_kernel(&mod);
   uint64_t ns = 100000000ull;
   void* params[] = {&ns};
   CU(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
@@ -759,14 +766,12 @@ static int cmd_procabi(void) {
 /* SM limit with stream capture (run with CUDA_DEVICE_SM_LIMIT and VGPU_SM_STATS=1): launches into
  * a capture are recorded into the graph, not measured; the graph's launch is. The capture is begun
  * through a cuGetProcAddress pointer, as the CUDA runtime does, and must come from libvgpu. The
- * limiter's exit report then counts 4 + 1 + 2 = 7 measured launches (10 if the captured ones were
- * measured). */
+ * limiter's exit report then counts 4 + 1 + 2 = 7 measured launches (13 if the 2 × 3 captured ones
+ * were measured). */
 static int cmd_smcapture(void) {
   make_context();
   CUmodule mod;
-  CUfunction f;
-  CU(cuModuleLoadData(&mod, "fake image"));
-  CU(cuModuleGetFunction(&f, mod, "k"));
+  const CUfunction f = fake_kernel(&mod);
   uint64_t ns = 1000000ull;
   void* params[] = {&ns};
   CUstream s, c;
