@@ -126,8 +126,7 @@ constexpr int64_t kHookSampleMaxNs = 5'000;  // longer: the hook waited (budget,
 // clock read. `device` is null when the launch is not measured.
 struct ArmedLaunch {
   Device* device;
-  StreamTrack* track;
-  uintptr_t key;
+  StreamTrack* track;  // held for this launch (in_launch): not recycled before AfterLaunch
   int64_t at_ns;
 };
 // initial-exec: no __tls_get_addr (libvgpu links nothing from ld.so), and the library is preloaded,
@@ -599,7 +598,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     if (RecordMark(d, *t, /*start=*/true, now) && overlap_until > now)
       t->ring[(t->head + t->count - 1) % kMarkRing].overlap_ns = overlap_until - now;
   }
-  if (t != nullptr) t_armed = ArmedLaunch{&d, t, t->key, now};
+  if (t != nullptr) t_armed = ArmedLaunch{&d, t, now};
   pthread_mutex_unlock(&d.mu);
 }
 
@@ -610,22 +609,19 @@ void AfterLaunch(CUresult result) {
   if (armed.device == nullptr) return;
   Device& d = *armed.device;
   pthread_mutex_lock(&d.mu);
-  StreamTrack* t = armed.track;  // in_launch kept the slot from being recycled meanwhile
-  if (t->used && t->key == armed.key) {
-    if (t->in_launch > 0) --t->in_launch;
-    if (result == CUDA_SUCCESS) {
-      const int64_t now = armed.at_ns;
-      ++d.stats.launches;
-      if (t->unrecorded == 0) t->first_unrecorded_ns = now;
-      t->last_launch_ns = now;
-      ++t->unrecorded;
-      if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded,
-                          now - t->first_unrecorded_ns))
-        RecordMark(d, *t, /*start=*/false, now);
-      if (now - d.last_extend_ns >= kExtendIntervalNs) {
-        d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
-        d.last_extend_ns = now;
-      }
+  StreamTrack* t = armed.track;
+  --t->in_launch;
+  if (result == CUDA_SUCCESS) {
+    const int64_t now = armed.at_ns;
+    ++d.stats.launches;
+    if (t->unrecorded == 0) t->first_unrecorded_ns = now;
+    t->last_launch_ns = now;
+    ++t->unrecorded;
+    if (ShouldRecordEnd(kParams, t->est_per_launch_ns, t->unrecorded, now - t->first_unrecorded_ns))
+      RecordMark(d, *t, /*start=*/false, now);
+    if (now - d.last_extend_ns >= kExtendIntervalNs) {
+      d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
+      d.last_extend_ns = now;
     }
   }
   pthread_mutex_unlock(&d.mu);
