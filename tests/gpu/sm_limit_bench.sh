@@ -38,7 +38,7 @@ fi
 echo "library: $LIB"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 mkdir -p /tmp/vgpulock /tmp/smbench
-rm -f /tmp/vgpulock/vgpu-sm-* /tmp/smbench/*
+rm -f /tmp/vgpulock/vgpu-sm-* /tmp/smbench/* "$OUT/windows.txt" "$OUT"/meter-*.jsonl
 
 # run_group NAME SPEC...   SPEC = workload:limit:policy ; limit "native" = without libvgpu.
 run_group() {
@@ -62,6 +62,7 @@ run_group() {
     i=$((i + 1))
   done
   for p in "${pids[@]}"; do wait "$p"; done
+  echo "$name $start $end" >>"$OUT/windows.txt"
   echo "$name done: $(cat "$OUT/$name"-*.json | tr '\n' ' ' | cut -c1-200)"
 }
 
@@ -78,16 +79,34 @@ run_group base2_matmul matmul:native:-
 run_group base2_graph graph:native:-
 fi
 # The launch-bound loop's speed is the host CPU's, which drifted by up to ±30 % between identical
-# native runs on the GPU machine: native and limited runs alternate in short windows (the same
-# WIN seconds in all) and are compared in total, so that drift hits both alike.
-SMALL_WIN=$WIN
-WIN=4 WARM=5
+# native runs on the GPU machine. Native and limited runs therefore alternate: every round is a
+# native window followed by one window per limit (the order rotates from round to round), and a
+# final native window closes the last round; each limited window is compared with the mean of the
+# native windows around its round, and the shares are totals over all rounds. Windows are
+# SM_BENCH_SMALL_WINDOW s (default 12): a tenant alone runs in stretches of up to 1 s of work with
+# up to 1 s of waiting in between (docs/sm-limit.md, step 3), so a window much shorter than that
+# would measure the phase of that rhythm. Meanwhile a CPU meter (a fixed pure-Python loop on a core
+# of its own) and the GPU's SM clock are sampled, to tell the host's drift from the limiter's.
+SMALL_WIN=${SM_BENCH_SMALL_WINDOW:-12}
+SMALL_REPS=${SM_BENCH_SMALL_REPS:-3}
+SMALL_LIMITS=(${SM_BENCH_SMALL_LIMITS:-10 30 50 70})
 if part small; then
-for rep in $(seq 1 $(((SMALL_WIN + 3) / 4))); do
-  run_group "smallrep${rep}_native" small:native:-
-  run_group "smallrep${rep}_30" small:30:force
-  run_group "smallrep${rep}_70" small:70:force
-done
+  METERS=()
+  if [ "$(nproc)" -ge 8 ] && command -v taskset >/dev/null; then
+    taskset -c 1 "$PY" "$ROOT/tests/gpu/host_meter.py" cpu "$OUT/meter-cpu.jsonl" & METERS+=($!)
+    taskset -c 0 "$PY" "$ROOT/tests/gpu/host_meter.py" gpu "$OUT/meter-gpu.jsonl" 2>/dev/null & METERS+=($!)
+  fi
+  WIN=$SMALL_WIN WARM=5
+  for rep in $(seq 1 "$SMALL_REPS"); do
+    run_group "smallrep${rep}_native" small:native:-
+    n=${#SMALL_LIMITS[@]}
+    for k in $(seq 0 $((n - 1))); do
+      l=${SMALL_LIMITS[$(((k + rep - 1) % n))]}
+      run_group "smallrep${rep}_$l" "small:$l:force"
+    done
+  done
+  run_group "smallrep$((SMALL_REPS + 1))_native" small:native:-
+  for m in "${METERS[@]}"; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
 fi
 WARM=6 WIN=1
 if part launch; then
@@ -130,17 +149,61 @@ for name, targets in rows if have_matmul else ():
         per = [100 * x / base[work] for x in r["per_second"]]
         spread = "%.1f-%.1f" % (min(per), max(per)) if per else "-"
         print("%-16s %-8s %8.1f %8d %10s %s" % (name, t, share, t, spread, " ".join("%.0f" % p for p in per)))
-reps = sorted({os.path.basename(f).split("_")[0]
-               for f in glob.glob(os.path.join(out, "smallrep*_native-0.json"))})
-native_small = [load(r + "_native")[0].get("iters_per_s", float("nan")) for r in reps]
-print("small native, per window: %s iterations/s" % " ".join("%.0f" % x for x in native_small))
-for t in (30, 70) if reps else ():
-    lim = [load("%s_%d" % (r, t))[0].get("iters_per_s", float("nan")) for r in reps]
-    share = 100 * sum(lim) / sum(native_small) if native_small else float("nan")
-    per = [100 * a / b for a, b in zip(lim, native_small)]
+def samples(kind, key, t0, t1):
+    path = os.path.join(out, "meter-%s.jsonl" % kind)
+    if not os.path.exists(path):
+        return []
+    res = []
+    for line in open(path):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if t0 <= d["t"] < t1:
+            res.append(d[key])
+    return res
+windows = {}
+if os.path.exists(os.path.join(out, "windows.txt")):
+    for line in open(os.path.join(out, "windows.txt")):
+        name, t0, t1 = line.split()
+        windows[name] = (float(t0), float(t1))
+def cov(name):
+    t0, t1 = windows.get(name, (0, 0))
+    c = samples("cpu", "cpu", t0, t1)
+    g = samples("gpu", "sm_mhz", t0, t1)
+    u = samples("gpu", "util", t0, t1)
+    return "cpu meter %s, SM clock %s MHz, util %s %%" % (
+        "%.0f" % statistics.mean(c) if c else "-", "%.0f" % statistics.median(g) if g else "-",
+        "%.0f" % statistics.mean(u) if u else "-")
+nreps = len(glob.glob(os.path.join(out, "smallrep*_native-0.json")))
+natives = [load("smallrep%d_native" % r)[0].get("iters_per_s", float("nan"))
+           for r in range(1, nreps + 1)]
+if natives:
+    print("\nlaunch-bound loop, native windows (iterations/s): " +
+          " ".join("%.0f" % x for x in natives))
+    for r in range(1, nreps + 1):
+        print("  smallrep%d_native: %s" % (r, cov("smallrep%d_native" % r)))
+limits = sorted({int(os.path.basename(f).split("_")[1].split("-")[0])
+                 for f in glob.glob(os.path.join(out, "smallrep*_*-0.json"))
+                 if "_native" not in f})
+for t in limits:
+    lim, ref, per = [], [], []
+    for r in range(1, nreps):
+        runs = load("smallrep%d_%d" % (r, t))
+        if not runs or "iters_per_s" not in runs[0]:
+            continue
+        around = statistics.mean(natives[r - 1:r + 1])
+        lim.append(runs[0]["iters_per_s"])
+        ref.append(around)
+        per.append(100 * runs[0]["iters_per_s"] / around)
+    if not lim:
+        continue
+    share = 100 * sum(lim) / sum(ref)
     print("%-16s %-8s %8.1f %8d %10s %s" % ("small_%d" % t, t, share, t,
-          "%.1f-%.1f" % (min(per), max(per)) if per else "-",
-          "per window vs the native run before it: " + " ".join("%.0f" % p for p in per)))
+          "%.1f-%.1f" % (min(per), max(per)),
+          "per round vs the native windows around it: " + " ".join("%.1f" % p for p in per)))
+    for r in range(1, nreps):
+        print("  smallrep%d_%d: %s" % (r, t, cov("smallrep%d_%d" % (r, t))))
 nat = [load(n)[0].get("launches_per_s") for n in ("launch_native", "launch_native2") if load(n)]
 nat = [x for x in nat if x]
 native = statistics.median(nat) if nat else float("nan")
