@@ -8,7 +8,8 @@
 # Environment: SM_BENCH_WINDOW (s measured per scenario, default 20), SM_BENCH_WARMUP (s before
 # the window, default 7), VGPU_LIBRARY (skip the build), SM_BENCH_PARTS (default
 # "matmul small launch": the matmul and graph scenarios, the launch-bound loop, launch overhead;
-# all three take ≈9 min, more than one 10-minute device call).
+# all three take ≈11 min, more than one 10-minute device call; "shared" runs only the tenants
+# that share the GPU, with their baselines).
 # Each tenant runs pinned to a CPU core of its own (when the machine has enough): the launch-bound
 # workload's speed is the CPU's, and an unpinned Python loop varied by ±15 % from run to run. The
 # baselines run before and after the limited scenarios; their mean is the reference.
@@ -78,6 +79,13 @@ run_group trio_20_30_50 matmul:20:force matmul:30:force matmul:50:force
 run_group base2_matmul matmul:native:-
 run_group base2_graph graph:native:-
 fi
+# Only the tenants that share the GPU (e.g. to compare settings such as VGPU_SM_SHARED_CREDIT_MS).
+if part shared; then
+run_group base_matmul matmul:native:-
+run_group pair_30_70 matmul:30:force matmul:70:force
+run_group trio_20_30_50 matmul:20:force matmul:30:force matmul:50:force
+run_group base2_matmul matmul:native:-
+fi
 # The launch-bound loop's speed is the host CPU's, which drifted by up to ±30 % between identical
 # native runs on the GPU machine. Native and limited runs therefore alternate: every round is a
 # native window followed by one window per limit (the order rotates from round to round), and a
@@ -130,7 +138,8 @@ def load(name):
 base = {}
 have_matmul = bool(glob.glob(os.path.join(out, "base_matmul-*.json")))
 for w in ("matmul", "graph") if have_matmul else ():
-    runs = [load(b + "_" + w)[0].get("iters_per_s", float("nan")) for b in ("base", "base2")]
+    runs = [(load(b + "_" + w) or [{}])[0].get("iters_per_s", float("nan"))
+            for b in ("base", "base2")]
     base[w] = statistics.mean(runs)
     print("baseline %-7s %s iterations/s (before, after); reference = mean" %
           (w, ", ".join("%.1f" % x for x in runs)))
@@ -142,13 +151,21 @@ rows = [("matmul_10", [10]), ("matmul_30", [30]), ("matmul_50", [50]), ("matmul_
 for name, targets in rows if have_matmul else ():
     work = name.split("_")[0]
     work = "matmul" if work in ("pair", "trio") else work
-    for r, t in zip(load(name), targets):
+    runs = load(name)
+    for r, t in zip(runs, targets):
         if "iters_per_s" not in r:
             print("%-16s %-8s failed: %s" % (name, t, r)); continue
         share = 100 * r["iters_per_s"] / base[work]
         per = [100 * x / base[work] for x in r["per_second"]]
         spread = "%.1f-%.1f" % (min(per), max(per)) if per else "-"
         print("%-16s %-8s %8.1f %8d %10s %s" % (name, t, share, t, spread, " ".join("%.0f" % p for p in per)))
+    if len(targets) > 1 and len(runs) == len(targets) and all("iters_per_s" in r for r in runs):
+        # Limits that add up to 100: what each got of what the GPU delivered to them all.
+        total = sum(r["iters_per_s"] for r in runs)
+        print("%-16s split of the %.1f %% delivered: %s (targets %s)" % (
+            name, 100 * total / base[work],
+            " : ".join("%.1f" % (100 * r["iters_per_s"] / total) for r in runs),
+            " : ".join(str(t) for t in targets)))
 def samples(kind, key, t0, t1):
     path = os.path.join(out, "meter-%s.jsonl" % kind)
     if not os.path.exists(path):

@@ -76,6 +76,24 @@ TEST(ParseAloneBurstMs, Table) {
   }
 }
 
+TEST(ParseSharedCreditMs, Table) {
+  struct Case {
+    const char* text;
+    int32_t want;
+    bool malformed;
+  };
+  const Case cases[] = {
+      {nullptr, 20, false}, {"", 20, false},    {"1", 1, false},    {"60", 60, false},
+      {"200", 200, false},  {"0", 20, true},    {"201", 20, true},  {"-5", 20, true},
+      {"50ms", 20, true},   {"abc", 20, true},
+  };
+  for (const Case& c : cases) {
+    Parsed<int32_t> got = ParseSharedCreditMs(c.text, 20);
+    EXPECT_EQ(got.value, c.want) << (c.text ? c.text : "(unset)");
+    EXPECT_EQ(got.malformed, c.malformed) << (c.text ? c.text : "(unset)");
+  }
+}
+
 TEST(SettingsForDevice, PerDeviceWinsAndPolicyApplies) {
   struct Case {
     std::map<std::string, std::string> env;

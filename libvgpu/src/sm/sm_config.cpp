@@ -31,6 +31,14 @@ Parsed<int32_t> ParseAloneBurstMs(const char* text, int32_t fallback_ms) {
   return {static_cast<int32_t>(value), false};
 }
 
+Parsed<int32_t> ParseSharedCreditMs(const char* text, int32_t fallback_ms) {
+  if (text == nullptr || *text == '\0') return {fallback_ms, false};
+  char* end = nullptr;
+  long value = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 1 || value > 200) return {fallback_ms, true};
+  return {static_cast<int32_t>(value), false};
+}
+
 Parsed<Priority> ParsePriority(const char* text) {
   if (text == nullptr || *text == '\0') return {Priority::kLow, false};
   if (text[0] == '0' && text[1] == '\0') return {Priority::kHigh, false};

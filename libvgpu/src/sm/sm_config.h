@@ -41,6 +41,11 @@ Parsed<Priority> ParsePriority(const char* text);
 // falls back.
 Parsed<int32_t> ParseAloneBurstMs(const char* text, int32_t fallback_ms);
 
+// VGPU_SM_SHARED_CREDIT_MS: the budget (ms of wall time at the limit's rate) a throttled launch
+// waits to build up beside other tenants before it goes; 1..200 (the burst window); anything
+// else is malformed and falls back.
+Parsed<int32_t> ParseSharedCreditMs(const char* text, int32_t fallback_ms);
+
 using GetEnvFn = const char* (*)(const char* name);
 
 struct DeviceSettings {

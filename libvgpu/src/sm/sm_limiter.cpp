@@ -33,7 +33,7 @@ constexpr int kMarkRing = 12;
 constexpr int kEventPool = 16;
 constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200 ms
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
-constexpr int64_t kResumeCreditNs = 20'000'000;  // see ResumeAtNs
+constexpr int32_t kSharedCreditDefaultMs = 20;  // see ResumeAtNs
 // A tenant alone on its GPU runs longer stretches (AloneResumeCreditNs): VGPU_SM_ALONE_BURST_MS of
 // GPU work (default 1000), waiting at most 1 s in between. Whether others are there is looked up
 // at most once a second.
@@ -115,6 +115,8 @@ constinit VgpuSmRegion* g_side_region = nullptr;
 constinit bool g_side_tried = false;
 constinit VgpuSmDeviceShared g_private[kMaxDevices]{};
 constinit int64_t g_alone_burst_ns = int64_t{kAloneBurstDefaultMs} * 1'000'000;
+// The budget a throttled launch waits to build up beside other tenants (VGPU_SM_SHARED_CREDIT_MS).
+constinit int64_t g_shared_credit_ns = int64_t{kSharedCreditDefaultMs} * 1'000'000;
 // The launch hooks' own cost per launch (moving average of every 256th launch, timed): what a
 // launch-bound stream is not charged (OwnOverheadNs).
 constinit int64_t g_hook_ns_est = 0;
@@ -269,7 +271,7 @@ bool Enforcing(const Device& d) {
 }
 
 int64_t AloneCreditNs(const Device& d) {
-  return AloneResumeCreditNs(d.percent, g_alone_burst_ns, kAloneWaitMaxNs, kResumeCreditNs);
+  return AloneResumeCreditNs(d.percent, g_alone_burst_ns, kAloneWaitMaxNs, g_shared_credit_ns);
 }
 
 int64_t BurstNs(const Device& d) {
@@ -286,12 +288,12 @@ int64_t BurstNs(const Device& d) {
 
 // How much budget a throttled launch waits to build up before it goes (ResumeAtNs).
 int64_t ResumeCreditNs(Device& d, int64_t now) {
-  if (g_alone_burst_ns <= 0) return kResumeCreditNs;
+  if (g_alone_burst_ns <= 0) return g_shared_credit_ns;
   if (now - d.alone_checked_ns >= kAloneCheckIntervalNs) {
     d.alone = !d.peers.OthersPresent();
     d.alone_checked_ns = now;
   }
-  return d.alone ? AloneCreditNs(d) : kResumeCreditNs;
+  return d.alone ? AloneCreditNs(d) : g_shared_credit_ns;
 }
 
 void Charge(Device& d, int64_t gpu_ns, int64_t measured_ns, int64_t now) {
@@ -717,6 +719,11 @@ void vgpu_sm_init(const VgpuSmDriver* driver) {
         ParseAloneBurstMs(GetEnv("VGPU_SM_ALONE_BURST_MS"), kAloneBurstDefaultMs);
     if (alone_ms.malformed) Warn("ignoring a malformed VGPU_SM_ALONE_BURST_MS (expected 0-1000)");
     g_alone_burst_ns = int64_t{alone_ms.value} * 1'000'000;
+    Parsed<int32_t> shared_ms =
+        ParseSharedCreditMs(GetEnv("VGPU_SM_SHARED_CREDIT_MS"), kSharedCreditDefaultMs);
+    if (shared_ms.malformed)
+      Warn("ignoring a malformed VGPU_SM_SHARED_CREDIT_MS (expected 1-200)");
+    g_shared_credit_ns = int64_t{shared_ms.value} * 1'000'000;
     if (AnyDeviceLimited(GetEnv, kMaxDevices)) {
       pthread_atfork(nullptr, nullptr, ChildAfterFork);
       __atomic_store_n(&vgpu_sm_any_limited, 1, __ATOMIC_RELEASE);
