@@ -116,6 +116,21 @@ if part small; then
   run_group "smallrep$((SMALL_REPS + 1))_native" small:native:-
   for m in "${METERS[@]}"; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
 fi
+# What pauses alone cost the launch-bound loop on this host: the loop without libvgpu, pausing
+# itself in the limiter's rhythm for a tenant alone at 30 and 70 %, its rate while running
+# compared with the continuous native loop around it (a CPU that slows down after each sleep
+# slows the limited loop the same way, through no fault of the limiter's accounting).
+if part duty; then
+  WIN=$SMALL_WIN WARM=5
+  for rep in 1 2; do
+    run_group "dutyrep${rep}_native" small:native:-
+    run_group "dutyrep${rep}_d30" small_duty30:native:-
+    run_group "dutyrep${rep}_l30" small:30:force
+    run_group "dutyrep${rep}_d70" small_duty70:native:-
+    run_group "dutyrep${rep}_l70" small:70:force
+  done
+  run_group "dutyrep3_native" small:native:-
+fi
 WARM=6 WIN=1
 if part launch; then
 run_group launch_native launch:native:-
@@ -221,6 +236,21 @@ for t in limits:
           "per round vs the native windows around it: " + " ".join("%.1f" % p for p in per)))
     for r in range(1, nreps):
         print("  smallrep%d_%d: %s" % (r, t, cov("smallrep%d_%d" % (r, t))))
+for rep in (1, 2):
+    around = [(load("dutyrep%d_native" % r) or [{}])[0].get("iters_per_s") for r in (rep, rep + 1)]
+    if None in around:
+        continue
+    ref = statistics.mean(around)
+    print("duty round %d: native %s iterations/s" % (rep, " / ".join("%.0f" % x for x in around)))
+    for tag in ("d30", "l30", "d70", "l70"):
+        r = (load("dutyrep%d_%s" % (rep, tag)) or [{}])[0]
+        if "iters_per_s" not in r:
+            continue
+        extra = ""
+        if "iters_per_running_s" in r:
+            extra = ", while running %.1f %% of native (ran %.2f s)" % (
+                100 * r["iters_per_running_s"] / ref, r["running_s"])
+        print("  %s: %.1f %% of native%s" % (tag, 100 * r["iters_per_s"] / ref, extra))
 nat = [load(n)[0].get("launches_per_s") for n in ("launch_native", "launch_native2") if load(n)]
 nat = [x for x in nat if x]
 native = statistics.median(nat) if nat else float("nan")

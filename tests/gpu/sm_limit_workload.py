@@ -9,6 +9,11 @@ Workloads:
   small   launch-heavy: 1 MiB elementwise kernels, synchronising every 200 launches
   graph   torch.cuda.CUDAGraph of 4 bf16 8192^2 products, replayed, synchronising every replay
   launch  launch-rate probe for overhead: tiny elementwise kernels, median of 5 timed bursts
+  small_duty30, small_duty70
+          the `small` loop without any limiter, pausing itself in the rhythm the limiter gives a
+          tenant alone at 30 % (429 ms of work, 1 s of sleep) or 70 % (1 s of work, 429 ms of
+          sleep); also reports its rate while running, to show what the pauses alone cost a
+          host-bound loop (CPU wake-up) apart from the limiter
 """
 import json
 import os
@@ -50,7 +55,7 @@ def main():
 
         def step():
             g.replay()
-    elif kind == "small":
+    elif kind in ("small", "small_duty30", "small_duty70"):
         per_step, sync_every = 1, 200
 
         def step():
@@ -83,6 +88,9 @@ def main():
             step()
         torch.cuda.synchronize()
 
+    duty = {"small_duty30": (0.429, 1.0), "small_duty70": (1.0, 0.429)}.get(kind)
+    run_started = time.time()
+    running_s = 0.0
     seconds = int(end_at - start_at)
     per_second = [0] * max(seconds, 1)
     done = 0
@@ -92,13 +100,22 @@ def main():
         torch.cuda.synchronize()
         now = time.time()
         if now >= end_at:
+            running_s += now - max(run_started, start_at)
             break
+        if duty and now - run_started >= duty[0]:
+            running_s += now - max(run_started, start_at) if now > start_at else 0.0
+            time.sleep(duty[1])
+            run_started = time.time()
         slot = int(now - start_at)
         if 0 <= slot < len(per_second):
             per_second[slot] += sync_every * per_step
         done += sync_every * per_step
     rate = sum(per_second) / max(seconds, 1)
-    print(json.dumps({"kind": kind, "iters_per_s": rate, "per_second": per_second}), flush=True)
+    result = {"kind": kind, "iters_per_s": rate, "per_second": per_second}
+    if duty:
+        result["running_s"] = running_s
+        result["iters_per_running_s"] = sum(per_second) / running_s if running_s > 0 else 0.0
+    print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":
