@@ -83,8 +83,8 @@ TEST(ParseSharedCreditMs, Table) {
     bool malformed;
   };
   const Case cases[] = {
-      {nullptr, 20, false}, {"", 20, false},    {"1", 1, false},    {"60", 60, false},
-      {"200", 200, false},  {"0", 20, true},    {"201", 20, true},  {"-5", 20, true},
+      {nullptr, 20, false}, {"", 20, false},   {"1", 1, false},   {"60", 60, false},
+      {"200", 200, false},  {"0", 20, true},   {"201", 20, true}, {"-5", 20, true},
       {"50ms", 20, true},   {"abc", 20, true},
   };
   for (const Case& c : cases) {

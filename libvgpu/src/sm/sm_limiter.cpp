@@ -721,8 +721,7 @@ void vgpu_sm_init(const VgpuSmDriver* driver) {
     g_alone_burst_ns = int64_t{alone_ms.value} * 1'000'000;
     Parsed<int32_t> shared_ms =
         ParseSharedCreditMs(GetEnv("VGPU_SM_SHARED_CREDIT_MS"), kSharedCreditDefaultMs);
-    if (shared_ms.malformed)
-      Warn("ignoring a malformed VGPU_SM_SHARED_CREDIT_MS (expected 1-200)");
+    if (shared_ms.malformed) Warn("ignoring a malformed VGPU_SM_SHARED_CREDIT_MS (expected 1-200)");
     g_shared_credit_ns = int64_t{shared_ms.value} * 1'000'000;
     if (AnyDeviceLimited(GetEnv, kMaxDevices)) {
       pthread_atfork(nullptr, nullptr, ChildAfterFork);
