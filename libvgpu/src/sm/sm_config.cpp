@@ -23,20 +23,26 @@ Parsed<Policy> ParsePolicy(const char* text) {
   return {Policy::kDefault, true};
 }
 
-Parsed<int32_t> ParseAloneBurstMs(const char* text, int32_t fallback_ms) {
+namespace {
+
+// A whole number of milliseconds in [low, high]; unset means `fallback_ms`, anything else is
+// malformed and falls back too.
+Parsed<int32_t> ParseMsInRange(const char* text, int32_t fallback_ms, long low, long high) {
   if (text == nullptr || *text == '\0') return {fallback_ms, false};
   char* end = nullptr;
   long value = strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < 0 || value > 1000) return {fallback_ms, true};
+  if (end == text || *end != '\0' || value < low || value > high) return {fallback_ms, true};
   return {static_cast<int32_t>(value), false};
 }
 
+}  // namespace
+
+Parsed<int32_t> ParseAloneBurstMs(const char* text, int32_t fallback_ms) {
+  return ParseMsInRange(text, fallback_ms, 0, 1000);
+}
+
 Parsed<int32_t> ParseSharedCreditMs(const char* text, int32_t fallback_ms) {
-  if (text == nullptr || *text == '\0') return {fallback_ms, false};
-  char* end = nullptr;
-  long value = strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < 1 || value > 200) return {fallback_ms, true};
-  return {static_cast<int32_t>(value), false};
+  return ParseMsInRange(text, fallback_ms, 1, 200);
 }
 
 Parsed<Priority> ParsePriority(const char* text) {
