@@ -32,6 +32,9 @@ void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result
 /* A stream capture began / an active one ended (launches into it are recorded into a graph, not
  * run): reported by libvgpu's cuStreamBeginCapture* and cuStreamEndCapture hooks. */
 void vgpu_limiter_capture_begun(void);
+/* The application is about to wait for the GPU: reported by libvgpu's cuStreamSynchronize*,
+ * cuCtxSynchronize* and cuEventSynchronize hooks. */
+void vgpu_limiter_before_sync(void);
 void vgpu_limiter_capture_ended(void);
 
 #endif

@@ -14,3 +14,5 @@ void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result
 void vgpu_limiter_capture_begun(void) {}
 
 void vgpu_limiter_capture_ended(void) {}
+
+void vgpu_limiter_before_sync(void) {}

@@ -67,6 +67,16 @@ static inline void vgpu_sm_after_launch(CUstream stream, int per_thread_stream, 
     vgpu_sm_after_launch_slow(stream, per_thread_stream, result);
 }
 
+void vgpu_sm_before_sync_slow(void);
+
+/* Before the application waits for the GPU (libvgpu's cuStreamSynchronize[_ptsz],
+ * cuCtxSynchronize[_v2] and cuEventSynchronize hooks): closes the current device's batches of
+ * launches with a timing event, so that work between two synchronisations is measured even when
+ * it is too short to have an event of its own. */
+static inline void vgpu_sm_before_sync(void) {
+  if (__builtin_expect(vgpu_sm_any_limited != 0, 0)) vgpu_sm_before_sync_slow();
+}
+
 /* Stream captures: libvgpu's cuStreamBeginCapture* hooks call vgpu_sm_capture_begun() after a
  * capture started, its cuStreamEndCapture hooks vgpu_sm_capture_ended() after one that was active
  * ended. While none is active the launch hooks skip the driver's capture query (a driver call per

@@ -65,6 +65,11 @@ void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result
   vgpu_sm_after_launch(launch->stream, launch->per_thread_stream, result);
 }
 
+void vgpu_limiter_before_sync(void) {
+  /* Before the first launch nothing is open, and the limiter is not initialised yet. */
+  if (__atomic_load_n(&g_sm_ready, __ATOMIC_ACQUIRE)) vgpu_sm_before_sync();
+}
+
 void vgpu_limiter_capture_begun(void) {
   vgpu_sm_capture_begun();
 }

@@ -86,6 +86,17 @@ run_group pair_30_70 matmul:30:force matmul:70:force
 run_group trio_20_30_50 matmul:20:force matmul:30:force matmul:50:force
 run_group base2_matmul matmul:native:-
 fi
+# Tenants of different kinds sharing the GPU: the launch-bound loop at 30 beside the matmul loop at
+# 70, each measured against its own workload alone. VGPU_LIBRARY_B: the same pair again with that
+# build of the library (an A/B of a change, same run).
+if part mixed; then
+run_group base_matmul matmul:native:-
+run_group base_small small:native:-
+run_group mixed_s30_m70 small:30:force matmul:70:force
+if [ -n "${VGPU_LIBRARY_B:-}" ]; then LIB=$VGPU_LIBRARY_B run_group mixedB_s30_m70 small:30:force matmul:70:force; fi
+run_group base2_small small:native:-
+run_group base2_matmul matmul:native:-
+fi
 # The launch-bound loop's speed is the host CPU's, which drifted by up to ±30 % between identical
 # native runs on the GPU machine. Native and limited runs therefore alternate: every round is a
 # native window followed by one window per limit (the order rotates from round to round), and a
@@ -181,6 +192,23 @@ for name, targets in rows if have_matmul else ():
             name, 100 * total / base[work],
             " : ".join("%.1f" % (100 * r["iters_per_s"] / total) for r in runs),
             " : ".join(str(t) for t in targets)))
+for name in ("mixed_s30_m70", "mixedB_s30_m70"):
+    runs = load(name)
+    if not runs:
+        continue
+    refs = {}
+    for w in ("small", "matmul"):
+        vals = [(load(b + "_" + w) or [{}])[0].get("iters_per_s", float("nan")) for b in ("base", "base2")]
+        refs[w] = statistics.mean(vals)
+    label = name + (" (VGPU_LIBRARY_B)" if name.startswith("mixedB") else "")
+    for r, (w, t) in zip(runs, (("small", 30), ("matmul", 70))):
+        if "iters_per_s" not in r:
+            print("%-16s %-8s failed: %s" % (label, t, r)); continue
+        per = [100 * x / refs[w] for x in r["per_second"]]
+        print("%-16s %-8s %8.1f %8d %10s %s (%s, native %.0f/s)" % (
+            label, t, 100 * r["iters_per_s"] / refs[w], t,
+            "%.1f-%.1f" % (min(per), max(per)) if per else "-",
+            " ".join("%.0f" % p for p in per), w, refs[w]))
 def samples(kind, key, t0, t1):
     path = os.path.join(out, "meter-%s.jsonl" % kind)
     if not os.path.exists(path):

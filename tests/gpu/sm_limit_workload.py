@@ -23,6 +23,41 @@ import time
 import torch
 
 
+def block_profile(blocks, iters):
+    """Per-iteration time of the loop while it runs: blocks longer than 5x the median held a pause
+    (a budget wait) and are left out; the rest are grouped by the time since the last pause."""
+    ordered = sorted(blocks)
+    median = ordered[len(ordered) // 2]
+    edges = [0.005, 0.02, 0.1, 0.5, float("inf")]
+    sums = [[0.0, 0] for _ in edges]
+    since = float("inf")
+    running_s, running_n, pauses = 0.0, 0, 0
+    for b in blocks:
+        if b > 5 * median:
+            pauses += 1
+            since = 0.0
+            continue
+        running_s += b
+        running_n += 1
+        for i, edge in enumerate(edges):
+            if since < edge:
+                sums[i][0] += b
+                sums[i][1] += 1
+                break
+        since += b
+    us = lambda s, n: round(s / n / iters * 1e6, 3) if n else None
+    return {
+        "us_per_iter_p10": round(ordered[len(ordered) // 10] / iters * 1e6, 3),
+        "us_per_iter_p50": round(median / iters * 1e6, 3),
+        "us_per_iter_p90": round(ordered[len(ordered) * 9 // 10] / iters * 1e6, 3),
+        "us_per_iter_running": us(running_s, running_n),
+        "pauses": pauses,
+        "us_per_iter_after_pause": {
+            ("<%gms" % (e * 1000) if e != float("inf") else "later"): us(*sums[i])
+            for i, e in enumerate(edges)},
+    }
+
+
 def main():
     kind = sys.argv[1]
     start_at = float(os.environ["START_AT"])
@@ -94,11 +129,19 @@ def main():
     seconds = int(end_at - start_at)
     per_second = [0] * max(seconds, 1)
     done = 0
+    # Durations of the synchronised blocks inside the window (launch-bound loops: where the time
+    # goes while running, and how fast the loop runs right after a pause).
+    blocks = []
+    block_t0 = time.perf_counter()
     while True:
         for _ in range(sync_every):
             step()
         torch.cuda.synchronize()
         now = time.time()
+        block_t1 = time.perf_counter()
+        if now >= start_at:
+            blocks.append(block_t1 - block_t0)
+        block_t0 = block_t1
         if now >= end_at:
             running_s += now - max(run_started, start_at)
             break
@@ -112,6 +155,8 @@ def main():
         done += sync_every * per_step
     rate = sum(per_second) / max(seconds, 1)
     result = {"kind": kind, "iters_per_s": rate, "per_second": per_second}
+    if kind.startswith("small") and blocks:
+        result["blocks"] = block_profile(blocks, sync_every * per_step)
     if duty:
         result["running_s"] = running_s
         result["iters_per_running_s"] = sum(per_second) / running_s if running_s > 0 else 0.0

@@ -262,6 +262,27 @@ TEST_F(LibvgpuTest, SmLimitLeavesCapturedLaunchesToTheirGraph) {
   EXPECT_NE(r.err.find("limit 50%: launches 7,"), std::string::npos) << Describe(r);
 }
 
+// Batches of launches too short for a timing event of their own are closed by the app's
+// synchronisation (cuStreamSynchronize, cuCtxSynchronize through cuGetProcAddress,
+// cuEventSynchronize) and measured: 7 batches of 5 × 100 us kernels (probe: smsync).
+TEST_F(LibvgpuTest, SmLimitMeasuresShortBatchesBetweenSynchronisations) {
+  Env env = BaseEnv("1g");
+  env["CUDA_DEVICE_SM_LIMIT"] = "90";
+  env["GPU_CORE_UTILIZATION_POLICY"] = "force";
+  env["VGPU_SM_STATS"] = "1";
+  env["VGPU_SM_PEER_DIR"] = dir_;
+  RunResult r = RunProcess(Probe({"smsync"}), env);
+  EXPECT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("ok smsync"), std::string::npos) << Describe(r);
+  const size_t at = r.err.find("measured ");
+  ASSERT_NE(at, std::string::npos) << Describe(r);
+  const double measured_ms = std::stod(r.err.substr(at + 9));
+  // 3.5 ms of kernels; the last batch's event is read at the next launch, and there is none.
+  // (Without the hooks only the first batch is measured, 0.5 ms: the rest is estimated.)
+  EXPECT_GE(measured_ms, 2.9) << Describe(r);
+  EXPECT_LE(measured_ms, 4.5) << Describe(r);  // the 2 ms pauses between batches are not counted
+}
+
 // cuCtxDestroy(_v2), the last cuDevicePrimaryCtxRelease(_v2) and cuDevicePrimaryCtxReset(_v2)
 // give the context's allocations and its own measured memory back at once (probe: ctxfree).
 TEST_F(LibvgpuTest, DestroyedContextsReleaseTheirMemoryAtOnce) {

@@ -50,10 +50,14 @@ int main() {
     CUresult result = SimLaunch(stream, ns_per_wave, blocks);
     vgpu_sm_after_launch(stream, per_thread, result);
     ++launches;
-    if (sync_every > 0 && launches % sync_every == 0) SimSynchronize(stream);
+    if (sync_every > 0 && launches % sync_every == 0) {
+      vgpu_sm_before_sync();  // as libvgpu's synchronisation hooks do
+      SimSynchronize(stream);
+    }
     int64_t ahead = SimQueuedAheadNs(stream);
     if (ahead > max_queued_ns) SleepNs(ahead - max_queued_ns);
   }
+  vgpu_sm_before_sync();
   SimSynchronize(stream);
   VgpuSmStats stats{};
   vgpu_sm_get_stats(0, &stats);

@@ -128,6 +128,8 @@ bool PeerTable::TryAcquire(int64_t now_ns, int64_t until_ns) {
       if (!mine || waiting_) {
         acquired_ns_ = now_ns;
         overlap_until_ns_ = __atomic_load_n(&table_->handoff_drain_ns, __ATOMIC_RELAXED);
+        handed_over_ = mine;
+        ++turn_;
       }
       SetWaiting(false, now_ns);
       return true;
@@ -205,6 +207,7 @@ void PeerTable::Release(int64_t now_ns, int64_t drain_ns) {
     uint64_t next = waiter >= 0 ? LeaseWord(waiter, now_ns + params_.handoff_grace_ns) : 0;
     if (__atomic_compare_exchange_n(&table_->lease, &word, next, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
+      ++turn_;
       if (waiter >= 0 || PickWaiter() >= 0) BumpGeneration();  // wake only when someone waits
       return;
     }
@@ -233,6 +236,10 @@ bool PeerTable::HighPriorityWaiting() const {
       return true;
   }
   return false;
+}
+
+bool PeerTable::AnyoneWaiting() const {
+  return table_ != nullptr && PickWaiter() >= 0;
 }
 
 int32_t PeerTable::PickWaiter() const {

@@ -50,6 +50,13 @@ class PeerTable {
   // After a TryAcquire that started a new turn: until when the previous holder's work may still
   // occupy the GPU (0 when unknown). Cleared by the call.
   int64_t TakeOverlapUntil();
+  // True when that turn was handed to this process by the previous holder (not a free lease).
+  bool handed_over() const { return handed_over_; }
+  // Changes whenever this process's turn on the GPU begins or ends: equal values at two launches
+  // mean it held the GPU all the time in between.
+  uint64_t turn() const { return turn_; }
+  // True when another tenant waits for the GPU now (a scan of the slots: not for every launch).
+  bool AnyoneWaiting() const;
 
   // True when another live process has a slot: a limited tenant of this GPU, busy or not (one
   // fcntl query). Also true when the table is closed: without it nobody can tell.
@@ -76,6 +83,8 @@ class PeerTable {
   bool waiting_ = false;
   int64_t acquired_ns_ = 0;
   int64_t overlap_until_ns_ = 0;
+  bool handed_over_ = false;
+  uint64_t turn_ = 0;
   int64_t last_reap_ns_ = 0;
   // ShouldYield's snapshot of the waiting slots, and when it was taken.
   int64_t waiters_scanned_ns_ = INT64_MIN / 2;

@@ -33,6 +33,10 @@ constexpr int kMarkRing = 12;
 constexpr int kEventPool = 16;
 constexpr int64_t kBurstNs = 200'000'000;  // unused budget kept for at most 200 ms
 constexpr int64_t kBudgetSleepStepNs = 2'000'000;
+// Out of budget with nothing of ours left on the GPU, there is nothing to charge meanwhile: wake
+// less often (the wait is recomputed after every step, so a budget charged meanwhile by another
+// process of the container still counts).
+constexpr int64_t kIdleBudgetSleepStepNs = 50'000'000;
 constexpr int32_t kSharedCreditDefaultMs = 20;  // see ResumeAtNs
 // A tenant alone on its GPU runs longer stretches (AloneResumeCreditNs): VGPU_SM_ALONE_BURST_MS of
 // GPU work (default 1000), waiting at most 1 s in between. Whether others are there is looked up
@@ -43,6 +47,8 @@ constexpr int64_t kAloneCheckIntervalNs = 1'000'000'000;
 constexpr int64_t kQueueSleepStepNs = 100'000;
 constexpr int64_t kLeaseSleepStepNs = 100'000;
 constexpr int64_t kContinuousNs = 100'000;
+// A hand-over gap longer than this is not the wake-up of the next holder (see BeforeLaunch).
+constexpr int64_t kMaxHandoverGapNs = 5'000'000;
 // Querying an event that is pending or just completed costs ~1.2 us of host time on an H100
 // (bench/libvgpu/limited_launch_cost.cu, `events 16 5` vs `events 16 50`): polled every 50 us,
 // that was ~2.5 % of a launch-bound loop; every 500 us it is 0.25 %.
@@ -80,6 +86,7 @@ struct StreamTrack {
   uint32_t unrecorded;
   int64_t first_unrecorded_ns;
   int64_t last_launch_ns;  // host time of the newest launch on the stream
+  uint64_t last_turn;      // the process's turn on the GPU (PeerTable::turn) at that launch
   uint32_t in_launch;      // launches between their BeforeLaunch and AfterLaunch: keep the slot
   CUevent pool[kEventPool];
   uint32_t pool_count;
@@ -403,17 +410,19 @@ void ProcessCompletions(Device& d, int64_t now) {
   if (anything_in_flight) d.peers.Extend(now + in_flight_est + kLeaseSlackNs);
 }
 
-uint32_t OutstandingEndMarksAll(const Device& d) {
+// End marks recorded and not yet completed, over every stream of the device. Launches that no
+// mark closed yet do not count: nothing may ever complete them.
+uint32_t RecordedEndMarksAll(const Device& d) {
   uint32_t n = 0;
   for (const StreamTrack& t : d.streams) {
-    if (t.used) n += OutstandingEndMarks(t) + (t.unrecorded > 0 ? 1 : 0);
+    if (t.used) n += OutstandingEndMarks(t);
   }
   return n;
 }
 
-bool AnythingInFlight(const Device& d) {
+bool RecordedWorkInFlight(const Device& d) {
   for (const StreamTrack& t : d.streams) {
-    if (t.used && (t.count > 0 || t.unrecorded > 0)) return true;
+    if (t.used && t.count > 0) return true;
   }
   return false;
 }
@@ -475,6 +484,24 @@ StreamTrack* FindStream(Device& d, CUstream stream, int per_thread) {
   return found;
 }
 
+// Records an end mark on every stream with launches that no mark closed yet, so that what they
+// run is measured and its completion seen: before a budget wait, a hand-over, and a
+// synchronisation (the app waits for the GPU: its batch is complete). Another thread's per-thread
+// stream cannot be named from here, and while a capture is in progress only `current` (a launch's
+// stream, known not to be capturing) is safe to record into: the others keep their open batch,
+// charged by estimate when the stream is next used.
+void CloseOpenBatches(Device& d, StreamTrack* current, int64_t now) {
+  const bool capturing = __atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0;
+  const uintptr_t own_per_thread = StreamKey(nullptr, 1);
+  for (StreamTrack& t : d.streams) {
+    if (!t.used || t.unrecorded == 0) continue;
+    if (&t != current &&
+        (capturing || (t.stream == CU_STREAM_PER_THREAD && t.key != own_per_thread)))
+      continue;
+    RecordMark(d, t, /*start=*/false, now);
+  }
+}
+
 // The device of the launch, already initialised, or nullptr when it is not limited now.
 // Returns with d->mu held when non-null.
 Device* LockLimitedDevice() {
@@ -528,8 +555,10 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   // Our turn on the GPU is over and another tenant waits: let our queued work finish (which
   // releases the lease to the waiter) before submitting more.
   if (d.peers.ShouldYield(now)) {
-    // Hand over while our last batch still runs, so that the GPU never idles in between.
-    while (OutstandingEndMarksAll(d) > 1) {
+    // Hand over while our last batch still runs, so that the GPU never idles in between. Batches
+    // that no event closed yet are closed first: nothing else would ever complete them.
+    CloseOpenBatches(d, t, now);
+    while (RecordedEndMarksAll(d) > 1) {
       pthread_mutex_unlock(&d.mu);
       SleepNs(kLeaseSleepStepNs);
       pthread_mutex_lock(&d.mu);
@@ -554,15 +583,23 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   for (bool throttled = false;;) {
     const int64_t tat = __atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED);
     if (!throttled && WaitNs(tat, now) <= 0) break;
-    if (!throttled) ++d.stats.budget_waits;
+    if (!throttled) {
+      ++d.stats.budget_waits;
+      // Close the batches still open, so that their events measure them and tell when our work
+      // on the GPU is done (launches no event closes would keep us "busy" all through the wait).
+      CloseOpenBatches(d, t, now);
+    }
     throttled = true;
     const int64_t credit = ResumeCreditNs(d, now);  // first: it refreshes what BurstNs reads
     const int64_t wait = WaitNs(ResumeAtNs(tat, BurstNs(d), credit), now);
     if (wait <= 0) break;
-    // Out of budget with nothing of ours on the GPU: hand our turn to a waiting tenant now.
-    if (!AnythingInFlight(d)) d.peers.Release(now, now);
+    // Out of budget with nothing of ours on the GPU: hand our turn to a waiting tenant now, and
+    // sleep in longer steps (there are no completions left to charge meanwhile).
+    const bool idle = !RecordedWorkInFlight(d);
+    if (idle) d.peers.Release(now, now + DeviceOutstandingEst(d));
+    const int64_t step = idle ? kIdleBudgetSleepStepNs : kBudgetSleepStepNs;
     pthread_mutex_unlock(&d.mu);
-    SleepNs(wait < kBudgetSleepStepNs ? wait : kBudgetSleepStepNs);
+    SleepNs(wait < step ? wait : step);
     pthread_mutex_lock(&d.mu);
     now = NowNs();
     ProcessCompletions(d, now);
@@ -581,13 +618,25 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   }
   d.stats.lease_wait_ns += static_cast<uint64_t>(now - lease_wait_start);
   const int64_t overlap_until = d.peers.TakeOverlapUntil();
+  // A turn handed to us after the previous holder's work had drained: the GPU idled from then
+  // until this launch (our wake-up), and that hand-over gap is ours to pay, not the other
+  // tenants'. A turn taken while their work still ran overlaps it instead (the start mark below).
+  if (overlap_until != 0 && overlap_until < now && d.peers.handed_over()) {
+    const int64_t gap = now - overlap_until;
+    Charge(d, gap < kMaxHandoverGapNs ? gap : kMaxHandoverGapNs, 0, now);
+  }
   if (now > started) {
     d.stats.throttled_ns += static_cast<uint64_t>(now - started);
     __atomic_fetch_add(&d.shared->throttled_ns, static_cast<uint64_t>(now - started),
                        __ATOMIC_RELAXED);
   }
-  const bool continuous =
-      t != nullptr && t->has_last_done && now - t->last_launch_ns < kContinuousNs;
+  // A pause of the app opens a new interval (below), so that it is not charged, unless we held
+  // the GPU all through it while another tenant waited for it: then it kept them off the GPU.
+  const uint64_t turn = d.peers.turn();
+  const bool continuous = t != nullptr && t->has_last_done &&
+                          (now - t->last_launch_ns < kContinuousNs ||
+                           (t->last_turn == turn && d.peers.Holding() && d.peers.AnyoneWaiting()));
+  if (t != nullptr) t->last_turn = turn;
   if (t != nullptr && t->count == 0 && !continuous) {
     // Nothing of ours is queued on the stream and the app paused: open a new interval here so
     // that the pause is never charged. Launches that no mark closed are charged by estimate.
@@ -602,6 +651,16 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   }
   if (t != nullptr) t_armed = ArmedLaunch{&d, t, now};
   pthread_mutex_unlock(&d.mu);
+}
+
+// The application is about to wait for the GPU (a stream, context or event synchronisation):
+// close its open batches, so that short batches between synchronisations (less than an event's
+// worth of work) are measured instead of charged by an estimate that nothing would update.
+void BeforeSync() {
+  Device* dp = LockLimitedDevice();
+  if (dp == nullptr) return;
+  CloseOpenBatches(*dp, nullptr, NowNs());
+  pthread_mutex_unlock(&dp->mu);
 }
 
 void AfterLaunch(CUresult result) {
@@ -781,6 +840,10 @@ void vgpu_sm_after_launch_slow(CUstream stream, int per_thread_stream, CUresult 
     __atomic_fetch_add(&g_driver_launch_ns, static_cast<uint64_t>(start - before_left),
                        __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_timed_launches, 1, __ATOMIC_RELAXED);
+}
+
+void vgpu_sm_before_sync_slow(void) {
+  vgpu::sm::BeforeSync();
 }
 
 void vgpu_sm_capture_begun(void) {
