@@ -9,7 +9,9 @@
 # the window, default 7), VGPU_LIBRARY (skip the build), SM_BENCH_PARTS (default
 # "matmul small launch": the matmul and graph scenarios, the launch-bound loop, launch overhead;
 # all three take ≈11 min, more than one 10-minute device call; "shared" runs only the tenants
-# that share the GPU, with their baselines).
+# that share the GPU, with their baselines; "mixed" the launch-bound loop at 30 beside the matmul
+# loop at 70, VGPU_LIBRARY_B adding the same pair with a second build; "duty" the launch-bound
+# loop pausing itself without libvgpu; where the loop loses speed: tests/gpu/small_speed.sh).
 # Each tenant runs pinned to a CPU core of its own (when the machine has enough): the launch-bound
 # workload's speed is the CPU's, and an unpinned Python loop varied by ±15 % from run to run. The
 # baselines run before and after the limited scenarios; their mean is the reference.
