@@ -100,16 +100,16 @@ run_group base2_small small:native:-
 run_group base2_matmul matmul:native:-
 fi
 # The launch-bound loop's speed is the host CPU's, which drifted by up to ±30 % between identical
-# native runs on the GPU machine. Native and limited runs therefore alternate: every round is a
-# native window followed by one window per limit (the order rotates from round to round), and a
-# final native window closes the last round; each limited window is compared with the mean of the
-# native windows around its round, and the shares are totals over all rounds. Windows are
+# native runs on the GPU machine, and by up to 42 % from one minute to the next. Native and limited
+# windows therefore alternate, every limited window between two native ones (N L N L N ...; the
+# order of the limits rotates from round to round), and each limited window is compared with the
+# mean of its two neighbours; a limit's share is the total over its windows. Windows are
 # SM_BENCH_SMALL_WINDOW s (default 12): a tenant alone runs in stretches of up to 1 s of work with
 # up to 1 s of waiting in between (docs/sm-limit.md, step 3), so a window much shorter than that
 # would measure the phase of that rhythm. Meanwhile a CPU meter (a fixed pure-Python loop on a core
 # of its own) and the GPU's SM clock are sampled, to tell the host's drift from the limiter's.
 SMALL_WIN=${SM_BENCH_SMALL_WINDOW:-12}
-SMALL_REPS=${SM_BENCH_SMALL_REPS:-3}
+SMALL_REPS=${SM_BENCH_SMALL_REPS:-2}
 SMALL_LIMITS=(${SM_BENCH_SMALL_LIMITS:-10 30 50 70})
 if part small; then
   METERS=()
@@ -118,15 +118,17 @@ if part small; then
     taskset -c 0 "$PY" "$ROOT/tests/gpu/host_meter.py" gpu "$OUT/meter-gpu.jsonl" 2>/dev/null & METERS+=($!)
   fi
   WIN=$SMALL_WIN WARM=5
+  : >"$OUT/small_order.txt"
+  w=0
+  n=${#SMALL_LIMITS[@]}
   for rep in $(seq 1 "$SMALL_REPS"); do
-    run_group "smallrep${rep}_native" small:native:-
-    n=${#SMALL_LIMITS[@]}
     for k in $(seq 0 $((n - 1))); do
+      run_group "smallw${w}_native" small:native:-; echo "smallw${w}_native native" >>"$OUT/small_order.txt"; w=$((w + 1))
       l=${SMALL_LIMITS[$(((k + rep - 1) % n))]}
-      run_group "smallrep${rep}_$l" "small:$l:force"
+      run_group "smallw${w}_$l" "small:$l:force"; echo "smallw${w}_$l $l" >>"$OUT/small_order.txt"; w=$((w + 1))
     done
   done
-  run_group "smallrep$((SMALL_REPS + 1))_native" small:native:-
+  run_group "smallw${w}_native" small:native:-; echo "smallw${w}_native native" >>"$OUT/small_order.txt"
   for m in "${METERS[@]}"; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
 fi
 # What pauses alone cost the launch-bound loop on this host: the loop without libvgpu, pausing
@@ -237,35 +239,38 @@ def cov(name):
     return "cpu meter %s, SM clock %s MHz, util %s %%" % (
         "%.0f" % statistics.mean(c) if c else "-", "%.0f" % statistics.median(g) if g else "-",
         "%.0f" % statistics.mean(u) if u else "-")
-nreps = len(glob.glob(os.path.join(out, "smallrep*_native-0.json")))
-natives = [load("smallrep%d_native" % r)[0].get("iters_per_s", float("nan"))
-           for r in range(1, nreps + 1)]
+order = []
+if os.path.exists(os.path.join(out, "small_order.txt")):
+    order = [line.split() for line in open(os.path.join(out, "small_order.txt")) if line.strip()]
+def rate(name):
+    return (load(name) or [{}])[0].get("iters_per_s")
+natives = [(i, rate(name)) for i, (name, kind) in enumerate(order) if kind == "native"]
 if natives:
     print("\nlaunch-bound loop, native windows (iterations/s): " +
-          " ".join("%.0f" % x for x in natives))
-    for r in range(1, nreps + 1):
-        print("  smallrep%d_native: %s" % (r, cov("smallrep%d_native" % r)))
-limits = sorted({int(os.path.basename(f).split("_")[1].split("-")[0])
-                 for f in glob.glob(os.path.join(out, "smallrep*_*-0.json"))
-                 if "_native" not in f})
-for t in limits:
-    lim, ref, per = [], [], []
-    for r in range(1, nreps):
-        runs = load("smallrep%d_%d" % (r, t))
-        if not runs or "iters_per_s" not in runs[0]:
-            continue
-        around = statistics.mean(natives[r - 1:r + 1])
-        lim.append(runs[0]["iters_per_s"])
-        ref.append(around)
-        per.append(100 * runs[0]["iters_per_s"] / around)
-    if not lim:
+          " ".join("%.0f" % r if r else "failed" for _, r in natives))
+    for i, r in natives:
+        print("  %s: %s" % (order[i][0], cov(order[i][0])))
+by_limit = {}
+for i, (name, kind) in enumerate(order):
+    if kind == "native":
         continue
-    share = 100 * sum(lim) / sum(ref)
+    before = rate(order[i - 1][0]) if i > 0 and order[i - 1][1] == "native" else None
+    after = rate(order[i + 1][0]) if i + 1 < len(order) and order[i + 1][1] == "native" else None
+    lim = rate(name)
+    if not (before and after and lim):
+        print("%-16s window %s failed or has no native neighbours" % ("small_" + kind, name))
+        continue
+    by_limit.setdefault(int(kind), []).append((name, lim, (before + after) / 2, before, after))
+for t in sorted(by_limit):
+    wins = by_limit[t]
+    share = 100 * sum(w[1] for w in wins) / sum(w[2] for w in wins)
+    per = [100 * w[1] / w[2] for w in wins]
     print("%-16s %-8s %8.1f %8d %10s %s" % ("small_%d" % t, t, share, t,
           "%.1f-%.1f" % (min(per), max(per)),
-          "per round vs the native windows around it: " + " ".join("%.1f" % p for p in per)))
-    for r in range(1, nreps):
-        print("  smallrep%d_%d: %s" % (r, t, cov("smallrep%d_%d" % (r, t))))
+          "per window vs its two native neighbours: " + " ".join(
+              "%.1f (%.0f/%.0f)" % (p, w[3], w[4]) for p, w in zip(per, wins))))
+    for w in wins:
+        print("  %s: %s" % (w[0], cov(w[0])))
 for rep in (1, 2):
     around = [(load("dutyrep%d_native" % r) or [{}])[0].get("iters_per_s") for r in (rep, rep + 1)]
     if None in around:

@@ -283,6 +283,32 @@ TEST_F(LibvgpuTest, SmLimitMeasuresShortBatchesBetweenSynchronisations) {
   EXPECT_LE(measured_ms, 4.5) << Describe(r);  // the 2 ms pauses between batches are not counted
 }
 
+// The launch-overhead probe (tests/gpu/launch_overhead.sh) compares two entry points in one
+// process: it is only a measurement of libvgpu's hook if its `hooked` path goes through the
+// limiter and its `direct` path does not. The limiter's own launch count tells.
+TEST_F(LibvgpuTest, PairedLaunchProbeComparesTheHookWithTheDriversOwnEntryPoint) {
+  Env env = BaseEnv("");
+  env["CUDA_DEVICE_SM_LIMIT"] = "99";
+  env["GPU_CORE_UTILIZATION_POLICY"] = "force";
+  env["VGPU_SM_STATS"] = "1";
+  env["VGPU_SM_PEER_DIR"] = dir_;
+  RunResult r = RunProcess({VGPU_PAIRED_LAUNCH, "40", "10"}, env);
+  ASSERT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("\"hooked_is_direct\": false"), std::string::npos) << Describe(r);
+  EXPECT_NE(r.out.find("\"overhead_pct\": "), std::string::npos) << Describe(r);
+  // 5 warm-up pairs and 10 measured pairs of 40 launches: only the hooked half is the limiter's.
+  EXPECT_NE(r.err.find("launches 600,"), std::string::npos) << Describe(r);
+
+  Env native = BaseEnv("");
+  native.erase("LD_PRELOAD");
+  RunResult n = RunProcess({VGPU_PAIRED_LAUNCH, "40", "10"}, native);
+  ASSERT_TRUE(ExitedOk(n)) << Describe(n);
+  EXPECT_NE(n.out.find("\"hooked_is_direct\": true"), std::string::npos) << Describe(n);
+
+  RunResult bad = RunProcess({VGPU_PAIRED_LAUNCH, "0"}, native);
+  EXPECT_TRUE(WIFEXITED(bad.status) && WEXITSTATUS(bad.status) == 2) << Describe(bad);
+}
+
 // cuCtxDestroy(_v2), the last cuDevicePrimaryCtxRelease(_v2) and cuDevicePrimaryCtxReset(_v2)
 // give the context's allocations and its own measured memory back at once (probe: ctxfree).
 TEST_F(LibvgpuTest, DestroyedContextsReleaseTheirMemoryAtOnce) {
