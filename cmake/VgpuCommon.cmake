@@ -5,11 +5,6 @@ set(VGPU_SANITIZERS "" CACHE STRING "Comma list of sanitizers for project code (
 # Warnings for every target of the project; applies to all directories.
 add_compile_options(-Wall -Wextra -Werror)
 
-# cpp-httplib listens with a backlog of 5 by default: a burst of concurrent clients (kube-scheduler
-# binding many pods, watchers of the simulated API server) overflows the accept queue and some
-# connections are reset. Same value in every translation unit (httplib is header-only).
-add_compile_definitions(CPPHTTPLIB_LISTEN_BACKLOG=1024)
-
 # Only the CUDA headers are needed at build time (cuda.h); no CUDA library is linked.
 find_path(VGPU_CUDA_INCLUDE_DIR cuda.h
   HINTS ENV CUDA_HOME /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/http_listen.h"
+
 namespace vgpu::scheduler {
 
 using nlohmann::json;
@@ -117,11 +119,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
     VGPU_RETURN_IF_ERROR(ParseBindAddress(s->options_.http_bind, host, port));
     s->http_ = NewPlainServer(s->options_.worker_threads);
     s->RouteApi(*s->http_, /*webhook_only=*/false);
-    s->http_port_ = port == 0 ? s->http_->bind_to_any_port(host)
-                              : (s->http_->bind_to_port(host, port) ? port : -1);
-    if (s->http_port_ <= 0)
-      return Unavailable("cannot listen on " + s->options_.http_bind + " (in use?)");
-    s->http_thread_ = std::thread([srv = s.get()] { srv->http_->listen_after_bind(); });
+    Result<int> bound = net::BindWithDeepBacklog(*s->http_, host, port);
+    if (!bound.ok()) {
+      return bound.status().WithContext("extender listener");
+    }
+    s->http_port_ = *bound;
+    s->http_thread_ = std::thread([srv = s.get()] {
+      net::ServeUntilStopped(*srv->http_, "vgpu-scheduler extender listener");
+    });
   }
   if (!s->options_.metrics_bind.empty()) {
     std::string host;
@@ -136,11 +141,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
     s->metrics_http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok\n", "text/plain");
     });
-    s->metrics_port_ = port == 0 ? s->metrics_http_->bind_to_any_port(host)
-                                 : (s->metrics_http_->bind_to_port(host, port) ? port : -1);
-    if (s->metrics_port_ <= 0)
-      return Unavailable("cannot listen on " + s->options_.metrics_bind + " (in use?)");
-    s->metrics_thread_ = std::thread([srv = s.get()] { srv->metrics_http_->listen_after_bind(); });
+    Result<int> bound = net::BindWithDeepBacklog(*s->metrics_http_, host, port);
+    if (!bound.ok()) {
+      return bound.status().WithContext("metrics listener");
+    }
+    s->metrics_port_ = *bound;
+    s->metrics_thread_ = std::thread([srv = s.get()] {
+      net::ServeUntilStopped(*srv->metrics_http_, "vgpu-scheduler metrics listener");
+    });
   }
   if (!s->options_.https_bind.empty()) {
     if (s->options_.tls_cert.empty() || s->options_.tls_key.empty()) {
@@ -177,16 +185,19 @@ Status Server::StartHttps() {
     if (https_thread_.joinable()) https_thread_.join();
     https_.reset();
   }
-  int bound =
-      port == 0 ? next->bind_to_any_port(host) : (next->bind_to_port(host, port) ? port : -1);
-  for (int attempt = 0; bound <= 0 && attempt < 50 && port != 0; ++attempt) {
+  Result<int> bound = net::BindWithDeepBacklog(*next, host, port);
+  for (int attempt = 0; !bound.ok() && attempt < 50 && port != 0; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    bound = next->bind_to_port(host, port) ? port : -1;
+    bound = net::BindWithDeepBacklog(*next, host, port);
   }
-  if (bound <= 0) return Unavailable("cannot listen on " + options_.https_bind + " (in use?)");
-  https_port_ = bound;
+  if (!bound.ok()) {
+    return bound.status().WithContext("webhook TLS listener");
+  }
+  https_port_ = *bound;
   https_ = std::move(next);
-  https_thread_ = std::thread([srv = https_.get()] { srv->listen_after_bind(); });
+  https_thread_ = std::thread([srv = https_.get()] {
+    net::ServeUntilStopped(*srv, "vgpu-scheduler webhook TLS listener");
+  });
   tls_stamp_ = stamp;
   return Status::Ok();
 }

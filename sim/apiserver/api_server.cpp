@@ -5,6 +5,7 @@
 #include <deque>
 #include <vector>
 
+#include "net/http_listen.h"
 #include "sim/apiserver/selectors.h"
 
 namespace vgpu::sim {
@@ -383,21 +384,16 @@ ApiServer::ApiServer(ApiServerOptions options)
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(ApiServerOptions options) {
   std::unique_ptr<ApiServer> s(new ApiServer(std::move(options)));
   s->Route();
-  int port =
-      s->options_.port == 0
-          ? s->http_->bind_to_any_port(s->options_.host)
-          : (s->http_->bind_to_port(s->options_.host, s->options_.port) ? s->options_.port : -1);
-  if (port <= 0) {
-    return Unavailable("cannot bind the simulated API server to " + s->options_.host + ":" +
-                       std::to_string(s->options_.port));
-  }
-  s->port_ = port;
+  Result<int> port = net::BindWithDeepBacklog(*s->http_, s->options_.host, s->options_.port);
+  if (!port.ok()) return port.status().WithContext("simulated API server");
+  s->port_ = *port;
   for (const char* ns : {"default", "kube-system"}) {
     auto created =
         s->store_.Create(*FindResource("v1", "namespaces"), "", json{{"metadata", {{"name", ns}}}});
     if (!created.ok()) return created.status();
   }
-  s->thread_ = std::thread([srv = s->http_.get()] { srv->listen_after_bind(); });
+  s->thread_ =
+      std::thread([srv = s->http_.get()] { net::ServeUntilStopped(*srv, "simulated API server"); });
   return s;
 }
 
