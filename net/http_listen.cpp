@@ -10,6 +10,20 @@
 
 namespace vgpu::net {
 
+namespace {
+
+void ServeUntilStopped(httplib::Server& server, const std::string& what) {
+  if (server.listen_after_bind()) {
+    return;  // stop() was called
+  }
+  const std::string why = std::system_category().message(errno);
+  (void)std::fprintf(stderr,
+                     "%s: stopped accepting connections (last error: %s); restart the process\n",
+                     what.c_str(), why.c_str());
+}
+
+}  // namespace
+
 Result<int> BindWithDeepBacklog(httplib::Server& server, const std::string& host, int port) {
   // httplib hands its socket options callback the listening socket before bind/listen; that is
   // the only way to learn the descriptor. Addresses tried and abandoned are closed by httplib,
@@ -40,14 +54,14 @@ Result<int> BindWithDeepBacklog(httplib::Server& server, const std::string& host
   return bound;
 }
 
-void ServeUntilStopped(httplib::Server& server, const std::string& what) {
-  if (server.listen_after_bind()) {
-    return;  // stop() was called
+Result<int> StartServing(httplib::Server& server, const std::string& host, int port,
+                         const std::string& what, std::thread& serving) {
+  Result<int> bound = BindWithDeepBacklog(server, host, port);
+  if (!bound.ok()) {
+    return bound.status().WithContext(what);
   }
-  const std::string why = std::system_category().message(errno);
-  (void)std::fprintf(stderr,
-                     "%s: stopped accepting connections (last error: %s); restart the process\n",
-                     what.c_str(), why.c_str());
+  serving = std::thread([&server, what] { ServeUntilStopped(server, what); });
+  return bound;
 }
 
 }  // namespace vgpu::net

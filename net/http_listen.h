@@ -10,6 +10,7 @@
 // same socket with the system's maximum backlog.
 
 #include <string>
+#include <thread>
 
 #include "core/base/status.h"
 
@@ -20,12 +21,14 @@ class Server;
 namespace vgpu::net {
 
 // Binds `server` to host:port (port 0 = any free port) with a deep accept queue and returns the
-// port. The caller then runs server.listen_after_bind() (see ServeUntilStopped).
+// port. The caller then runs server.listen_after_bind(), or uses StartServing.
 Result<int> BindWithDeepBacklog(httplib::Server& server, const std::string& host, int port);
 
-// Runs server.listen_after_bind(). httplib closes its listening socket on any accept() error
-// other than EMFILE and returns; that silently ends service, so it is reported on stderr with
-// `what` (e.g. "vgpu-scheduler extender on :8080") and errno.
-void ServeUntilStopped(httplib::Server& server, const std::string& what);
+// BindWithDeepBacklog, then server.listen_after_bind() on `serving` (joined by the caller after
+// server.stop()). Errors name `what`; nothing is started when binding fails. httplib closes its
+// listening socket on any accept() error other than EMFILE and returns, which would end service
+// silently: that is reported on stderr with `what` and errno.
+Result<int> StartServing(httplib::Server& server, const std::string& host, int port,
+                         const std::string& what, std::thread& serving);
 
 }  // namespace vgpu::net

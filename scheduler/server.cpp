@@ -119,14 +119,12 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
     VGPU_RETURN_IF_ERROR(ParseBindAddress(s->options_.http_bind, host, port));
     s->http_ = NewPlainServer(s->options_.worker_threads);
     s->RouteApi(*s->http_, /*webhook_only=*/false);
-    Result<int> bound = net::BindWithDeepBacklog(*s->http_, host, port);
+    Result<int> bound = net::StartServing(*s->http_, host, port, "vgpu-scheduler extender listener",
+                                          s->http_thread_);
     if (!bound.ok()) {
-      return bound.status().WithContext("extender listener");
+      return bound.status();
     }
     s->http_port_ = *bound;
-    s->http_thread_ = std::thread([srv = s.get()] {
-      net::ServeUntilStopped(*srv->http_, "vgpu-scheduler extender listener");
-    });
   }
   if (!s->options_.metrics_bind.empty()) {
     std::string host;
@@ -141,14 +139,12 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
     s->metrics_http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok\n", "text/plain");
     });
-    Result<int> bound = net::BindWithDeepBacklog(*s->metrics_http_, host, port);
+    Result<int> bound = net::StartServing(*s->metrics_http_, host, port,
+                                          "vgpu-scheduler metrics listener", s->metrics_thread_);
     if (!bound.ok()) {
-      return bound.status().WithContext("metrics listener");
+      return bound.status();
     }
     s->metrics_port_ = *bound;
-    s->metrics_thread_ = std::thread([srv = s.get()] {
-      net::ServeUntilStopped(*srv->metrics_http_, "vgpu-scheduler metrics listener");
-    });
   }
   if (!s->options_.https_bind.empty()) {
     if (s->options_.tls_cert.empty() || s->options_.tls_key.empty()) {
@@ -185,19 +181,17 @@ Status Server::StartHttps() {
     if (https_thread_.joinable()) https_thread_.join();
     https_.reset();
   }
-  Result<int> bound = net::BindWithDeepBacklog(*next, host, port);
+  const char* what = "vgpu-scheduler webhook TLS listener";
+  Result<int> bound = net::StartServing(*next, host, port, what, https_thread_);
   for (int attempt = 0; !bound.ok() && attempt < 50 && port != 0; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    bound = net::BindWithDeepBacklog(*next, host, port);
+    bound = net::StartServing(*next, host, port, what, https_thread_);
   }
   if (!bound.ok()) {
-    return bound.status().WithContext("webhook TLS listener");
+    return bound.status();
   }
   https_port_ = *bound;
   https_ = std::move(next);
-  https_thread_ = std::thread([srv = https_.get()] {
-    net::ServeUntilStopped(*srv, "vgpu-scheduler webhook TLS listener");
-  });
   tls_stamp_ = stamp;
   return Status::Ok();
 }

@@ -384,16 +384,15 @@ ApiServer::ApiServer(ApiServerOptions options)
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(ApiServerOptions options) {
   std::unique_ptr<ApiServer> s(new ApiServer(std::move(options)));
   s->Route();
-  Result<int> port = net::BindWithDeepBacklog(*s->http_, s->options_.host, s->options_.port);
-  if (!port.ok()) return port.status().WithContext("simulated API server");
-  s->port_ = *port;
   for (const char* ns : {"default", "kube-system"}) {
     auto created =
         s->store_.Create(*FindResource("v1", "namespaces"), "", json{{"metadata", {{"name", ns}}}});
     if (!created.ok()) return created.status();
   }
-  s->thread_ =
-      std::thread([srv = s->http_.get()] { net::ServeUntilStopped(*srv, "simulated API server"); });
+  Result<int> port = net::StartServing(*s->http_, s->options_.host, s->options_.port,
+                                       "simulated API server", s->thread_);
+  if (!port.ok()) return port.status();
+  s->port_ = *port;
   return s;
 }
 

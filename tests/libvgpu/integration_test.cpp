@@ -54,6 +54,15 @@ class LibvgpuTest : public ::testing::Test {
     if (!limit.empty()) env["CUDA_DEVICE_MEMORY_LIMIT"] = limit;
     return env;
   }
+  // BaseEnv plus an SM limit held at all times, with the limiter's exit report on stderr.
+  Env SmLimitedEnv(const std::string& limit, int percent) const {
+    Env env = BaseEnv(limit);
+    env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(percent);
+    env["GPU_CORE_UTILIZATION_POLICY"] = "force";
+    env["VGPU_SM_STATS"] = "1";
+    env["VGPU_SM_PEER_DIR"] = dir_;
+    return env;
+  }
   static std::vector<std::string> Probe(std::vector<std::string> args) {
     args.insert(args.begin(), VGPU_PROBE);
     return args;
@@ -251,11 +260,7 @@ TEST_F(LibvgpuTest, GetProcAddressPointersReachTheDriverEntryPointOfTheirAbi) {
 // With an SM limit, launches into a stream capture (begun through a cuGetProcAddress pointer) are
 // left to the graph; the graph's launch and the plain launches are measured (probe: smcapture).
 TEST_F(LibvgpuTest, SmLimitLeavesCapturedLaunchesToTheirGraph) {
-  Env env = BaseEnv("1g");
-  env["CUDA_DEVICE_SM_LIMIT"] = "50";
-  env["GPU_CORE_UTILIZATION_POLICY"] = "force";
-  env["VGPU_SM_STATS"] = "1";
-  env["VGPU_SM_PEER_DIR"] = dir_;
+  Env env = SmLimitedEnv("1g", 50);
   RunResult r = RunProcess(Probe({"smcapture"}), env);
   EXPECT_TRUE(ExitedOk(r)) << Describe(r);
   EXPECT_NE(r.out.find("ok smcapture"), std::string::npos) << Describe(r);
@@ -266,11 +271,7 @@ TEST_F(LibvgpuTest, SmLimitLeavesCapturedLaunchesToTheirGraph) {
 // synchronisation (cuStreamSynchronize, cuCtxSynchronize through cuGetProcAddress,
 // cuEventSynchronize) and measured: 7 batches of 5 × 100 us kernels (probe: smsync).
 TEST_F(LibvgpuTest, SmLimitMeasuresShortBatchesBetweenSynchronisations) {
-  Env env = BaseEnv("1g");
-  env["CUDA_DEVICE_SM_LIMIT"] = "90";
-  env["GPU_CORE_UTILIZATION_POLICY"] = "force";
-  env["VGPU_SM_STATS"] = "1";
-  env["VGPU_SM_PEER_DIR"] = dir_;
+  Env env = SmLimitedEnv("1g", 90);
   RunResult r = RunProcess(Probe({"smsync"}), env);
   EXPECT_TRUE(ExitedOk(r)) << Describe(r);
   EXPECT_NE(r.out.find("ok smsync"), std::string::npos) << Describe(r);
@@ -287,11 +288,7 @@ TEST_F(LibvgpuTest, SmLimitMeasuresShortBatchesBetweenSynchronisations) {
 // process: it is only a measurement of libvgpu's hook if its `hooked` path goes through the
 // limiter and its `direct` path does not. The limiter's own launch count tells.
 TEST_F(LibvgpuTest, PairedLaunchProbeComparesTheHookWithTheDriversOwnEntryPoint) {
-  Env env = BaseEnv("");
-  env["CUDA_DEVICE_SM_LIMIT"] = "99";
-  env["GPU_CORE_UTILIZATION_POLICY"] = "force";
-  env["VGPU_SM_STATS"] = "1";
-  env["VGPU_SM_PEER_DIR"] = dir_;
+  Env env = SmLimitedEnv("", 99);
   RunResult r = RunProcess({VGPU_PAIRED_LAUNCH, "40", "10"}, env);
   ASSERT_TRUE(ExitedOk(r)) << Describe(r);
   EXPECT_NE(r.out.find("\"hooked_is_direct\": false"), std::string::npos) << Describe(r);

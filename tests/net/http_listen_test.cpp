@@ -52,9 +52,9 @@ TEST(HttpListen, ServesOnTheBoundPortUntilStopped) {
   server.Get("/ping", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("pong", "text/plain");
   });
-  Result<int> port = BindWithDeepBacklog(server, "127.0.0.1", 0);
+  std::thread serving;
+  Result<int> port = StartServing(server, "127.0.0.1", 0, "test server", serving);
   ASSERT_TRUE(port.ok()) << port.status().ToString();
-  std::thread serving([&] { ServeUntilStopped(server, "test server"); });
   httplib::Client client("127.0.0.1", *port);
   httplib::Result res = client.Get("/ping");
   ASSERT_TRUE(res) << httplib::to_string(res.error());
