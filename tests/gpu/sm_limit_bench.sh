@@ -120,15 +120,21 @@ if part small; then
   WIN=$SMALL_WIN WARM=5
   : >"$OUT/small_order.txt"
   w=0
+  small_window() {  # small_window native|LIMIT: the next window, its name and kind in small_order.txt
+    local spec="small:$1:force"
+    [ "$1" = native ] && spec=small:native:-
+    run_group "smallw${w}_$1" "$spec"
+    echo "smallw${w}_$1 $1" >>"$OUT/small_order.txt"
+    w=$((w + 1))
+  }
   n=${#SMALL_LIMITS[@]}
   for rep in $(seq 1 "$SMALL_REPS"); do
     for k in $(seq 0 $((n - 1))); do
-      run_group "smallw${w}_native" small:native:-; echo "smallw${w}_native native" >>"$OUT/small_order.txt"; w=$((w + 1))
-      l=${SMALL_LIMITS[$(((k + rep - 1) % n))]}
-      run_group "smallw${w}_$l" "small:$l:force"; echo "smallw${w}_$l $l" >>"$OUT/small_order.txt"; w=$((w + 1))
+      small_window native
+      small_window "${SMALL_LIMITS[$(((k + rep - 1) % n))]}"
     done
   done
-  run_group "smallw${w}_native" small:native:-; echo "smallw${w}_native native" >>"$OUT/small_order.txt"
+  small_window native
   for m in "${METERS[@]}"; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
 fi
 # What pauses alone cost the launch-bound loop on this host: the loop without libvgpu, pausing
