@@ -96,6 +96,7 @@ typedef struct VgpuSmStats {
   uint64_t launches;      /* launches the limiter measured */
   uint64_t queue_wait_ns; /* part of throttled_ns spent waiting for queued work to drain */
   uint64_t budget_waits;  /* launches that waited for budget: one per stretch of work */
+  uint64_t fast_launches; /* of `launches`, those that went past the full path (fast window) */
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);
 

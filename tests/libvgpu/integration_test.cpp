@@ -294,7 +294,13 @@ TEST_F(LibvgpuTest, PairedLaunchProbeComparesTheHookWithTheDriversOwnEntryPoint)
   EXPECT_NE(r.out.find("\"hooked_is_direct\": false"), std::string::npos) << Describe(r);
   EXPECT_NE(r.out.find("\"overhead_pct\": "), std::string::npos) << Describe(r);
   // 5 warm-up pairs and 10 measured pairs of 40 launches: only the hooked half is the limiter's.
-  EXPECT_NE(r.err.find("launches 600,"), std::string::npos) << Describe(r);
+  // Inside each block of 40 back-to-back launches most go past the full path (fast windows), and
+  // are still counted exactly.
+  const size_t at = r.err.find("launches 600, fast ");
+  ASSERT_NE(at, std::string::npos) << Describe(r);
+  const int fast = std::stoi(r.err.substr(at + 19));
+  EXPECT_GE(fast, 300) << Describe(r);
+  EXPECT_LT(fast, 600) << Describe(r);
 
   Env native = BaseEnv("");
   native.erase("LD_PRELOAD");

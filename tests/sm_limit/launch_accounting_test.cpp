@@ -53,6 +53,87 @@ TEST(QueueFull, Table) {
         << c.end_marks << " " << c.marks << " " << c.est << " " << c.shared;
 }
 
+TEST(FastWindowAfterLaunch, Table) {
+  AccountingParams p;  // quantum 1 ms, queue bound 2 ms, 12 marks
+  // A launch-bound stream after a full launch at t = 10 ms: 10 us per launch, one launch in the
+  // open batch (begun at 9.9 ms), a start mark outstanding; poll due at 10.3 ms, extension at 10.8.
+  const FastWindowInput base{.now_ns = 10'000'000,
+                             .est_per_launch_ns = 10'000,
+                             .unrecorded = 1,
+                             .first_unrecorded_ns = 9'900'000,
+                             .end_marks = 0,
+                             .marks = 1,
+                             .outstanding_est_ns = 10'000,
+                             .poll_due_ns = 10'300'000,
+                             .extend_due_ns = 10'800'000};
+  struct Case {
+    const char* what;
+    FastWindowInput in;
+    uint32_t launches;
+    int64_t until_ns;
+  };
+  auto with = [&](auto change) {
+    FastWindowInput in = base;
+    change(in);
+    return in;
+  };
+  const Case cases[] = {
+      {"launches until an end event falls due (99 x 10 us < 1 ms), until the poll", base, 98,
+       10'300'000},
+      {"unknown cost per launch: every launch records",
+       with([](auto& in) { in.est_per_launch_ns = 0; }), 0, 0},
+      {"a kernel as long as the quantum gets its own event",
+       with([](auto& in) { in.est_per_launch_ns = 1'000'000; }), 0, 0},
+      {"the batch is one launch short of its event", with([](auto& in) { in.unrecorded = 99; }), 0,
+       0},
+      {"an event was just recorded: a new batch", with([](auto& in) {
+         in.unrecorded = 0;
+         in.marks = 2;
+         in.end_marks = 1;
+         in.poll_due_ns = 20'000'000;
+         in.extend_due_ns = 20'000'000;
+       }),
+       99, 11'000'000},
+      {"a quantum of host time since the batch's first launch", with([](auto& in) {
+         in.poll_due_ns = 20'000'000;
+         in.extend_due_ns = 20'000'000;
+       }),
+       98, 10'900'000},
+      {"the lease extension is due first", with([](auto& in) {
+         in.poll_due_ns = 20'000'000;
+         in.extend_due_ns = 10'050'000;
+       }),
+       98, 10'050'000},
+      {"the poll is overdue", with([](auto& in) { in.poll_due_ns = 10'000'000; }), 0, 0},
+      {"two batches queued: only the room left under the 2 ms bound", with([](auto& in) {
+         in.end_marks = 2;
+         in.marks = 3;
+         in.outstanding_est_ns = 1'950'000;
+       }),
+       4, 10'300'000},
+      {"two batches queued and the bound reached: the next launch waits", with([](auto& in) {
+         in.end_marks = 2;
+         in.marks = 3;
+         in.outstanding_est_ns = 2'000'000;
+       }),
+       0, 0},
+      {"ring nearly full: the full path polls at every launch",
+       with([](auto& in) { in.marks = 9; }), 0, 0},
+      {"tiny kernels: the count is capped", with([](auto& in) {
+         in.est_per_launch_ns = 1;
+         in.unrecorded = 0;
+       }),
+       65'536, 10'300'000},
+  };
+  for (const Case& c : cases) {
+    const FastWindow w = FastWindowAfterLaunch(p, c.in);
+    EXPECT_EQ(w.launches, c.launches) << c.what;
+    if (c.launches > 0) {
+      EXPECT_EQ(w.until_ns, c.until_ns) << c.what;
+    }
+  }
+}
+
 TEST(UpdateEstimate, Table) {
   EXPECT_EQ(UpdateEstimate(0, 1000, 10), 100);    // first sample taken as is
   EXPECT_EQ(UpdateEstimate(100, 2000, 10), 125);  // then a quarter step toward the sample

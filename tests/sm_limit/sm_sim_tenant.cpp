@@ -63,10 +63,11 @@ int main() {
   vgpu_sm_get_stats(0, &stats);
   printf(
       "launches=%lld percent=%d measured_ms=%.1f charged_ms=%.1f throttled_ms=%.1f "
-      "lease_wait_ms=%.1f events=%llu budget_waits=%llu\n",
+      "lease_wait_ms=%.1f events=%llu budget_waits=%llu fast_launches=%llu\n",
       static_cast<long long>(launches), stats.percent, stats.measured_ns / 1e6,
       stats.charged_ns / 1e6, stats.throttled_ns / 1e6, stats.lease_wait_ns / 1e6,
       static_cast<unsigned long long>(stats.events_recorded),
-      static_cast<unsigned long long>(stats.budget_waits));
+      static_cast<unsigned long long>(stats.budget_waits),
+      static_cast<unsigned long long>(stats.fast_launches));
   return 0;
 }

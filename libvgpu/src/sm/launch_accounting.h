@@ -52,6 +52,53 @@ inline int64_t OwnOverheadNs(int64_t measured_ns, uint32_t launches, int64_t hoo
   return own < measured_ns / 4 ? own : measured_ns / 4;
 }
 
+// The steady state of a launch-bound loop needs none of the full launch path: between two event
+// polls nothing it decides can come out differently. So after a launch through the full path, the
+// same thread may send further launches onto the same stream past it (the "fast pass": no lock, no
+// poll, no lease call, a few cache lines) for as many launches and as long as
+//   - no end event falls due (ShouldRecordEnd: the launches a quantum of estimated work holds, and
+//     a quantum of host time since the batch's first launch),
+//   - the queue bound cannot be reached (QueueFull with the fast launches' estimated work added),
+//   - the full path's next event poll and lease extension are not due.
+// The fast pass itself still checks the budget, the device, the stream and that the app did not
+// pause (a pause may open a new interval). Launch counts are folded into the stream's batch by the
+// next full pass, so every decision after it sees them.
+struct FastWindowInput {
+  int64_t now_ns;
+  int64_t est_per_launch_ns;    // 0: unknown (every launch records an event: no window)
+  uint32_t unrecorded;          // launches of the open batch, this one included
+  int64_t first_unrecorded_ns;  // host time of the batch's first launch
+  uint32_t end_marks;           // outstanding end events of the stream
+  uint32_t marks;               // all outstanding events of the stream
+  int64_t outstanding_est_ns;   // estimated work queued on the stream (open batch included)
+  int64_t poll_due_ns;          // the full path's next event poll
+  int64_t extend_due_ns;        // its next lease extension
+};
+
+struct FastWindow {
+  uint32_t launches = 0;  // 0: no fast pass, the next launch takes the full path
+  int64_t until_ns = 0;   // launches from this time on take the full path
+};
+
+inline FastWindow FastWindowAfterLaunch(const AccountingParams& p, const FastWindowInput& in) {
+  constexpr int64_t kMaxLaunches = 1 << 16;
+  const int64_t est = in.est_per_launch_ns;
+  // Close to a full ring the full path polls at every launch.
+  if (est <= 0 || in.marks + 3 >= p.max_marks) return {};
+  int64_t launches = (p.record_quantum_ns - 1) / est - static_cast<int64_t>(in.unrecorded);
+  if (in.end_marks >= 2) {
+    const int64_t room = (p.queue_bound_ns - 1 - in.outstanding_est_ns) / est;
+    if (room < launches) launches = room;
+  }
+  if (launches <= 0) return {};
+  if (launches > kMaxLaunches) launches = kMaxLaunches;
+  int64_t until = (in.unrecorded > 0 ? in.first_unrecorded_ns : in.now_ns) + p.record_quantum_ns;
+  if (in.poll_due_ns < until) until = in.poll_due_ns;
+  if (in.extend_due_ns < until) until = in.extend_due_ns;
+  if (until <= in.now_ns) return {};
+  return {static_cast<uint32_t>(launches), until};
+}
+
 // Moving average of GPU time per launch on a stream (a 1/4 step keeps it responsive to a change
 // of workload and steady under jitter). `est_ns` == 0 means no estimate yet.
 inline int64_t UpdateEstimate(int64_t est_ns, int64_t measured_ns, uint32_t launches) {

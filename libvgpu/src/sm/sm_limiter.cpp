@@ -92,6 +92,16 @@ struct StreamTrack {
   uint32_t pool_count;
 };
 
+// Launches sent past the full path (FastLaunch) since the device was last locked. Written by the
+// thread whose fast window is open, folded into `fast_track`'s batch by whichever thread locks the
+// device next (LockDevice). Process-private: no shared-memory write on the fast pass.
+struct alignas(64) FastLaunches {
+  uint64_t epoch;    // bumped at every lock of the device: a window opened before it is over
+  uint32_t pending;  // launches not folded yet
+  int64_t first_ns;  // host time of the first of them
+  int64_t last_ns;   // host time of the newest launch of the window's thread (fast or not)
+};
+
 struct Device {
   pthread_mutex_t mu;
   int32_t state;
@@ -109,6 +119,8 @@ struct Device {
   int64_t alone_checked_ns;
   StreamTrack streams[kMaxStreams];
   VgpuSmStats stats;
+  StreamTrack* fast_track;  // the stream of the latest fast window (FastLaunches)
+  FastLaunches fast;
 };
 
 constinit VgpuSmDriver g_driver{};
@@ -141,6 +153,17 @@ struct ArmedLaunch {
 // initial-exec: no __tls_get_addr (libvgpu links nothing from ld.so), and the library is preloaded,
 // so its 32 bytes come from the static TLS block (or the surplus glibc keeps for a late dlopen).
 __attribute__((tls_model("initial-exec"))) thread_local constinit ArmedLaunch t_armed{};
+
+// The fast window a full launch opened for its thread (FastWindowAfterLaunch): further launches of
+// the thread onto the same stream and device go past the full path while it lasts.
+struct ThreadFastWindow {
+  Device* device;  // null: none
+  uintptr_t key;   // the stream (StreamKey)
+  uint64_t epoch;  // the device's FastLaunches::epoch when opened
+  int64_t until_ns;
+  uint32_t launches_left;
+};
+__attribute__((tls_model("initial-exec"))) thread_local constinit ThreadFastWindow t_window{};
 
 // Stream captures in progress in the process, counted by libvgpu's cuStreamBeginCapture* and
 // cuStreamEndCapture hooks: while there are none, a launch cannot be going into a graph and the
@@ -502,6 +525,31 @@ void CloseOpenBatches(Device& d, StreamTrack* current, int64_t now) {
   }
 }
 
+// Launches of a fast window count as launches of its stream's open batch, as if each had taken
+// the full path (last_launch_ns too, for the next launch's pause check). A launch counted after
+// its window's stream was recycled is counted in the statistics only.
+void FoldFastLaunches(Device& d) {
+  const uint32_t n = __atomic_exchange_n(&d.fast.pending, 0, __ATOMIC_ACQ_REL);
+  if (n == 0) return;
+  d.stats.launches += n;
+  d.stats.fast_launches += n;
+  StreamTrack* t = d.fast_track;
+  if (t == nullptr || !t->used) return;
+  if (t->unrecorded == 0)
+    t->first_unrecorded_ns = __atomic_load_n(&d.fast.first_ns, __ATOMIC_RELAXED);
+  t->unrecorded += n;
+  const int64_t last = __atomic_load_n(&d.fast.last_ns, __ATOMIC_RELAXED);
+  if (last > t->last_launch_ns) t->last_launch_ns = last;
+}
+
+// Every section under the device's lock may change what a fast window relies on (the lease, the
+// queue, the batch): it folds the fast launches in and ends every window opened before.
+void LockDevice(Device& d) {
+  pthread_mutex_lock(&d.mu);
+  FoldFastLaunches(d);
+  __atomic_add_fetch(&d.fast.epoch, 1, __ATOMIC_RELEASE);
+}
+
 // The device of the launch, already initialised, or nullptr when it is not limited now.
 // Returns with d->mu held when non-null.
 Device* LockLimitedDevice() {
@@ -511,7 +559,7 @@ Device* LockLimitedDevice() {
   if (device < 0 || device >= kMaxDevices) return nullptr;
   Device& d = g_devices[device];
   if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) == kStateUnlimited) return nullptr;
-  pthread_mutex_lock(&d.mu);
+  LockDevice(d);
   if (d.state == kStateUnknown) InitDevice(d, device);
   if (d.state != kStateLimited || !Enforcing(d)) {
     pthread_mutex_unlock(&d.mu);
@@ -529,8 +577,60 @@ bool Capturing(CUstream stream, int per_thread) {
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+// The fast pass: true when this launch is inside its thread's fast window (same device and
+// stream, no capture, no pause of the app, budget not in debt) and has been counted. It reads the
+// window, the device's fast line and the budget word, and writes only the fast line.
+bool FastLaunch(CUstream stream, int per_thread) {
+  ThreadFastWindow& w = t_window;
+  if (w.device == nullptr || w.launches_left == 0) return false;
+  if (__atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0) return false;
+  CUdevice device = 0;
+  if (g_driver.ctx_get_device(&device) != CUDA_SUCCESS || device < 0 || device >= kMaxDevices ||
+      &g_devices[device] != w.device || StreamKey(stream, per_thread) != w.key)
+    return false;
+  Device& d = *w.device;
+  if (__atomic_load_n(&d.fast.epoch, __ATOMIC_ACQUIRE) != w.epoch) return false;
+  const int64_t now = NowNs();
+  if (now >= w.until_ns ||
+      now - __atomic_load_n(&d.fast.last_ns, __ATOMIC_RELAXED) >= kContinuousNs)
+    return false;
+  if (WaitNs(__atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED), now) > 0) return false;
+  --w.launches_left;
+  __atomic_store_n(&d.fast.last_ns, now, __ATOMIC_RELAXED);
+  if (__atomic_fetch_add(&d.fast.pending, 1, __ATOMIC_ACQ_REL) == 0)
+    __atomic_store_n(&d.fast.first_ns, now, __ATOMIC_RELAXED);
+  return true;
+}
+
+// After a launch through the full path (d.mu held): how far the thread's next launches may go
+// past it (FastWindowAfterLaunch).
+void OpenFastWindow(Device& d, StreamTrack& t, int64_t now) {
+  ThreadFastWindow& w = t_window;
+  w.device = nullptr;
+  // Before the stream's first mark completes, a launch after a pause must open the interval.
+  if (__atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0 ||
+      (!t.has_last_done && t.count == 0))
+    return;
+  const FastWindow window = FastWindowAfterLaunch(
+      kParams, FastWindowInput{.now_ns = now,
+                               .est_per_launch_ns = t.est_per_launch_ns,
+                               .unrecorded = t.unrecorded,
+                               .first_unrecorded_ns = t.first_unrecorded_ns,
+                               .end_marks = OutstandingEndMarks(t),
+                               .marks = t.count,
+                               .outstanding_est_ns = OutstandingEst(t),
+                               .poll_due_ns = d.last_poll_ns + kPollIntervalNs,
+                               .extend_due_ns = d.last_extend_ns + kExtendIntervalNs});
+  if (window.launches == 0) return;
+  d.fast_track = &t;
+  __atomic_store_n(&d.fast.last_ns, now, __ATOMIC_RELAXED);
+  w = ThreadFastWindow{&d, t.key, __atomic_load_n(&d.fast.epoch, __ATOMIC_RELAXED), window.until_ns,
+                       window.launches};
+}
+
 void BeforeLaunch(CUstream stream, int per_thread) {
   t_armed.device = nullptr;
+  if (FastLaunch(stream, per_thread)) return;
   if (Capturing(stream, per_thread)) return;  // recorded into a graph: runs (and is limited) later
   Device* dp = LockLimitedDevice();
   if (dp == nullptr) return;
@@ -561,7 +661,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     while (RecordedEndMarksAll(d) > 1) {
       pthread_mutex_unlock(&d.mu);
       SleepNs(kLeaseSleepStepNs);
-      pthread_mutex_lock(&d.mu);
+      LockDevice(d);
       now = NowNs();
       ProcessCompletions(d, now);
     }
@@ -573,7 +673,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
          QueueFull(kParams, OutstandingEndMarks(*t), t->count, OutstandingEst(*t), false)) {
     pthread_mutex_unlock(&d.mu);
     SleepNs(kQueueSleepStepNs);
-    pthread_mutex_lock(&d.mu);
+    LockDevice(d);
     now = NowNs();
     ProcessCompletions(d, now);
   }
@@ -600,7 +700,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     const int64_t step = idle ? kIdleBudgetSleepStepNs : kBudgetSleepStepNs;
     pthread_mutex_unlock(&d.mu);
     SleepNs(wait < step ? wait : step);
-    pthread_mutex_lock(&d.mu);
+    LockDevice(d);
     now = NowNs();
     ProcessCompletions(d, now);
   }
@@ -612,7 +712,7 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     if (d.peers.TryAcquire(now, now + queued + kLeaseSlackNs)) break;
     pthread_mutex_unlock(&d.mu);
     d.peers.WaitForRelease(generation, kLeaseWaitStepNs);
-    pthread_mutex_lock(&d.mu);
+    LockDevice(d);
     now = NowNs();
     ProcessCompletions(d, now);
   }
@@ -669,7 +769,7 @@ void AfterLaunch(CUresult result) {
   t_armed.device = nullptr;
   if (armed.device == nullptr) return;
   Device& d = *armed.device;
-  pthread_mutex_lock(&d.mu);
+  LockDevice(d);
   StreamTrack* t = armed.track;
   --t->in_launch;
   if (result == CUDA_SUCCESS) {
@@ -684,6 +784,7 @@ void AfterLaunch(CUresult result) {
       d.peers.Extend(now + DeviceOutstandingEst(d) + kLeaseSlackNs);
       d.last_extend_ns = now;
     }
+    OpenFastWindow(d, *t, now);
   }
   pthread_mutex_unlock(&d.mu);
 }
@@ -721,13 +822,17 @@ __attribute__((destructor)) void ReportAtExit() {
   for (int i = 0; i < kMaxDevices; ++i) {
     const Device& d = g_devices[i];
     if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) != kStateLimited) continue;
-    char line[320];
+    char line[384];
     int n = snprintf(
         line, sizeof(line),
-        "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, events %llu, "
+        "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, fast %llu, events %llu, "
         "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms, %llu "
         "budget waits), lease wait %.1f ms, hooks ~%lld ns per launch\n",
-        static_cast<int>(getpid()), i, d.percent, static_cast<unsigned long long>(d.stats.launches),
+        static_cast<int>(getpid()), i, d.percent,
+        static_cast<unsigned long long>(d.stats.launches +
+                                        __atomic_load_n(&d.fast.pending, __ATOMIC_RELAXED)),
+        static_cast<unsigned long long>(d.stats.fast_launches +
+                                        __atomic_load_n(&d.fast.pending, __ATOMIC_RELAXED)),
         static_cast<unsigned long long>(d.stats.events_recorded), Ms(d.stats.measured_ns),
         Ms(d.stats.charged_ns), Ms(d.stats.throttled_ns), Ms(d.stats.queue_wait_ns),
         static_cast<unsigned long long>(d.stats.budget_waits), Ms(d.stats.lease_wait_ns),
@@ -752,12 +857,15 @@ void ChildAfterFork() {
     pthread_mutex_init(&d.mu, nullptr);
     d.peers.ForgetAfterFork();
     memset(static_cast<void*>(d.streams), 0, sizeof(d.streams));
+    d.fast_track = nullptr;
+    memset(static_cast<void*>(&d.fast), 0, sizeof(d.fast));
     d.peers_tried = false;
     __atomic_store_n(&d.state, kStateUnknown, __ATOMIC_RELEASE);
   }
   pthread_mutex_init(&g_global_mu, nullptr);
   __atomic_store_n(&g_captures_active, 0, __ATOMIC_RELAXED);
   t_armed.device = nullptr;
+  t_window.device = nullptr;
 }
 
 }  // namespace
@@ -862,7 +970,7 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   using namespace vgpu::sm;
   if (out == nullptr || device < 0 || device >= kMaxDevices) return -1;
   Device& d = g_devices[device];
-  pthread_mutex_lock(&d.mu);
+  LockDevice(d);
   *out = d.stats;
   pthread_mutex_unlock(&d.mu);
   return 0;
