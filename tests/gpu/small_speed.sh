@@ -61,7 +61,7 @@ except Exception as e:
 b = r.get("blocks", {})
 after = b.get("us_per_iter_after_pause", {})
 stats = open(err).read()
-m = re.search(r"launches (\d+), events \d+, measured ([\d.]+) ms, charged ([\d.]+) ms, throttled ([\d.]+)", stats)
+m = re.search(r"launches (\d+), (?:fast \d+, )?events \d+, measured ([\d.]+) ms, charged ([\d.]+) ms, throttled ([\d.]+)", stats)
 h = re.search(r"limiter hooks (\d+) ns per launch \(waits excluded\), driver launch (\d+) ns", stats)
 extra = ""
 if m:

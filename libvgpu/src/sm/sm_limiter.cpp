@@ -558,7 +558,11 @@ Device* LockLimitedDevice() {
     return nullptr;
   if (device < 0 || device >= kMaxDevices) return nullptr;
   Device& d = g_devices[device];
-  if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) == kStateUnlimited) return nullptr;
+  const int32_t state = __atomic_load_n(&d.state, __ATOMIC_ACQUIRE);
+  if (state == kStateUnlimited) return nullptr;
+  // Lifted by the node monitor (policy `default`, the container alone on the GPU): a launch then
+  // costs a flag read, not the device's lock.
+  if (state == kStateLimited && !Enforcing(d)) return nullptr;
   LockDevice(d);
   if (d.state == kStateUnknown) InitDevice(d, device);
   if (d.state != kStateLimited || !Enforcing(d)) {

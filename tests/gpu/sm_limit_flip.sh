@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The launch-bound loop's share at limits 10/30/50/70, each measured inside one process against
+# phases of the same process with the limit lifted (tests/gpu/sm_limit_flip.py: the node monitor's
+# flag, driven the way the monitor would, under GPU_CORE_UTILIZATION_POLICY=default), so that the
+# host's drift between processes and minutes drops out. Part `lifted` measures what the reference
+# phases pay for libvgpu with the limit lifted: the in-process paired launch probe
+# (libvgpu/tests_support/paired_launch.c) in a container whose flag says "alone".
+#
+#   VGPU_LIBRARY=$PWD/.devbuild/libvgpu.so tests/gpu/sm_limit_flip.sh
+# Environment: FLIP_LIMITS (default "10 30 50 70"), FLIP_PARTS (default "shares lifted"), and
+# sm_limit_flip.py's FLIP_NATIVE_S, FLIP_LIMITED_S, FLIP_ROUNDS, FLIP_WARMUP_S.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LIB=${VGPU_LIBRARY:?set VGPU_LIBRARY to a built libvgpu.so}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+gcc -O2 -I"$ROOT/libvgpu/include" -o "$W/offsets" "$ROOT/tests/gpu/region_offsets.c" || exit 1
+OFFSETS=$("$W/offsets")
+PIN=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 4 ]; then PIN=(taskset -c 2); fi
+mkdir -p /tmp/vgpulock
+
+set_flag() {  # set_flag REGION VALUE: what the node monitor writes (2 alone, 1 shared)
+  python3 - "$1" "$2" "$OFFSETS" <<'PY'
+import ctypes, json, mmap, os, sys
+path, value, o = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+fd = os.open(path, os.O_RDWR)
+mm = mmap.mmap(fd, os.fstat(fd).st_size)
+ctypes.c_int32.from_buffer(mm, o["devices"] + o["sm_limit_active"]).value = value
+PY
+}
+
+for part in ${FLIP_PARTS:-shares lifted}; do
+  case $part in
+    shares)
+      echo "limit  share %  per limited phase          native it/s (phases)        pauses  limiter"
+      for limit in ${FLIP_LIMITS:-10 30 50 70}; do
+        rm -f /tmp/vgpulock/vgpu-sm-*
+        LD_PRELOAD="$LIB" CUDA_DEVICE_SM_LIMIT="$limit" GPU_CORE_UTILIZATION_POLICY=default \
+          VGPU_SM_STATS=1 CUDA_DEVICE_MEMORY_SHARED_CACHE="$W/region$limit" FLIP_OFFSETS="$OFFSETS" \
+          "${PIN[@]}" python3 "$ROOT/tests/gpu/sm_limit_flip.py" >"$W/$limit.json" 2>"$W/$limit.err"
+        python3 - "$limit" "$W/$limit.json" "$W/$limit.err" <<'PY'
+import json, re, sys
+limit, js, err = sys.argv[1:]
+try:
+    r = json.loads(open(js).read().strip().splitlines()[-1])
+except Exception as e:
+    print("%5s  failed: %s; %s" % (limit, e, open(err).read()[-400:]))
+    sys.exit(0)
+stats = re.search(r"launches (\d+), fast (\d+),.*measured ([\d.]+) ms, charged ([\d.]+) ms, "
+                  r"throttled ([\d.]+)", open(err).read())
+lim = ""
+if stats:
+    n, fast, measured, charged, throttled = (float(g) for g in stats.groups())
+    lim = "fast %.0f %% of launches, charged %.1f %% of measured" % (100 * fast / n,
+                                                                   100 * charged / measured)
+print("%5s  %6.2f   %-26s %-28s %-7s %s" % (
+    limit, r["share"], " ".join("%.1f" % s for s in r["shares"]),
+    " ".join(str(v) for v in r["native_rates"]),
+    "/".join(str(p) for p in r["limited_pauses"]), lim))
+PY
+      done
+      ;;
+    lifted)
+      gcc -O2 -std=gnu11 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$W/paired" \
+        "$ROOT/libvgpu/tests_support/paired_launch.c" -lcuda -ldl || exit 1
+      run_paired() {
+        LD_PRELOAD="$LIB" CUDA_DEVICE_SM_LIMIT=30 GPU_CORE_UTILIZATION_POLICY=default \
+          CUDA_DEVICE_MEMORY_SHARED_CACHE="$W/lifted" "${PIN[@]}" "$W/paired" 2000 "$1" | tail -1
+      }
+      rm -f /tmp/vgpulock/vgpu-sm-*
+      run_paired 5 >/dev/null  # creates the region and its device record
+      set_flag "$W/lifted" 2
+      for round in 1 2 3; do
+        echo "lifted (policy default, flag alone) round $round: $(run_paired 300)"
+      done
+      ;;
+    *) echo "unknown part $part"; exit 2 ;;
+  esac
+done
