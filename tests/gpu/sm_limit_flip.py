@@ -103,6 +103,21 @@ def main():
     mm.close()
 
     native_block = statistics.median(d for lim, bl in phases if not lim for _, d in bl)
+    pause_s_for_profile = max(0.05, 10 * native_block)
+
+    def running_us(blocks):
+        """Median time per iteration of the phase's blocks that held no pause."""
+        return round(statistics.median(d for _, d in blocks if d <= pause_s_for_profile)
+                     / ITERS * 1e6, 3)
+
+    def duty(blocks):
+        """Fraction of the phase the loop ran: a paused block's excess over a running one is
+        its wait."""
+        span = blocks[-1][0] - (blocks[0][0] - blocks[0][1])
+        run = statistics.median(d for _, d in blocks if d <= pause_s_for_profile)
+        waited = sum(d - run for _, d in blocks if d > pause_s_for_profile)
+        return round(100.0 * (1 - waited / span), 1)
+
     pause_s = max(0.05, 10 * native_block)
     rates = [phase_rate(bl, lim, pause_s) for lim, bl in phases]
     shares = []
@@ -117,6 +132,8 @@ def main():
         "shares": [round(s, 2) for s in shares],
         "share": round(statistics.mean(shares), 2),
         "native_us_per_iter": round(native_block / ITERS * 1e6, 3),
+        "running_us_per_iter": [running_us(bl) for _, bl in phases],
+        "limited_duty": [duty(bl) for lim, bl in phases if lim],
     }), flush=True)
 
 

@@ -52,12 +52,15 @@ stats = re.search(r"launches (\d+), fast (\d+),.*measured ([\d.]+) ms, charged (
 lim = ""
 if stats:
     n, fast, measured, charged, throttled = (float(g) for g in stats.groups())
-    lim = "fast %.0f %% of launches, charged %.1f %% of measured" % (100 * fast / n,
-                                                                   100 * charged / measured)
+    lim = "fast %.0f %% of launches, charged %.1f %% of measured, time share %.1f %%" % (
+        100 * fast / n, 100 * charged / measured, 100 * measured / (measured + throttled))
 print("%5s  %6.2f   %-26s %-28s %-7s %s" % (
     limit, r["share"], " ".join("%.1f" % s for s in r["shares"]),
     " ".join(str(v) for v in r["native_rates"]),
     "/".join(str(p) for p in r["limited_pauses"]), lim))
+print("       phases' running us/iter (N L N ...): %s; limited phases ran %s %% of the time" % (
+    " ".join(str(v) for v in r["running_us_per_iter"]),
+    " ".join(str(v) for v in r["limited_duty"])))
 PY
       done
       ;;
