@@ -349,9 +349,10 @@ TEST_F(SmLimitSimTest, TenantsOfTinyKernelsTakeTurns) {
   }
   // Those shares were held with most tiny-kernel launches going past the full launch path (fast
   // windows between two event polls), not beside it.
-  for (size_t s : {size_t{3}, size_t{4}})
+  for (size_t s : {size_t{3}, size_t{4}}) {
     EXPECT_GT(run.TenantStat(s, 0, "fast_launches"), run.TenantStat(s, 0, "launches") / 2)
         << scenarios[s].name;
+  }
 }
 
 // Two processes of one container share one budget; killing one (SIGKILL, at any instruction,

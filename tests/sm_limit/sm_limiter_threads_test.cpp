@@ -6,10 +6,11 @@
 // this is a binary of its own.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,7 +27,9 @@ CUresult CtxGetDevice(CUdevice* device) {
   return CUDA_SUCCESS;
 }
 CUresult DeviceGetUuid(CUuuid* uuid, CUdevice /*device*/) {
-  for (int i = 0; i < 16; ++i) uuid->bytes[i] = static_cast<char>(0x60 + i);
+  for (int i = 0; i < 16; ++i) {
+    uuid->bytes[i] = static_cast<char>(0x60 + i);
+  }
   return CUDA_SUCCESS;
 }
 CUresult EventCreate(CUevent* event, unsigned int /*flags*/) {
@@ -59,8 +62,8 @@ class SmLimiterThreadsTest : public ::testing::Test {
     setenv("CUDA_DEVICE_SM_LIMIT", "50", 1);            // NOLINT(concurrency-mt-unsafe)
     setenv("GPU_CORE_UTILIZATION_POLICY", "force", 1);  // NOLINT(concurrency-mt-unsafe)
     setenv("VGPU_SM_PEER_DIR", dir.c_str(), 1);         // NOLINT(concurrency-mt-unsafe)
-    setenv("CUDA_DEVICE_MEMORY_SHARED_CACHE", (dir + "/region").c_str(),
-           1);  // NOLINT(concurrency-mt-unsafe)
+    const std::string region = dir + "/region";
+    setenv("CUDA_DEVICE_MEMORY_SHARED_CACHE", region.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
     VgpuSmDriver driver{};
     driver.ctx_get_device = CtxGetDevice;
     driver.device_get_uuid = DeviceGetUuid;
@@ -103,7 +106,9 @@ class SmLimiterThreadsTest : public ::testing::Test {
         }
       });
     }
-    for (std::thread& t : launchers) t.join();
+    for (std::thread& t : launchers) {
+      t.join();
+    }
     done = true;
     syncer.join();
   }
@@ -112,12 +117,16 @@ class SmLimiterThreadsTest : public ::testing::Test {
 constexpr int kThreads = 4;
 constexpr int kPerThread = 20'000;
 
+// Stream handles are opaque to the limiter: the addresses of these stand in for them.
+std::array<char, kThreads + 2> g_streams{};
+CUstream StreamNumber(int i) {
+  return reinterpret_cast<CUstream>(&g_streams.at(static_cast<size_t>(i)));
+}
+
 TEST_F(SmLimiterThreadsTest, EveryLaunchCountedOnceWithAStreamPerThread) {
   const VgpuSmStats before = Stats();
   LaunchFromThreads(
-      kThreads, kPerThread,
-      [](int i) { return reinterpret_cast<CUstream>(static_cast<uintptr_t>(0x1000 + 0x100 * i)); },
-      0);
+      kThreads, kPerThread, [](int i) { return StreamNumber(i); }, 0);
   const VgpuSmStats after = Stats();
   EXPECT_EQ(after.launches - before.launches, uint64_t{kThreads} * kPerThread);
   EXPECT_GT(after.fast_launches, before.fast_launches);
@@ -127,7 +136,7 @@ TEST_F(SmLimiterThreadsTest, EveryLaunchCountedOnceWithAStreamPerThread) {
 TEST_F(SmLimiterThreadsTest, EveryLaunchCountedOnceWithOneSharedStream) {
   const VgpuSmStats before = Stats();
   LaunchFromThreads(
-      kThreads, kPerThread, [](int /*i*/) { return reinterpret_cast<CUstream>(0x9000); }, 0);
+      kThreads, kPerThread, [](int /*i*/) { return StreamNumber(kThreads); }, 0);
   const VgpuSmStats after = Stats();
   EXPECT_EQ(after.launches - before.launches, uint64_t{kThreads} * kPerThread);
   EXPECT_LE(after.fast_launches - before.fast_launches, after.launches - before.launches);
@@ -146,7 +155,7 @@ TEST_F(SmLimiterThreadsTest, EveryLaunchCountedOnceOnPerThreadDefaultStreams) {
 TEST_F(SmLimiterThreadsTest, ASingleThreadMostlyTakesTheFastPass) {
   const VgpuSmStats before = Stats();
   LaunchFromThreads(
-      1, kPerThread, [](int /*i*/) { return reinterpret_cast<CUstream>(0xa000); }, 0,
+      1, kPerThread, [](int /*i*/) { return StreamNumber(kThreads + 1); }, 0,
       /*syncer_too=*/false);
   const VgpuSmStats after = Stats();
   EXPECT_EQ(after.launches - before.launches, uint64_t{kPerThread});

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <algorithm>
+
 namespace vgpu::sm {
 
 struct AccountingParams {
@@ -84,18 +86,23 @@ inline FastWindow FastWindowAfterLaunch(const AccountingParams& p, const FastWin
   constexpr int64_t kMaxLaunches = 1 << 16;
   const int64_t est = in.est_per_launch_ns;
   // Close to a full ring the full path polls at every launch.
-  if (est <= 0 || in.marks + 3 >= p.max_marks) return {};
+  if (est <= 0 || in.marks + 3 >= p.max_marks) {
+    return {};
+  }
   int64_t launches = (p.record_quantum_ns - 1) / est - static_cast<int64_t>(in.unrecorded);
   if (in.end_marks >= 2) {
-    const int64_t room = (p.queue_bound_ns - 1 - in.outstanding_est_ns) / est;
-    if (room < launches) launches = room;
+    launches = std::min(launches, (p.queue_bound_ns - 1 - in.outstanding_est_ns) / est);
   }
-  if (launches <= 0) return {};
-  if (launches > kMaxLaunches) launches = kMaxLaunches;
-  int64_t until = (in.unrecorded > 0 ? in.first_unrecorded_ns : in.now_ns) + p.record_quantum_ns;
-  if (in.poll_due_ns < until) until = in.poll_due_ns;
-  if (in.extend_due_ns < until) until = in.extend_due_ns;
-  if (until <= in.now_ns) return {};
+  if (launches <= 0) {
+    return {};
+  }
+  launches = std::min(launches, kMaxLaunches);
+  const int64_t until =
+      std::min({(in.unrecorded > 0 ? in.first_unrecorded_ns : in.now_ns) + p.record_quantum_ns,
+                in.poll_due_ns, in.extend_due_ns});
+  if (until <= in.now_ns) {
+    return {};
+  }
   return {static_cast<uint32_t>(launches), until};
 }
 

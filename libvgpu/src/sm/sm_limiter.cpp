@@ -530,16 +530,23 @@ void CloseOpenBatches(Device& d, StreamTrack* current, int64_t now) {
 // its window's stream was recycled is counted in the statistics only.
 void FoldFastLaunches(Device& d) {
   const uint32_t n = __atomic_exchange_n(&d.fast.pending, 0, __ATOMIC_ACQ_REL);
-  if (n == 0) return;
+  if (n == 0) {
+    return;
+  }
   d.stats.launches += n;
   d.stats.fast_launches += n;
   StreamTrack* t = d.fast_track;
-  if (t == nullptr || !t->used) return;
-  if (t->unrecorded == 0)
+  if (t == nullptr || !t->used) {
+    return;
+  }
+  if (t->unrecorded == 0) {
     t->first_unrecorded_ns = __atomic_load_n(&d.fast.first_ns, __ATOMIC_RELAXED);
+  }
   t->unrecorded += n;
   const int64_t last = __atomic_load_n(&d.fast.last_ns, __ATOMIC_RELAXED);
-  if (last > t->last_launch_ns) t->last_launch_ns = last;
+  if (last > t->last_launch_ns) {
+    t->last_launch_ns = last;
+  }
 }
 
 // Every section under the device's lock may change what a fast window relies on (the lease, the
@@ -559,10 +566,11 @@ Device* LockLimitedDevice() {
   if (device < 0 || device >= kMaxDevices) return nullptr;
   Device& d = g_devices[device];
   const int32_t state = __atomic_load_n(&d.state, __ATOMIC_ACQUIRE);
-  if (state == kStateUnlimited) return nullptr;
   // Lifted by the node monitor (policy `default`, the container alone on the GPU): a launch then
   // costs a flag read, not the device's lock.
-  if (state == kStateLimited && !Enforcing(d)) return nullptr;
+  if (state == kStateUnlimited || (state == kStateLimited && !Enforcing(d))) {
+    return nullptr;
+  }
   LockDevice(d);
   if (d.state == kStateUnknown) InitDevice(d, device);
   if (d.state != kStateLimited || !Enforcing(d)) {
@@ -586,23 +594,30 @@ bool Capturing(CUstream stream, int per_thread) {
 // window, the device's fast line and the budget word, and writes only the fast line.
 bool FastLaunch(CUstream stream, int per_thread) {
   ThreadFastWindow& w = t_window;
-  if (w.device == nullptr || w.launches_left == 0) return false;
-  if (__atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0) return false;
+  if (w.device == nullptr || w.launches_left == 0 ||
+      __atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0) {
+    return false;
+  }
   CUdevice device = 0;
   if (g_driver.ctx_get_device(&device) != CUDA_SUCCESS || device < 0 || device >= kMaxDevices ||
-      &g_devices[device] != w.device || StreamKey(stream, per_thread) != w.key)
+      &g_devices[device] != w.device || StreamKey(stream, per_thread) != w.key) {
     return false;
+  }
   Device& d = *w.device;
-  if (__atomic_load_n(&d.fast.epoch, __ATOMIC_ACQUIRE) != w.epoch) return false;
+  if (__atomic_load_n(&d.fast.epoch, __ATOMIC_ACQUIRE) != w.epoch) {
+    return false;
+  }
   const int64_t now = NowNs();
   if (now >= w.until_ns ||
-      now - __atomic_load_n(&d.fast.last_ns, __ATOMIC_RELAXED) >= kContinuousNs)
+      now - __atomic_load_n(&d.fast.last_ns, __ATOMIC_RELAXED) >= kContinuousNs ||
+      WaitNs(__atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED), now) > 0) {
     return false;
-  if (WaitNs(__atomic_load_n(&d.shared->tat_ns, __ATOMIC_RELAXED), now) > 0) return false;
+  }
   --w.launches_left;
   __atomic_store_n(&d.fast.last_ns, now, __ATOMIC_RELAXED);
-  if (__atomic_fetch_add(&d.fast.pending, 1, __ATOMIC_ACQ_REL) == 0)
+  if (__atomic_fetch_add(&d.fast.pending, 1, __ATOMIC_ACQ_REL) == 0) {
     __atomic_store_n(&d.fast.first_ns, now, __ATOMIC_RELAXED);
+  }
   return true;
 }
 
@@ -613,8 +628,9 @@ void OpenFastWindow(Device& d, StreamTrack& t, int64_t now) {
   w.device = nullptr;
   // Before the stream's first mark completes, a launch after a pause must open the interval.
   if (__atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0 ||
-      (!t.has_last_done && t.count == 0))
+      (!t.has_last_done && t.count == 0)) {
     return;
+  }
   const FastWindow window = FastWindowAfterLaunch(
       kParams, FastWindowInput{.now_ns = now,
                                .est_per_launch_ns = t.est_per_launch_ns,
@@ -625,7 +641,9 @@ void OpenFastWindow(Device& d, StreamTrack& t, int64_t now) {
                                .outstanding_est_ns = OutstandingEst(t),
                                .poll_due_ns = d.last_poll_ns + kPollIntervalNs,
                                .extend_due_ns = d.last_extend_ns + kExtendIntervalNs});
-  if (window.launches == 0) return;
+  if (window.launches == 0) {
+    return;
+  }
   d.fast_track = &t;
   __atomic_store_n(&d.fast.last_ns, now, __ATOMIC_RELAXED);
   w = ThreadFastWindow{&d, t.key, __atomic_load_n(&d.fast.epoch, __ATOMIC_RELAXED), window.until_ns,
@@ -634,7 +652,9 @@ void OpenFastWindow(Device& d, StreamTrack& t, int64_t now) {
 
 void BeforeLaunch(CUstream stream, int per_thread) {
   t_armed.device = nullptr;
-  if (FastLaunch(stream, per_thread)) return;
+  if (FastLaunch(stream, per_thread)) {
+    return;
+  }
   if (Capturing(stream, per_thread)) return;  // recorded into a graph: runs (and is limited) later
   Device* dp = LockLimitedDevice();
   if (dp == nullptr) return;
@@ -826,17 +846,17 @@ __attribute__((destructor)) void ReportAtExit() {
   for (int i = 0; i < kMaxDevices; ++i) {
     const Device& d = g_devices[i];
     if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) != kStateLimited) continue;
+    const uint64_t unfolded = __atomic_load_n(&d.fast.pending, __ATOMIC_RELAXED);
+    const uint64_t launches_total = d.stats.launches + unfolded;
+    const uint64_t fast_total = d.stats.fast_launches + unfolded;
     char line[384];
     int n = snprintf(
         line, sizeof(line),
         "[vgpu sm-limit] pid %d device %d limit %d%%: launches %llu, fast %llu, events %llu, "
         "measured %.1f ms, charged %.1f ms, throttled %.1f ms (queue %.1f ms, %llu "
         "budget waits), lease wait %.1f ms, hooks ~%lld ns per launch\n",
-        static_cast<int>(getpid()), i, d.percent,
-        static_cast<unsigned long long>(d.stats.launches +
-                                        __atomic_load_n(&d.fast.pending, __ATOMIC_RELAXED)),
-        static_cast<unsigned long long>(d.stats.fast_launches +
-                                        __atomic_load_n(&d.fast.pending, __ATOMIC_RELAXED)),
+        static_cast<int>(getpid()), i, d.percent, static_cast<unsigned long long>(launches_total),
+        static_cast<unsigned long long>(fast_total),
         static_cast<unsigned long long>(d.stats.events_recorded), Ms(d.stats.measured_ns),
         Ms(d.stats.charged_ns), Ms(d.stats.throttled_ns), Ms(d.stats.queue_wait_ns),
         static_cast<unsigned long long>(d.stats.budget_waits), Ms(d.stats.lease_wait_ns),
