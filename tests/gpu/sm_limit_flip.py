@@ -13,25 +13,28 @@ step 3), so a limited phase is measured over whole cycles: from the end of its f
 end of its last one (its first stretch also spends the credit saved while the limit was lifted,
 and is left out with it). An unlimited phase is measured from 0.5 s after the flip.
 
-Environment: START_AT, END_AT are not used; FLIP_NATIVE_S (default 6), FLIP_LIMITED_S (12),
+Environment: FLIP_NATIVE_S (default 6), FLIP_LIMITED_S (12),
 FLIP_ROUNDS (3), FLIP_WARMUP_S (5), FLIP_OFFSETS (JSON of tests/gpu/region_offsets.c),
 CUDA_DEVICE_MEMORY_SHARED_CACHE (the region file libvgpu maps). Prints one JSON line.
+
+`sm_limit_flip.py set-flag REGION VALUE` (FLIP_OFFSETS set) writes the flag of another process's
+region file, as the node monitor would.
 """
 import ctypes
 import json
 import mmap
 import os
 import statistics
+import sys
 import time
-
-import torch
 
 ALONE, SHARED = 2, 1
 ITERS = 200  # launches per synchronised block, as the `small` workload
 
 
-def open_flag(offsets):
-    path = os.environ["CUDA_DEVICE_MEMORY_SHARED_CACHE"]
+def open_flag(path, offsets):
+    """The node monitor's flag of device record 0 in the region file at `path`, checked to be an
+    initialised region with a registered GPU: (mapping, flag)."""
     fd = os.open(path, os.O_RDWR)
     size = os.fstat(fd).st_size
     mm = mmap.mmap(fd, size)
@@ -66,6 +69,8 @@ def phase_rate(blocks, limited, pause_s):
 
 
 def main():
+    import torch  # only the measurement needs it, not `set-flag`
+
     offsets = json.loads(os.environ["FLIP_OFFSETS"])
     native_s = float(os.environ.get("FLIP_NATIVE_S", "6"))
     limited_s = float(os.environ.get("FLIP_LIMITED_S", "12"))
@@ -82,7 +87,7 @@ def main():
         return t1, t1 - t0
 
     block()  # libvgpu creates and registers the region on the first CUDA calls
-    mm, flag = open_flag(offsets)
+    mm, flag = open_flag(os.environ["CUDA_DEVICE_MEMORY_SHARED_CACHE"], offsets)
     flag.value = ALONE
     end = time.perf_counter() + warmup_s
     while block()[0] < end:
@@ -103,22 +108,20 @@ def main():
     mm.close()
 
     native_block = statistics.median(d for lim, bl in phases if not lim for _, d in bl)
-    pause_s_for_profile = max(0.05, 10 * native_block)
+    pause_s = max(0.05, 10 * native_block)
 
-    def running_us(blocks):
-        """Median time per iteration of the phase's blocks that held no pause."""
-        return round(statistics.median(d for _, d in blocks if d <= pause_s_for_profile)
-                     / ITERS * 1e6, 3)
+    def running_block(blocks):
+        """Median duration of the phase's blocks that held no pause."""
+        return statistics.median(d for _, d in blocks if d <= pause_s)
 
     def duty(blocks):
         """Fraction of the phase the loop ran: a paused block's excess over a running one is
         its wait."""
         span = blocks[-1][0] - (blocks[0][0] - blocks[0][1])
-        run = statistics.median(d for _, d in blocks if d <= pause_s_for_profile)
-        waited = sum(d - run for _, d in blocks if d > pause_s_for_profile)
+        run = running_block(blocks)
+        waited = sum(d - run for _, d in blocks if d > pause_s)
         return round(100.0 * (1 - waited / span), 1)
 
-    pause_s = max(0.05, 10 * native_block)
     rates = [phase_rate(bl, lim, pause_s) for lim, bl in phases]
     shares = []
     for k in range(1, len(phases), 2):
@@ -132,10 +135,21 @@ def main():
         "shares": [round(s, 2) for s in shares],
         "share": round(statistics.mean(shares), 2),
         "native_us_per_iter": round(native_block / ITERS * 1e6, 3),
-        "running_us_per_iter": [running_us(bl) for _, bl in phases],
+        "running_us_per_iter": [round(running_block(bl) / ITERS * 1e6, 3) for _, bl in phases],
         "limited_duty": [duty(bl) for lim, bl in phases if lim],
     }), flush=True)
 
 
+def set_flag(path, value):
+    """`set-flag REGION VALUE`: writes the flag as the node monitor would (2 alone, 1 shared)."""
+    mm, flag = open_flag(path, json.loads(os.environ["FLIP_OFFSETS"]))
+    flag.value = int(value)
+    del flag
+    mm.close()
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["set-flag"] and len(sys.argv) == 4:
+        set_flag(sys.argv[2], sys.argv[3])
+    else:
+        main()

@@ -21,13 +21,7 @@ if command -v taskset >/dev/null && [ "$(nproc)" -ge 4 ]; then PIN=(taskset -c 2
 mkdir -p /tmp/vgpulock
 
 set_flag() {  # set_flag REGION VALUE: what the node monitor writes (2 alone, 1 shared)
-  python3 - "$1" "$2" "$OFFSETS" <<'PY'
-import ctypes, json, mmap, os, sys
-path, value, o = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-fd = os.open(path, os.O_RDWR)
-mm = mmap.mmap(fd, os.fstat(fd).st_size)
-ctypes.c_int32.from_buffer(mm, o["devices"] + o["sm_limit_active"]).value = value
-PY
+  FLIP_OFFSETS="$OFFSETS" python3 "$ROOT/tests/gpu/sm_limit_flip.py" set-flag "$1" "$2"
 }
 
 for part in ${FLIP_PARTS:-shares lifted}; do

@@ -9,71 +9,20 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <thread>
 #include <vector>
 
+#include "instant_sm_gpu.h"
 #include "sm_limit.h"
 
 namespace {
 
-std::atomic<int> g_events{0};
-int g_event_storage[1 << 16];
-
-CUresult CtxGetDevice(CUdevice* device) {
-  *device = 0;
-  return CUDA_SUCCESS;
-}
-CUresult DeviceGetUuid(CUuuid* uuid, CUdevice /*device*/) {
-  for (int i = 0; i < 16; ++i) {
-    uuid->bytes[i] = static_cast<char>(0x60 + i);
-  }
-  return CUDA_SUCCESS;
-}
-CUresult EventCreate(CUevent* event, unsigned int /*flags*/) {
-  *event = reinterpret_cast<CUevent>(&g_event_storage[g_events.fetch_add(1) % (1 << 16)]);
-  return CUDA_SUCCESS;
-}
-CUresult EventRecord(CUevent /*event*/, CUstream /*stream*/) {
-  return CUDA_SUCCESS;
-}
-CUresult EventQuery(CUevent /*event*/) {
-  return CUDA_SUCCESS;  // the simulated GPU finishes everything at once
-}
-CUresult EventElapsed(float* ms, CUevent /*start*/, CUevent /*end*/) {
-  *ms = 0.0001F;  // 100 ns of GPU time per interval: the budget never binds at 50 %
-  return CUDA_SUCCESS;
-}
-CUresult EventDestroy(CUevent /*event*/) {
-  return CUDA_SUCCESS;
-}
-
 class SmLimiterThreadsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    static std::string dir = [] {
-      char tmpl[] = "/tmp/vgpu-sm-threads-XXXXXX";
-      EXPECT_NE(mkdtemp(tmpl), nullptr);
-      return std::string(tmpl);
-    }();
-    // Read once by vgpu_sm_init, before any launching thread exists.
-    setenv("CUDA_DEVICE_SM_LIMIT", "50", 1);            // NOLINT(concurrency-mt-unsafe)
-    setenv("GPU_CORE_UTILIZATION_POLICY", "force", 1);  // NOLINT(concurrency-mt-unsafe)
-    setenv("VGPU_SM_PEER_DIR", dir.c_str(), 1);         // NOLINT(concurrency-mt-unsafe)
-    const std::string region = dir + "/region";
-    setenv("CUDA_DEVICE_MEMORY_SHARED_CACHE", region.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
-    VgpuSmDriver driver{};
-    driver.ctx_get_device = CtxGetDevice;
-    driver.device_get_uuid = DeviceGetUuid;
-    driver.event_create = EventCreate;
-    driver.event_record = EventRecord;
-    driver.event_query = EventQuery;
-    driver.event_elapsed_time = EventElapsed;
-    driver.event_destroy = EventDestroy;
-    vgpu_sm_init(&driver);
-  }
+  // 100 ns of GPU time per measured interval: the budget never binds at 50 %.
+  static void SetUpTestSuite() { vgpu::sm::instant_gpu::InitLimiter(50); }
 
   static VgpuSmStats Stats() {
     VgpuSmStats stats{};

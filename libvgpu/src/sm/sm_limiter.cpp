@@ -529,10 +529,11 @@ void CloseOpenBatches(Device& d, StreamTrack* current, int64_t now) {
 // the full path (last_launch_ns too, for the next launch's pause check). A launch counted after
 // its window's stream was recycled is counted in the statistics only.
 void FoldFastLaunches(Device& d) {
-  const uint32_t n = __atomic_exchange_n(&d.fast.pending, 0, __ATOMIC_ACQ_REL);
-  if (n == 0) {
+  // Most locks find nothing to fold: a plain load spares them the read-modify-write.
+  if (__atomic_load_n(&d.fast.pending, __ATOMIC_ACQUIRE) == 0) {
     return;
   }
+  const uint32_t n = __atomic_exchange_n(&d.fast.pending, 0, __ATOMIC_ACQ_REL);
   d.stats.launches += n;
   d.stats.fast_launches += n;
   StreamTrack* t = d.fast_track;
@@ -554,7 +555,9 @@ void FoldFastLaunches(Device& d) {
 void LockDevice(Device& d) {
   pthread_mutex_lock(&d.mu);
   FoldFastLaunches(d);
-  __atomic_add_fetch(&d.fast.epoch, 1, __ATOMIC_RELEASE);
+  // Only lock holders write the epoch; fast passes read it without the lock.
+  __atomic_store_n(&d.fast.epoch, __atomic_load_n(&d.fast.epoch, __ATOMIC_RELAXED) + 1,
+                   __ATOMIC_RELEASE);
 }
 
 // The device of the launch, already initialised, or nullptr when it is not limited now.
