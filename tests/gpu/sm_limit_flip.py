@@ -17,6 +17,9 @@ Environment: FLIP_NATIVE_S (default 6), FLIP_LIMITED_S (12),
 FLIP_ROUNDS (3), FLIP_WARMUP_S (5), FLIP_OFFSETS (JSON of tests/gpu/region_offsets.c),
 CUDA_DEVICE_MEMORY_SHARED_CACHE (the region file libvgpu maps). Prints one JSON line.
 
+`sm_limit_flip.py cycles`: limited phases of whole cycles of the limiter's rhythm, interleaved with
+short lifted ones (see cycles_main).
+
 `sm_limit_flip.py set-flag REGION VALUE` (FLIP_OFFSETS set) writes the flag of another process's
 region file, as the node monitor would.
 """
@@ -140,6 +143,115 @@ def main():
     }), flush=True)
 
 
+def cycles_main():
+    """`cycles` mode: the limited phases locked to the limiter's rhythm and interleaved finely.
+
+    The host's speed wanders by 10-15 % over seconds but only 3-4 % between neighbouring quarter
+    seconds (tests/gpu/host_drift.py), so phases of 6-12 s still see different hosts. Here a
+    limited phase is FLIP_CYCLES whole cycles of the limiter's rhythm (stretch, wait): it starts
+    at a flip to "shared" and ends with the block that came back from its last wait; then the
+    limit is lifted for FLIP_NATIVE_S. Each flip falls at a block boundary, right after a
+    synchronisation, so no batch spans it, and a limited phase starts with exactly the credit its
+    predecessor's last wait saved (a stretch, as in a continuous limited run). Both kinds of
+    phase are measured flip to flip. A phase's expected unlimited iterations are its length times
+    the mean rate of the two lifted phases around it; the share is the limited iterations over
+    those, summed until FLIP_LIMITED_TOTAL_S of limited time. A first limited phase (the
+    limiter's start-up and first wait) is not counted. A budget wait is a block longer than
+    FLIP_WAIT_MS (default 100; alone the waits last 0.2-1 s). FLIP_CONTROL=1 keeps the limit
+    lifted in the "limited" phases too (fixed FLIP_CONTROL_S each): the method's own noise.
+    """
+    import torch
+
+    offsets = json.loads(os.environ["FLIP_OFFSETS"])
+    native_s = float(os.environ.get("FLIP_NATIVE_S", "1"))
+    cycles = int(os.environ.get("FLIP_CYCLES", "1"))
+    total_s = float(os.environ.get("FLIP_LIMITED_TOTAL_S", "20"))
+    warmup_s = float(os.environ.get("FLIP_WARMUP_S", "5"))
+    control = os.environ.get("FLIP_CONTROL", "0") == "1"
+    control_s = float(os.environ.get("FLIP_CONTROL_S", "1.43"))
+    wait_s = float(os.environ.get("FLIP_WAIT_MS", "100")) / 1000
+    x = torch.zeros(256 * 1024, device=torch.device("cuda"), dtype=torch.float32)
+
+    def block():
+        t0 = time.perf_counter()
+        for _ in range(ITERS):
+            x.add_(1.0)
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        return t1, t1 - t0
+
+    block()
+    mm, flag = open_flag(os.environ["CUDA_DEVICE_MEMORY_SHARED_CACHE"], offsets)
+    flag.value = ALONE
+    warm = []
+    end = time.perf_counter() + warmup_s
+    while True:
+        warm.append(block())
+        if warm[-1][0] >= end:
+            break
+
+    phases = []  # (limited, start, end, blocks, longest block)
+    start = warm[-1][0]
+    limited_time = 0.0
+    limited = True  # a first limited phase, not counted: the limiter's start-up, its first wait
+    while True:
+        flag.value = SHARED if (limited and not control) else ALONE
+        n, waits, longest = 0, 0, 0.0
+        stop = start + (control_s if limited else native_s)
+        while True:
+            t1, d = block()
+            n += 1
+            longest = max(longest, d)
+            if limited and not control:
+                # Only the limiter's budget waits end a cycle (alone they last 0.2-1 s), not a
+                # hiccup of the host: a phase cut mid-stretch would take its unspent credit, and
+                # the lifted phase after it would top that up.
+                waits += d > wait_s
+                if waits >= cycles:
+                    break
+            elif t1 >= stop:
+                break
+        if phases or not limited:  # the first, start-up phase is not recorded
+            phases.append((limited, start, t1, n, longest))
+            if limited:
+                limited_time += t1 - start
+        start = t1
+        if not limited and limited_time >= total_s:
+            break
+        limited = not limited
+    flag.value = ALONE
+    del flag
+    mm.close()
+
+    rate = [n * ITERS / (e - s) for _, s, e, n, _ in phases]
+    done, expected, shares = 0, 0.0, []
+    for k in range(1, len(phases) - 1, 2):
+        _, s, e, n, _ = phases[k]
+        ref = (rate[k - 1] + rate[k + 1]) / 2
+        done += n * ITERS
+        expected += (e - s) * ref
+        shares.append(100.0 * rate[k] / ref)
+    native = [round(r) for k, r in enumerate(rate) if k % 2 == 0]
+    print(json.dumps({
+        "mode": "control" if control else "cycles",
+        "share": round(100.0 * done / expected, 2),
+        "limited_s": round(limited_time, 2),
+        "phases": len(shares),
+        "phase_share_min": round(min(shares), 1),
+        "phase_share_median": round(statistics.median(shares), 1),
+        "phase_share_max": round(max(shares), 1),
+        "limited_phase_s": round(statistics.median(
+            e - s for lim, s, e, _, _ in phases if lim), 3),
+        "longest_wait_ms": round(1000 * statistics.median(
+            lw for lim, _, _, _, lw in phases if lim), 1),
+        "native_rate_min": min(native),
+        "native_rate_max": max(native),
+        "shares": [round(v, 1) for v in shares],
+        "limited_phases": [[round(e - s, 3), n, round(1000 * lw, 1)]
+                           for lim, s, e, n, lw in phases if lim],
+    }), flush=True)
+
+
 def set_flag(path, value):
     """`set-flag REGION VALUE`: writes the flag as the node monitor would (2 alone, 1 shared)."""
     mm, flag = open_flag(path, json.loads(os.environ["FLIP_OFFSETS"]))
@@ -151,5 +263,7 @@ def set_flag(path, value):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["set-flag"] and len(sys.argv) == 4:
         set_flag(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["cycles"]:
+        cycles_main()
     else:
         main()

@@ -7,8 +7,12 @@
 # (libvgpu/tests_support/paired_launch.c) in a container whose flag says "alone".
 #
 #   VGPU_LIBRARY=$PWD/.devbuild/libvgpu.so tests/gpu/sm_limit_flip.sh
+# Part `cycles` (not run by default) interleaves finely instead: limited phases of whole cycles of
+# the limiter's rhythm between lifted phases of 1 s, plus a control run with the limit lifted
+# throughout (sm_limit_flip.py cycles).
 # Environment: FLIP_LIMITS (default "10 30 50 70"), FLIP_PARTS (default "shares lifted"), and
-# sm_limit_flip.py's FLIP_NATIVE_S, FLIP_LIMITED_S, FLIP_ROUNDS, FLIP_WARMUP_S.
+# sm_limit_flip.py's FLIP_NATIVE_S, FLIP_LIMITED_S, FLIP_ROUNDS, FLIP_WARMUP_S, FLIP_CYCLES,
+# FLIP_LIMITED_TOTAL_S.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LIB=${VGPU_LIBRARY:?set VGPU_LIBRARY to a built libvgpu.so}
@@ -56,6 +60,37 @@ print("       phases' running us/iter (N L N ...): %s; limited phases ran %s %% 
     " ".join(str(v) for v in r["running_us_per_iter"]),
     " ".join(str(v) for v in r["limited_duty"])))
 PY
+      done
+      ;;
+    cycles)
+      # Limited phases of whole cycles of the limiter's rhythm between 1 s lifted ones
+      # (sm_limit_flip.py cycles); `control` keeps the limit lifted throughout: the method's noise.
+      echo "limit    share %  limited s  phases  per phase min/median/max  phase s  wait ms  native it/s"
+      for limit in control ${FLIP_LIMITS:-10 30 50 70}; do
+        rm -f /tmp/vgpulock/vgpu-sm-*
+        control=0; pct=$limit
+        [ "$limit" = control ] && { control=1; pct=30; }
+        LD_PRELOAD="$LIB" CUDA_DEVICE_SM_LIMIT="$pct" GPU_CORE_UTILIZATION_POLICY=default \
+          VGPU_SM_STATS=1 CUDA_DEVICE_MEMORY_SHARED_CACHE="$W/cycles$limit" FLIP_OFFSETS="$OFFSETS" \
+          FLIP_CONTROL=$control "${PIN[@]}" python3 "$ROOT/tests/gpu/sm_limit_flip.py" cycles \
+          >"$W/c$limit.json" 2>"$W/c$limit.err"
+        python3 - "$limit" "$W/c$limit.json" "$W/c$limit.err" <<'PY'
+import json, sys
+limit, js, err = sys.argv[1:]
+try:
+    r = json.loads(open(js).read().strip().splitlines()[-1])
+except Exception as e:
+    print("%-7s  failed: %s; %s" % (limit, e, open(err).read()[-400:]))
+    sys.exit(0)
+print("%-7s  %6.2f   %8.1f  %6d  %6.1f / %5.1f / %5.1f    %6.3f  %7.1f  %d-%d" % (
+    limit, r["share"], r["limited_s"], r["phases"], r["phase_share_min"],
+    r["phase_share_median"], r["phase_share_max"], r["limited_phase_s"], r["longest_wait_ms"],
+    r["native_rate_min"], r["native_rate_max"]))
+import os
+if os.environ.get("FLIP_VERBOSE", "0") != "0":
+    print("         per phase: " + " ".join(str(v) for v in r["shares"]))
+PY
+        [ -n "${OUT:-}" ] && cp "$W/c$limit.json" "$W/c$limit.err" "$OUT/" 2>/dev/null
       done
       ;;
     lifted)
