@@ -155,4 +155,5 @@ if __name__ == "__main__":
     elif cmd == "sample":
         sample(sys.argv[2])
     elif cmd == "report":
-        report(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 2)
+        core = sys.argv[4] if len(sys.argv) > 4 else "2"
+        report(sys.argv[2], sys.argv[3], int(core) if core.isdigit() else -1)  # -1: unpinned

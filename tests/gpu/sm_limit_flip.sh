@@ -7,10 +7,11 @@
 # (libvgpu/tests_support/paired_launch.c) in a container whose flag says "alone".
 #
 #   VGPU_LIBRARY=$PWD/.devbuild/libvgpu.so tests/gpu/sm_limit_flip.sh
-# Part `cycles` (not run by default) interleaves finely instead: limited phases of whole cycles of
-# the limiter's rhythm between lifted phases of 1 s, plus a control run with the limit lifted
-# throughout (sm_limit_flip.py cycles).
-# Environment: FLIP_LIMITS (default "10 30 50 70"), FLIP_PARTS (default "shares lifted"), and
+# Part `cycles` interleaves finely (the host's speed wanders by 10-15 % over seconds, see
+# tests/gpu/host_drift.sh): limited phases of whole cycles of the limiter's rhythm between lifted
+# phases of 1 s, 20 s of limited time per limit, plus a control run with the limit lifted
+# throughout (sm_limit_flip.py cycles); part `shares` alternates 6 s / 12 s phases.
+# Environment: FLIP_LIMITS (default "10 30 50 70"), FLIP_PARTS (default "cycles lifted"), and
 # sm_limit_flip.py's FLIP_NATIVE_S, FLIP_LIMITED_S, FLIP_ROUNDS, FLIP_WARMUP_S, FLIP_CYCLES,
 # FLIP_LIMITED_TOTAL_S.
 set -u
@@ -28,7 +29,7 @@ set_flag() {  # set_flag REGION VALUE: what the node monitor writes (2 alone, 1 
   FLIP_OFFSETS="$OFFSETS" python3 "$ROOT/tests/gpu/sm_limit_flip.py" set-flag "$1" "$2"
 }
 
-for part in ${FLIP_PARTS:-shares lifted}; do
+for part in ${FLIP_PARTS:-cycles lifted}; do
   case $part in
     shares)
       echo "limit  share %  per limited phase          native it/s (phases)        pauses  limiter"
