@@ -150,12 +150,13 @@ def cycles_main():
     seconds (tests/gpu/host_drift.py), so phases of 6-12 s still see different hosts. Here a
     limited phase is FLIP_CYCLES whole cycles of the limiter's rhythm (stretch, wait): it starts
     at a flip to "shared" and ends with the block that came back from its last wait; then the
-    limit is lifted for FLIP_NATIVE_S. Each flip falls at a block boundary, right after a
+    limit is lifted for FLIP_NATIVE_S (default 0.5). Each flip falls at a block boundary, right after a
     synchronisation, so no batch spans it, and a limited phase starts with exactly the credit its
     predecessor's last wait saved (a stretch, as in a continuous limited run). Both kinds of
     phase are measured flip to flip. A phase's expected unlimited iterations are its length times
-    the mean rate of the two lifted phases around it; the share is the limited iterations over
-    those, summed until FLIP_LIMITED_TOTAL_S of limited time. A first limited phase (the
+    the unlimited rate at the middle of its stretch, interpolated between the lifted phases
+    around it (`share`; `share_flank_mean` takes their plain mean); the share is the limited
+    iterations over those, summed until FLIP_LIMITED_TOTAL_S of limited time. A first limited phase (the
     limiter's start-up and first wait) is not counted. A budget wait is a block longer than
     FLIP_WAIT_MS (default 100; alone the waits last 0.2-1 s). FLIP_CONTROL=1 keeps the limit
     lifted in the "limited" phases too (fixed FLIP_CONTROL_S each): the method's own noise.
@@ -163,7 +164,7 @@ def cycles_main():
     import torch
 
     offsets = json.loads(os.environ["FLIP_OFFSETS"])
-    native_s = float(os.environ.get("FLIP_NATIVE_S", "1"))
+    native_s = float(os.environ.get("FLIP_NATIVE_S", "0.5"))
     cycles = int(os.environ.get("FLIP_CYCLES", "1"))
     total_s = float(os.environ.get("FLIP_LIMITED_TOTAL_S", "20"))
     warmup_s = float(os.environ.get("FLIP_WARMUP_S", "5"))
@@ -224,17 +225,25 @@ def cycles_main():
     mm.close()
 
     rate = [n * ITERS / (e - s) for _, s, e, n, _ in phases]
-    done, expected, shares = 0, 0.0, []
+    centre = [(s + e) / 2 for _, s, e, _, _ in phases]
+    done, expected, expected_mean, shares = 0, 0.0, 0.0, []
     for k in range(1, len(phases) - 1, 2):
-        _, s, e, n, _ = phases[k]
-        ref = (rate[k - 1] + rate[k + 1]) / 2
+        _, s, e, n, longest = phases[k]
+        # The phase's work ran in its stretch, from the flip until the wait (the longest block,
+        # less the few ms of launches after it): the unlimited rate is interpolated between the
+        # lifted phases around it at the stretch's middle, as the host's speed wanders.
+        middle = s + max(0.0, (e - s) - longest) / 2
+        w = (middle - centre[k - 1]) / (centre[k + 1] - centre[k - 1])
+        ref = (1 - w) * rate[k - 1] + w * rate[k + 1]
         done += n * ITERS
         expected += (e - s) * ref
+        expected_mean += (e - s) * (rate[k - 1] + rate[k + 1]) / 2
         shares.append(100.0 * rate[k] / ref)
     native = [round(r) for k, r in enumerate(rate) if k % 2 == 0]
     print(json.dumps({
         "mode": "control" if control else "cycles",
         "share": round(100.0 * done / expected, 2),
+        "share_flank_mean": round(100.0 * done / expected_mean, 2),
         "limited_s": round(limited_time, 2),
         "phases": len(shares),
         "phase_share_min": round(min(shares), 1),

@@ -9,7 +9,7 @@
 #   VGPU_LIBRARY=$PWD/.devbuild/libvgpu.so tests/gpu/sm_limit_flip.sh
 # Part `cycles` interleaves finely (the host's speed wanders by 10-15 % over seconds, see
 # tests/gpu/host_drift.sh): limited phases of whole cycles of the limiter's rhythm between lifted
-# phases of 1 s, 20 s of limited time per limit, plus a control run with the limit lifted
+# phases of 0.5 s, 20 s of limited time per limit, plus a control run with the limit lifted
 # throughout (sm_limit_flip.py cycles); part `shares` alternates 6 s / 12 s phases.
 # Environment: FLIP_LIMITS (default "10 30 50 70"), FLIP_PARTS (default "cycles lifted"), and
 # sm_limit_flip.py's FLIP_NATIVE_S, FLIP_LIMITED_S, FLIP_ROUNDS, FLIP_WARMUP_S, FLIP_CYCLES,
@@ -64,9 +64,9 @@ PY
       done
       ;;
     cycles)
-      # Limited phases of whole cycles of the limiter's rhythm between 1 s lifted ones
+      # Limited phases of whole cycles of the limiter's rhythm between 0.5 s lifted ones
       # (sm_limit_flip.py cycles); `control` keeps the limit lifted throughout: the method's noise.
-      echo "limit    share %  limited s  phases  per phase min/median/max  phase s  wait ms  native it/s"
+      echo "limit    share %  (flank mean)  limited s  phases  per phase min/median/max  phase s  wait ms  native it/s"
       for limit in control ${FLIP_LIMITS:-10 30 50 70}; do
         rm -f /tmp/vgpulock/vgpu-sm-*
         control=0; pct=$limit
@@ -83,8 +83,8 @@ try:
 except Exception as e:
     print("%-7s  failed: %s; %s" % (limit, e, open(err).read()[-400:]))
     sys.exit(0)
-print("%-7s  %6.2f   %8.1f  %6d  %6.1f / %5.1f / %5.1f    %6.3f  %7.1f  %d-%d" % (
-    limit, r["share"], r["limited_s"], r["phases"], r["phase_share_min"],
+print("%-7s  %6.2f   (%6.2f)     %8.1f  %6d  %6.1f / %5.1f / %5.1f    %6.3f  %7.1f  %d-%d" % (
+    limit, r["share"], r["share_flank_mean"], r["limited_s"], r["phases"], r["phase_share_min"],
     r["phase_share_median"], r["phase_share_max"], r["limited_phase_s"], r["longest_wait_ms"],
     r["native_rate_min"], r["native_rate_max"]))
 import os
