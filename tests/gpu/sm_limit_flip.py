@@ -150,16 +150,17 @@ def cycles_main():
     seconds (tests/gpu/host_drift.py), so phases of 6-12 s still see different hosts. Here a
     limited phase is FLIP_CYCLES whole cycles of the limiter's rhythm (stretch, wait): it starts
     at a flip to "shared" and ends with the block that came back from its last wait; then the
-    limit is lifted for FLIP_NATIVE_S (default 0.5). Each flip falls at a block boundary, right after a
-    synchronisation, so no batch spans it, and a limited phase starts with exactly the credit its
-    predecessor's last wait saved (a stretch, as in a continuous limited run). Both kinds of
-    phase are measured flip to flip. A phase's expected unlimited iterations are its length times
-    the unlimited rate at the middle of its stretch, interpolated between the lifted phases
-    around it (`share`; `share_flank_mean` takes their plain mean); the share is the limited
-    iterations over those, summed until FLIP_LIMITED_TOTAL_S of limited time. A first limited phase (the
-    limiter's start-up and first wait) is not counted. A budget wait is a block longer than
-    FLIP_WAIT_MS (default 100; alone the waits last 0.2-1 s). FLIP_CONTROL=1 keeps the limit
-    lifted in the "limited" phases too (fixed FLIP_CONTROL_S each): the method's own noise.
+    limit is lifted for FLIP_NATIVE_S (default 0.5). Each flip falls at a block boundary, right
+    after a synchronisation, so no batch spans it, and a limited phase starts with exactly the
+    credit its predecessor's last wait saved (a stretch, as in a continuous limited run). Both
+    kinds of phase are measured flip to flip. A phase's expected unlimited iterations are its
+    length times the unlimited rate at the middle of its stretch, interpolated between the lifted
+    phases around it (`share`; `share_flank_mean` takes their plain mean); the share is the
+    limited iterations over those, summed until FLIP_LIMITED_TOTAL_S of limited time. A first
+    limited phase (the limiter's start-up and first wait) is not counted. A budget wait is a
+    block longer than FLIP_WAIT_MS (default 100; alone the waits last 0.2-1 s). FLIP_CONTROL=1
+    keeps the limit lifted in the "limited" phases too (fixed FLIP_CONTROL_S each): the method's
+    own noise.
     """
     import torch
 
