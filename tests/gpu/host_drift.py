@@ -17,6 +17,8 @@ import statistics
 import sys
 import time
 
+from host_meter import spin_rate  # the pure-Python spin loop the bench's CPU meter uses
+
 ITERS = 200
 
 
@@ -80,14 +82,8 @@ def read_mhz():
 def sample(out):
     with open(out, "w") as f:
         while True:
-            t0 = time.time()
-            n = 0
-            while time.time() - t0 < 0.25:
-                for _ in range(1000):
-                    pass
-                n += 1
-            t1 = time.time()
-            f.write(json.dumps({"t": t1, "spin": n / (t1 - t0), "stat": read_stat(),
+            rate, t1 = spin_rate(0.25)
+            f.write(json.dumps({"t": t1, "spin": rate, "stat": read_stat(),
                                 "mhz": read_mhz()}) + "\n")
             f.flush()
 

@@ -12,15 +12,22 @@ import sys
 import time
 
 
+def spin_rate(seconds):
+    """Rounds per second of a fixed pure-Python loop, run for `seconds`: (rate, end time)."""
+    t0 = time.time()
+    n = 0
+    while time.time() - t0 < seconds:
+        for _ in range(1000):
+            pass
+        n += 1
+    t1 = time.time()
+    return n / (t1 - t0), t1
+
+
 def cpu(out):
     while True:
-        t0 = time.time()
-        n = 0
-        while time.time() - t0 < 0.1:
-            for _ in range(1000):
-                pass
-            n += 1
-        out.write(json.dumps({"t": time.time(), "cpu": n / (time.time() - t0)}) + "\n")
+        rate, t1 = spin_rate(0.1)
+        out.write(json.dumps({"t": t1, "cpu": rate}) + "\n")
         out.flush()
 
 

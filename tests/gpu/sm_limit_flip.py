@@ -20,6 +20,8 @@ CUDA_DEVICE_MEMORY_SHARED_CACHE (the region file libvgpu maps). Prints one JSON 
 `sm_limit_flip.py cycles`: limited phases of whole cycles of the limiter's rhythm, interleaved with
 short lifted ones (see cycles_main).
 
+`sm_limit_flip.py report shares|cycles LIMIT JSON ERR` prints a run's row of the shell's table.
+
 `sm_limit_flip.py set-flag REGION VALUE` (FLIP_OFFSETS set) writes the flag of another process's
 region file, as the node monitor would.
 """
@@ -71,14 +73,11 @@ def phase_rate(blocks, limited, pause_s):
     return len(kept) * ITERS / span, span, len(paused)
 
 
-def main():
+def start_loop(warmup_s):
+    """The loop, its region's flag and a warm-up with the limit lifted: (block, mapping, flag,
+    end of the warm-up). block() runs ITERS launches and a synchronisation: (end, duration)."""
     import torch  # only the measurement needs it, not `set-flag`
 
-    offsets = json.loads(os.environ["FLIP_OFFSETS"])
-    native_s = float(os.environ.get("FLIP_NATIVE_S", "6"))
-    limited_s = float(os.environ.get("FLIP_LIMITED_S", "12"))
-    rounds = int(os.environ.get("FLIP_ROUNDS", "3"))
-    warmup_s = float(os.environ.get("FLIP_WARMUP_S", "5"))
     x = torch.zeros(256 * 1024, device=torch.device("cuda"), dtype=torch.float32)
 
     def block():
@@ -90,11 +89,21 @@ def main():
         return t1, t1 - t0
 
     block()  # libvgpu creates and registers the region on the first CUDA calls
-    mm, flag = open_flag(os.environ["CUDA_DEVICE_MEMORY_SHARED_CACHE"], offsets)
+    mm, flag = open_flag(os.environ["CUDA_DEVICE_MEMORY_SHARED_CACHE"],
+                         json.loads(os.environ["FLIP_OFFSETS"]))
     flag.value = ALONE
     end = time.perf_counter() + warmup_s
-    while block()[0] < end:
-        pass
+    while True:
+        t1, _ = block()
+        if t1 >= end:
+            return block, mm, flag, t1
+
+
+def main():
+    native_s = float(os.environ.get("FLIP_NATIVE_S", "6"))
+    limited_s = float(os.environ.get("FLIP_LIMITED_S", "12"))
+    rounds = int(os.environ.get("FLIP_ROUNDS", "3"))
+    block, mm, flag, _ = start_loop(float(os.environ.get("FLIP_WARMUP_S", "5")))
     phases = []  # (limited, [(end, duration)])
     for k in range(2 * rounds + 1):
         limited = k % 2 == 1
@@ -162,38 +171,15 @@ def cycles_main():
     keeps the limit lifted in the "limited" phases too (fixed FLIP_CONTROL_S each): the method's
     own noise.
     """
-    import torch
-
-    offsets = json.loads(os.environ["FLIP_OFFSETS"])
     native_s = float(os.environ.get("FLIP_NATIVE_S", "0.5"))
     cycles = int(os.environ.get("FLIP_CYCLES", "1"))
     total_s = float(os.environ.get("FLIP_LIMITED_TOTAL_S", "20"))
-    warmup_s = float(os.environ.get("FLIP_WARMUP_S", "5"))
     control = os.environ.get("FLIP_CONTROL", "0") == "1"
     control_s = float(os.environ.get("FLIP_CONTROL_S", "1.43"))
     wait_s = float(os.environ.get("FLIP_WAIT_MS", "100")) / 1000
-    x = torch.zeros(256 * 1024, device=torch.device("cuda"), dtype=torch.float32)
-
-    def block():
-        t0 = time.perf_counter()
-        for _ in range(ITERS):
-            x.add_(1.0)
-        torch.cuda.synchronize()
-        t1 = time.perf_counter()
-        return t1, t1 - t0
-
-    block()
-    mm, flag = open_flag(os.environ["CUDA_DEVICE_MEMORY_SHARED_CACHE"], offsets)
-    flag.value = ALONE
-    warm = []
-    end = time.perf_counter() + warmup_s
-    while True:
-        warm.append(block())
-        if warm[-1][0] >= end:
-            break
+    block, mm, flag, start = start_loop(float(os.environ.get("FLIP_WARMUP_S", "5")))
 
     phases = []  # (limited, start, end, blocks, longest block)
-    start = warm[-1][0]
     limited_time = 0.0
     limited = True  # a first limited phase, not counted: the limiter's start-up, its first wait
     while True:
@@ -262,6 +248,38 @@ def cycles_main():
     }), flush=True)
 
 
+def report(kind, limit, js, err):
+    """`report shares|cycles LIMIT JSON ERR`: one table row of a run (sm_limit_flip.sh)."""
+    import re
+    try:
+        r = json.loads(open(js).read().strip().splitlines()[-1])
+    except Exception as e:
+        print("%-7s  failed: %s; %s" % (limit, e, open(err).read()[-400:]))
+        return
+    if kind == "cycles":
+        print("%-7s  %6.2f   (%6.2f)     %8.1f  %6d  %6.1f / %5.1f / %5.1f    %6.3f  %7.1f  %d-%d" % (
+            limit, r["share"], r["share_flank_mean"], r["limited_s"], r["phases"],
+            r["phase_share_min"], r["phase_share_median"], r["phase_share_max"],
+            r["limited_phase_s"], r["longest_wait_ms"], r["native_rate_min"], r["native_rate_max"]))
+        if os.environ.get("FLIP_VERBOSE", "0") != "0":
+            print("         per phase: " + " ".join(str(v) for v in r["shares"]))
+        return
+    stats = re.search(r"launches (\d+), fast (\d+),.*measured ([\d.]+) ms, charged ([\d.]+) ms, "
+                      r"throttled ([\d.]+)", open(err).read())
+    lim = ""
+    if stats:
+        n, fast, measured, charged, throttled = (float(g) for g in stats.groups())
+        lim = "fast %.0f %% of launches, charged %.1f %% of measured, time share %.1f %%" % (
+            100 * fast / n, 100 * charged / measured, 100 * measured / (measured + throttled))
+    print("%5s  %6.2f   %-26s %-28s %-7s %s" % (
+        limit, r["share"], " ".join("%.1f" % s for s in r["shares"]),
+        " ".join(str(v) for v in r["native_rates"]),
+        "/".join(str(p) for p in r["limited_pauses"]), lim))
+    print("       phases' running us/iter (N L N ...): %s; limited phases ran %s %% of the time" % (
+        " ".join(str(v) for v in r["running_us_per_iter"]),
+        " ".join(str(v) for v in r["limited_duty"])))
+
+
 def set_flag(path, value):
     """`set-flag REGION VALUE`: writes the flag as the node monitor would (2 alone, 1 shared)."""
     mm, flag = open_flag(path, json.loads(os.environ["FLIP_OFFSETS"]))
@@ -275,5 +293,7 @@ if __name__ == "__main__":
         set_flag(sys.argv[2], sys.argv[3])
     elif sys.argv[1:2] == ["cycles"]:
         cycles_main()
+    elif sys.argv[1:2] == ["report"] and len(sys.argv) == 6:
+        report(*sys.argv[2:])
     else:
         main()

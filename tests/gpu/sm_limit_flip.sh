@@ -29,38 +29,21 @@ set_flag() {  # set_flag REGION VALUE: what the node monitor writes (2 alone, 1 
   FLIP_OFFSETS="$OFFSETS" python3 "$ROOT/tests/gpu/sm_limit_flip.py" set-flag "$1" "$2"
 }
 
+run_loop() {  # run_loop NAME PERCENT CONTROL [cycles]: the loop in one preloaded process
+  rm -f /tmp/vgpulock/vgpu-sm-*
+  LD_PRELOAD="$LIB" CUDA_DEVICE_SM_LIMIT="$2" GPU_CORE_UTILIZATION_POLICY=default \
+    VGPU_SM_STATS=1 CUDA_DEVICE_MEMORY_SHARED_CACHE="$W/region$1" FLIP_OFFSETS="$OFFSETS" \
+    FLIP_CONTROL="$3" "${PIN[@]}" python3 "$ROOT/tests/gpu/sm_limit_flip.py" ${4:-} \
+    >"$W/$1.json" 2>"$W/$1.err"
+}
+
 for part in ${FLIP_PARTS:-cycles lifted}; do
   case $part in
     shares)
       echo "limit  share %  per limited phase          native it/s (phases)        pauses  limiter"
       for limit in ${FLIP_LIMITS:-10 30 50 70}; do
-        rm -f /tmp/vgpulock/vgpu-sm-*
-        LD_PRELOAD="$LIB" CUDA_DEVICE_SM_LIMIT="$limit" GPU_CORE_UTILIZATION_POLICY=default \
-          VGPU_SM_STATS=1 CUDA_DEVICE_MEMORY_SHARED_CACHE="$W/region$limit" FLIP_OFFSETS="$OFFSETS" \
-          "${PIN[@]}" python3 "$ROOT/tests/gpu/sm_limit_flip.py" >"$W/$limit.json" 2>"$W/$limit.err"
-        python3 - "$limit" "$W/$limit.json" "$W/$limit.err" <<'PY'
-import json, re, sys
-limit, js, err = sys.argv[1:]
-try:
-    r = json.loads(open(js).read().strip().splitlines()[-1])
-except Exception as e:
-    print("%5s  failed: %s; %s" % (limit, e, open(err).read()[-400:]))
-    sys.exit(0)
-stats = re.search(r"launches (\d+), fast (\d+),.*measured ([\d.]+) ms, charged ([\d.]+) ms, "
-                  r"throttled ([\d.]+)", open(err).read())
-lim = ""
-if stats:
-    n, fast, measured, charged, throttled = (float(g) for g in stats.groups())
-    lim = "fast %.0f %% of launches, charged %.1f %% of measured, time share %.1f %%" % (
-        100 * fast / n, 100 * charged / measured, 100 * measured / (measured + throttled))
-print("%5s  %6.2f   %-26s %-28s %-7s %s" % (
-    limit, r["share"], " ".join("%.1f" % s for s in r["shares"]),
-    " ".join(str(v) for v in r["native_rates"]),
-    "/".join(str(p) for p in r["limited_pauses"]), lim))
-print("       phases' running us/iter (N L N ...): %s; limited phases ran %s %% of the time" % (
-    " ".join(str(v) for v in r["running_us_per_iter"]),
-    " ".join(str(v) for v in r["limited_duty"])))
-PY
+        run_loop "$limit" "$limit" 0
+        python3 "$ROOT/tests/gpu/sm_limit_flip.py" report shares "$limit" "$W/$limit.json" "$W/$limit.err"
       done
       ;;
     cycles)
@@ -68,29 +51,8 @@ PY
       # (sm_limit_flip.py cycles); `control` keeps the limit lifted throughout: the method's noise.
       echo "limit    share %  (flank mean)  limited s  phases  per phase min/median/max  phase s  wait ms  native it/s"
       for limit in control ${FLIP_LIMITS:-10 30 50 70}; do
-        rm -f /tmp/vgpulock/vgpu-sm-*
-        control=0; pct=$limit
-        [ "$limit" = control ] && { control=1; pct=30; }
-        LD_PRELOAD="$LIB" CUDA_DEVICE_SM_LIMIT="$pct" GPU_CORE_UTILIZATION_POLICY=default \
-          VGPU_SM_STATS=1 CUDA_DEVICE_MEMORY_SHARED_CACHE="$W/cycles$limit" FLIP_OFFSETS="$OFFSETS" \
-          FLIP_CONTROL=$control "${PIN[@]}" python3 "$ROOT/tests/gpu/sm_limit_flip.py" cycles \
-          >"$W/c$limit.json" 2>"$W/c$limit.err"
-        python3 - "$limit" "$W/c$limit.json" "$W/c$limit.err" <<'PY'
-import json, sys
-limit, js, err = sys.argv[1:]
-try:
-    r = json.loads(open(js).read().strip().splitlines()[-1])
-except Exception as e:
-    print("%-7s  failed: %s; %s" % (limit, e, open(err).read()[-400:]))
-    sys.exit(0)
-print("%-7s  %6.2f   (%6.2f)     %8.1f  %6d  %6.1f / %5.1f / %5.1f    %6.3f  %7.1f  %d-%d" % (
-    limit, r["share"], r["share_flank_mean"], r["limited_s"], r["phases"], r["phase_share_min"],
-    r["phase_share_median"], r["phase_share_max"], r["limited_phase_s"], r["longest_wait_ms"],
-    r["native_rate_min"], r["native_rate_max"]))
-import os
-if os.environ.get("FLIP_VERBOSE", "0") != "0":
-    print("         per phase: " + " ".join(str(v) for v in r["shares"]))
-PY
+        if [ "$limit" = control ]; then run_loop ccontrol 30 1 cycles; else run_loop "c$limit" "$limit" 0 cycles; fi
+        python3 "$ROOT/tests/gpu/sm_limit_flip.py" report cycles "$limit" "$W/c$limit.json" "$W/c$limit.err"
         [ -n "${OUT:-}" ] && cp "$W/c$limit.json" "$W/c$limit.err" "$OUT/" 2>/dev/null
       done
       ;;
