@@ -1,5 +1,5 @@
 // libvgpu overhead benchmark (real GPU): empty-kernel launch rate and 1 MiB cudaMalloc/cudaFree
-// pair rate. Run natively and under `vgpu run --gpumem 4096` (tests/gpu/run_all.sh interleaves
+// pair rate. Run natively and under `vgpu run --gpumem 4096` (bench/gpu/run_all.sh interleaves
 // them and reports medians). Each run times several windows after a warm-up and reports the
 // median window, so one scheduling hiccup of the host does not decide the result.
 // Prints one line: "<mode> <ops per second>".

@@ -284,7 +284,7 @@ TEST_F(LibvgpuTest, SmLimitMeasuresShortBatchesBetweenSynchronisations) {
   EXPECT_LE(measured_ms, 4.5) << Describe(r);  // the 2 ms pauses between batches are not counted
 }
 
-// The launch-overhead probe (tests/gpu/launch_overhead.sh) compares two entry points in one
+// The launch-overhead probe (bench/gpu/launch_overhead.sh) compares two entry points in one
 // process: it is only a measurement of libvgpu's hook if its `hooked` path goes through the
 // limiter and its `direct` path does not. The limiter's own launch count tells.
 TEST_F(LibvgpuTest, PairedLaunchProbeComparesTheHookWithTheDriversOwnEntryPoint) {

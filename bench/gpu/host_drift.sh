@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Diagnostic: how the native launch-bound loop's speed drifts on this host and what it follows
-# (tests/gpu/host_drift.py). No libvgpu involved. DRIFT_S seconds per configuration (default 40).
+# (bench/gpu/host_drift.py). No libvgpu involved. DRIFT_S seconds per configuration (default 40).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=${OUT:-$(mktemp -d)}
 S=${DRIFT_S:-40}
-PY="python3 $ROOT/tests/gpu/host_drift.py"
+PY="python3 $ROOT/bench/gpu/host_drift.py"
 nproc; grep -m1 "model name" /proc/cpuinfo; head -1 /proc/stat
 taskset -c 8 $PY sample "$W/samples.jsonl" &
 SAMPLER=$!

@@ -1,7 +1,7 @@
 /* Where the node monitor's per-device SM flag lives in a container's shared region file
  * (libvgpu/include/vgpu/region_layout.h), for the GPU scripts that drive it the way the node
- * monitor would (tests/gpu/sm_limit_flip.py). Prints one JSON line of byte offsets.
- *   gcc -Ilibvgpu/include tests/gpu/region_offsets.c -o region_offsets && ./region_offsets */
+ * monitor would (bench/gpu/sm_limit_flip.py). Prints one JSON line of byte offsets.
+ *   gcc -Ilibvgpu/include bench/gpu/region_offsets.c -o region_offsets && ./region_offsets */
 #include <stddef.h>
 #include <stdio.h>
 

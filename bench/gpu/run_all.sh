@@ -3,8 +3,8 @@
 # cupy, jax and pynvml). Prints a table; logs and the summary go to $OUT (default /tmp/vgpu-gpu).
 #
 # Uses prebuilt .devbuild/libvgpu.so and .devbuild/vgpu when present (built on the development
-# machine by tests/gpu/prepare_devbuild.sh); otherwise builds them with CMake (release preset).
-# Usage: tests/gpu/run_all.sh [--quick]   (--quick: 3 benchmark repetitions instead of 7)
+# machine by bench/gpu/prepare_devbuild.sh); otherwise builds them with CMake (release preset).
+# Usage: bench/gpu/run_all.sh [--quick]   (--quick: 3 benchmark repetitions instead of 7)
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

@@ -2,10 +2,10 @@
 # Same-run A/B of two builds of libvgpu.so on the SM limiter's launch-bound costs, on a real GPU:
 #  1. empty-kernel launch rate with limit 99 (the limited path, not binding) against native
 #     (bench/libvgpu/limited_launch_cost.cu), and each build's self-timed hook cost;
-#  2. the launch-bound PyTorch loop (tests/gpu/sm_limit_workload.py `small`) at limits 30 and 70.
+#  2. the launch-bound PyTorch loop (bench/gpu/sm_limit_workload.py `small`) at limits 30 and 70.
 # Native, A and B alternate within every round, each pinned to the same core, so that the host's
 # drift (±30 % between identical native runs on the GPU machine) hits all three alike.
-#   VGPU_LIBRARY_A=old/libvgpu.so VGPU_LIBRARY_B=new/libvgpu.so tests/gpu/sm_limit_ab.sh [ROUNDS]
+#   VGPU_LIBRARY_A=old/libvgpu.so VGPU_LIBRARY_B=new/libvgpu.so bench/gpu/sm_limit_ab.sh [ROUNDS]
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 A=${VGPU_LIBRARY_A:?set VGPU_LIBRARY_A to a libvgpu.so}
@@ -34,9 +34,9 @@ small() {  # small TAG [LIB LIMIT]
   start=$(python3 -c "import time; print(time.time() + $WARM)")
   end=$(python3 -c "print($start + $WIN)")
   if [ $# -eq 1 ]; then
-    START_AT=$start END_AT=$end "${PIN[@]}" python3 "$ROOT/tests/gpu/sm_limit_workload.py" small | last
+    START_AT=$start END_AT=$end "${PIN[@]}" python3 "$ROOT/bench/gpu/sm_limit_workload.py" small | last
   else
-    START_AT=$start END_AT=$end limited "$2" "$3" "$1" python3 "$ROOT/tests/gpu/sm_limit_workload.py" small | last
+    START_AT=$start END_AT=$end limited "$2" "$3" "$1" python3 "$ROOT/bench/gpu/sm_limit_workload.py" small | last
   fi
 }
 for round in $(seq 1 "$ROUNDS"); do

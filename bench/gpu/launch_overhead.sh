@@ -5,7 +5,7 @@
 #           hook's cost with the host's drift cancelled out of every pair; each configuration
 #           runs once per round and prints the median paired overhead and its quartiles
 #   driver  empty-kernel cuLaunchKernel loop (bench/libvgpu/limited_launch_cost.cu `launches`)
-#   torch   a PyTorch loop of tiny elementwise ops (tests/gpu/sm_limit_workload.py `launch`: the
+#   torch   a PyTorch loop of tiny elementwise ops (bench/gpu/sm_limit_workload.py `launch`: the
 #           runtime's path, reached through cuGetProcAddress)
 # The last two compare separate processes, whose rates spread by ±10-25 % on the GPU machines.
 # Configurations: native; `preload` (libvgpu loaded, no SM variable: what every pod pays); limit
@@ -14,7 +14,7 @@
 # configuration's median paired overhead against the native run of the same round is printed.
 # The limited path's self-timing (VGPU_SM_STATS=2, one extra run: the timing itself costs ~80 ns
 # per launch) is printed for limit 99.
-#   VGPU_LIBRARY=.devbuild/libvgpu.so tests/gpu/launch_overhead.sh [ROUNDS] [PROBES]
+#   VGPU_LIBRARY=.devbuild/libvgpu.so bench/gpu/launch_overhead.sh [ROUNDS] [PROBES]
 # PROBES: default "paired driver torch".
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,7 +32,7 @@ probe() {  # probe NAME
   case $1 in
     paired) "${PIN[@]}" "$W/paired" 2000 300 | tail -1 ;;
     driver) rate "${PIN[@]}" "$W/lcc" launches 50000 ;;
-    torch) START_AT=0 END_AT=0 rate "${PIN[@]}" python3 "$ROOT/tests/gpu/sm_limit_workload.py" launch ;;
+    torch) START_AT=0 END_AT=0 rate "${PIN[@]}" python3 "$ROOT/bench/gpu/sm_limit_workload.py" launch ;;
   esac
 }
 run_config() {  # run_config PROBE CONFIG TAG

@@ -4,7 +4,7 @@
 # run, and prints its time per iteration while running (blocks of 200 launches that held no pause),
 # also grouped by the time since the last pause, beside the limiter's own statistics.
 #
-#   VGPU_LIBRARY=$PWD/.devbuild/libvgpu.so tests/gpu/small_speed.sh [CONFIG...]
+#   VGPU_LIBRARY=$PWD/.devbuild/libvgpu.so bench/gpu/small_speed.sh [CONFIG...]
 # CONFIG: native | duty30 | duty70 | preload | limit:<percent>[:<VAR=value>,...] (SO=<path>: that
 # build of the library; WORK=small_duty30: the loop pausing itself, with the limiter loaded)
 # Default: native duty30 limit:30 limit:99 preload native.
@@ -49,7 +49,7 @@ for config in "$@"; do
   esac
   rm -f /tmp/vgpulock/vgpu-sm-*
   env "${env_extra[@]}" START_AT="$start" END_AT="$end" "${PIN[@]}" python3 \
-    "$ROOT/tests/gpu/sm_limit_workload.py" "$work" >"$log.json" 2>"$log.err"
+    "$ROOT/bench/gpu/sm_limit_workload.py" "$work" >"$log.json" 2>"$log.err"
   python3 - "$config" "$log.json" "$log.err" <<'PY'
 import json, re, sys
 config, js, err = sys.argv[1:]

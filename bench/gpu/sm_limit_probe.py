@@ -2,7 +2,7 @@
 GPU-time share. Samples the GPU (SM clock, power, clock-event reasons) every 10 ms with NVML while
 tenants run natively and under libvgpu, and has each tenant time its own kernels with CUDA events.
 
-  python3 tests/gpu/sm_limit_probe.py LIBVGPU OUTDIR
+  python3 bench/gpu/sm_limit_probe.py LIBVGPU OUTDIR
 
 Prints one line per phase: throughput, median kernel time, and the GPU's median SM clock and power
 while it ran. Writes OUTDIR/probe.json with everything (including the 10 ms samples).

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Real-GPU acceptance run of the SM limiter (design: docs/sm-limit.md; results and method:
 # docs/gpu-results.md, section "SM limit"). Builds libvgpu (release), then runs PyTorch tenants
-# (tests/gpu/sm_limit_workload.py) alone and side by side, and prints a table of each tenant's
+# (bench/gpu/sm_limit_workload.py) alone and side by side, and prints a table of each tenant's
 # throughput relative to the same workload run alone without the library, in the same run.
 #
-#   tests/gpu/sm_limit_bench.sh            # OUT=<dir> keeps the per-tenant JSON and logs
+#   bench/gpu/sm_limit_bench.sh            # OUT=<dir> keeps the per-tenant JSON and logs
 # Environment: SM_BENCH_WINDOW (s measured per scenario, default 20), SM_BENCH_WARMUP (s before
 # the window, default 7), VGPU_LIBRARY (skip the build), SM_BENCH_PARTS (default
 # "matmul small launch": the matmul and graph scenarios, the launch-bound loop, launch overhead;
 # all three take ≈11 min, more than one 10-minute device call; "shared" runs only the tenants
 # that share the GPU, with their baselines; "mixed" the launch-bound loop at 30 beside the matmul
 # loop at 70, VGPU_LIBRARY_B adding the same pair with a second build; "duty" the launch-bound
-# loop pausing itself without libvgpu; where the loop loses speed: tests/gpu/small_speed.sh).
+# loop pausing itself without libvgpu; where the loop loses speed: bench/gpu/small_speed.sh).
 # Each tenant runs pinned to a CPU core of its own (when the machine has enough): the launch-bound
 # workload's speed is the CPU's, and an unpinned Python loop varied by ±15 % from run to run. The
 # baselines run before and after the limited scenarios; their mean is the reference.
@@ -22,7 +22,7 @@ mkdir -p "$OUT"
 WIN=${SM_BENCH_WINDOW:-20}
 WARM=${SM_BENCH_WARMUP:-7}
 PY=${PYTHON:-python3}
-WORK="$ROOT/tests/gpu/sm_limit_workload.py"
+WORK="$ROOT/bench/gpu/sm_limit_workload.py"
 
 LIB=${VGPU_LIBRARY:-}
 if [ -z "$LIB" ]; then
@@ -114,8 +114,8 @@ SMALL_LIMITS=(${SM_BENCH_SMALL_LIMITS:-10 30 50 70})
 if part small; then
   METERS=()
   if [ "$(nproc)" -ge 8 ] && command -v taskset >/dev/null; then
-    taskset -c 1 "$PY" "$ROOT/tests/gpu/host_meter.py" cpu "$OUT/meter-cpu.jsonl" & METERS+=($!)
-    taskset -c 0 "$PY" "$ROOT/tests/gpu/host_meter.py" gpu "$OUT/meter-gpu.jsonl" 2>/dev/null & METERS+=($!)
+    taskset -c 1 "$PY" "$ROOT/bench/gpu/host_meter.py" cpu "$OUT/meter-cpu.jsonl" & METERS+=($!)
+    taskset -c 0 "$PY" "$ROOT/bench/gpu/host_meter.py" gpu "$OUT/meter-gpu.jsonl" 2>/dev/null & METERS+=($!)
   fi
   WIN=$SMALL_WIN WARM=5
   : >"$OUT/small_order.txt"

@@ -14,7 +14,7 @@ end of its last one (its first stretch also spends the credit saved while the li
 and is left out with it). An unlimited phase is measured from 0.5 s after the flip.
 
 Environment: FLIP_NATIVE_S (default 6), FLIP_LIMITED_S (12),
-FLIP_ROUNDS (3), FLIP_WARMUP_S (5), FLIP_OFFSETS (JSON of tests/gpu/region_offsets.c),
+FLIP_ROUNDS (3), FLIP_WARMUP_S (5), FLIP_OFFSETS (JSON of bench/gpu/region_offsets.c),
 CUDA_DEVICE_MEMORY_SHARED_CACHE (the region file libvgpu maps). Prints one JSON line.
 
 `sm_limit_flip.py cycles`: limited phases of whole cycles of the limiter's rhythm, interleaved with
@@ -156,7 +156,7 @@ def cycles_main():
     """`cycles` mode: the limited phases locked to the limiter's rhythm and interleaved finely.
 
     The host's speed wanders by 10-15 % over seconds but only 3-4 % between neighbouring quarter
-    seconds (tests/gpu/host_drift.py), so phases of 6-12 s still see different hosts. Here a
+    seconds (bench/gpu/host_drift.py), so phases of 6-12 s still see different hosts. Here a
     limited phase is FLIP_CYCLES whole cycles of the limiter's rhythm (stretch, wait): it starts
     at a flip to "shared" and ends with the block that came back from its last wait; then the
     limit is lifted for FLIP_NATIVE_S (default 0.5). Each flip falls at a block boundary, right

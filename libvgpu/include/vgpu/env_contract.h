@@ -1,0 +1,61 @@
+/* The environment contract between the device plugin (Allocate), `vgpu run` and libvgpu.so:
+ * every variable name and default path, in one place (HAMi's names: docs/libvgpu.md, and
+ * hami-compat.md §5–6). C99 and C++; string literals only, so that the preloaded library, the
+ * device plugin and the CLI spell each name exactly once.
+ *
+ * Per-device variables take the device's ordinal among the devices the container sees as a suffix:
+ * VGPU_ENV_SM_LIMIT "_0". The suffixed form wins over the plain one. */
+#ifndef VGPU_ENV_CONTRACT_H_
+#define VGPU_ENV_CONTRACT_H_
+
+/* ---- HAMi's contract -------------------------------------------------------------------- */
+
+/* Bytes per device; suffixes k/m/g/t (powers of 1024), or "<p>%" of the card (vgpu extension);
+ * unset or 0 = unlimited. Per device: VGPU_ENV_MEMORY_LIMIT "_<i>". */
+#define VGPU_ENV_MEMORY_LIMIT "CUDA_DEVICE_MEMORY_LIMIT"
+/* Percent of the card's compute; unset, 0 or >= 100 = unlimited. Per device: "_<i>". */
+#define VGPU_ENV_SM_LIMIT "CUDA_DEVICE_SM_LIMIT"
+/* Path of the container's shared region (all its processes map it; the node monitor reads it). */
+#define VGPU_ENV_SHARED_CACHE "CUDA_DEVICE_MEMORY_SHARED_CACHE"
+/* default | force | disable: whether the SM limit holds while the container is alone on its GPU. */
+#define VGPU_ENV_CORE_POLICY "GPU_CORE_UTILIZATION_POLICY"
+/* 0 high, 1 low (default). */
+#define VGPU_ENV_TASK_PRIORITY "CUDA_TASK_PRIORITY"
+/* Kill the container's processes on device OOM. */
+#define VGPU_ENV_OOM_KILLER "ACTIVE_OOM_KILLER"
+/* Memory over-subscription was configured (informational). */
+#define VGPU_ENV_OVERSUBSCRIBE "CUDA_OVERSUBSCRIBE"
+/* 0 errors only … 4 debug. */
+#define VGPU_ENV_LOG_LEVEL "LIBCUDA_LOG_LEVEL"
+/* Set to true in a container spec: no /etc/ld.so.preload mount (opt-out of libvgpu). */
+#define VGPU_ENV_DISABLE_CONTROL "CUDA_DISABLE_CONTROL"
+#define VGPU_ENV_VISIBLE_DEVICES "CUDA_VISIBLE_DEVICES"
+#define VGPU_ENV_NVIDIA_VISIBLE_DEVICES "NVIDIA_VISIBLE_DEVICES"
+
+/* Values of VGPU_ENV_CORE_POLICY. */
+#define VGPU_CORE_POLICY_DEFAULT "default"
+#define VGPU_CORE_POLICY_FORCE "force"
+#define VGPU_CORE_POLICY_DISABLE "disable"
+
+/* ---- vgpu's extensions ------------------------------------------------------------------ */
+
+/* The node-wide lock directory (HAMi mounts host /tmp/vgpulock into every container); the SM
+ * limiter keeps one file per physical GPU there. */
+#define VGPU_ENV_LOCK_DIR "VGPU_SM_PEER_DIR"
+/* 1: one stderr line per limited device at exit (launches, measured/charged GPU time, waits);
+ * 2: also times the launch hooks. */
+#define VGPU_ENV_SM_STATS "VGPU_SM_STATS"
+/* Path of libcupti.so to measure kernels with (default: the one the process already loaded, then
+ * the library search path, then the CUDA toolkit's); "off" = measure with CUDA events only. */
+#define VGPU_ENV_CUPTI_LIBRARY "VGPU_CUPTI_LIBRARY"
+/* `vgpu run`: the libvgpu.so to preload. */
+#define VGPU_ENV_LIBRARY "VGPU_LIBRARY"
+
+/* ---- default paths ---------------------------------------------------------------------- */
+
+#define VGPU_DEFAULT_SHARED_CACHE "/tmp/cudevshr.cache"
+#define VGPU_DEFAULT_LOCK_DIR "/tmp/vgpulock"
+#define VGPU_DEFAULT_HOOK_PATH "/usr/local"
+#define VGPU_PRELOAD_FILE "/etc/ld.so.preload"
+
+#endif /* VGPU_ENV_CONTRACT_H_ */
