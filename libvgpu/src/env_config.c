@@ -2,6 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+
+#include "vgpu/env_contract.h"
 
 static int is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -78,49 +81,112 @@ int vgpu_parse_bool(const char* text) {
   return 0;
 }
 
-static const char* lookup_indexed(vgpu_env_lookup lookup, void* ctx, const char* base, int index) {
-  char name[64];
-  snprintf(name, sizeof(name), "%s_%d", base, index);
+static const char* lookup_value(vgpu_env_lookup lookup, void* ctx, const char* name) {
   const char* value = lookup(name, ctx);
-  if (value != NULL && value[0] != '\0') return value;
-  value = lookup(base, ctx);
   return (value != NULL && value[0] != '\0') ? value : NULL;
 }
 
-int vgpu_read_limits(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu_limits* out,
-                     char* err, size_t err_len) {
+/* `<base>_<index>` when set and not empty, else `<base>` when set and not empty, else NULL. */
+static const char* lookup_indexed(vgpu_env_lookup lookup, void* ctx, const char* base, int index) {
+  char name[64];
+  snprintf(name, sizeof(name), "%s_%d", base, index);
+  const char* value = lookup_value(lookup, ctx, name);
+  return value != NULL ? value : lookup_value(lookup, ctx, base);
+}
+
+/* A whole percent, digits only (spaces around allowed): 0 on success. */
+static int parse_percent(const char* text, uint64_t* out) {
+  while (is_space(*text)) ++text;
+  if (*text < '0' || *text > '9') return -1;
+  uint64_t value = 0;
+  for (; *text >= '0' && *text <= '9'; ++text) {
+    if (value < 1000000) value = value * 10 + (uint64_t)(*text - '0');
+  }
+  while (is_space(*text)) ++text;
+  if (*text != '\0') return -1;
+  *out = value;
+  return 0;
+}
+
+static void copy_text(char* dst, size_t len, const char* src) {
+  snprintf(dst, len, "%s", src);
+}
+
+/* Keeps the first problem only: one line is what a user reads. */
+static int report(char* err, size_t err_len, int rc, const char* fmt, const char* name,
+                  const char* value) {
+  if (rc == 0 && err_len > 0) snprintf(err, err_len, fmt, name, value);
+  return -1;
+}
+
+int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu_settings* out,
+                       char* err, size_t err_len) {
   memset(out, 0, sizeof(*out));
   if (count > VGPU_REGION_MAX_DEVICES) count = VGPU_REGION_MAX_DEVICES;
   if (count < 0) count = 0;
   out->count = count;
   int rc = 0;
   if (err_len > 0) err[0] = '\0';
-  for (int i = 0; i < count; ++i) {
-    const char* mem = lookup_indexed(lookup, ctx, "CUDA_DEVICE_MEMORY_LIMIT", i);
-    if (mem != NULL && vgpu_parse_mem_limit(mem, &out->mem_bytes[i], &out->mem_percent[i]) != 0) {
-      if (rc == 0 && err_len > 0) {
-        snprintf(err, err_len,
-                 "invalid CUDA_DEVICE_MEMORY_LIMIT for device %d: '%s' (expected e.g. 4096m, 4g "
-                 "or 50%%); device %d is not memory-limited",
-                 i, mem, i);
-      }
-      rc = -1;
-    }
-    const char* sm = lookup_indexed(lookup, ctx, "CUDA_DEVICE_SM_LIMIT", i);
-    uint64_t sm_value = 0;
-    if (sm != NULL) {
-      if (vgpu_parse_size(sm, &sm_value) != 0) {
-        if (rc == 0 && err_len > 0) {
-          snprintf(err, err_len,
-                   "invalid CUDA_DEVICE_SM_LIMIT for device %d: '%s' (expected a percent 0-100)", i,
-                   sm);
-        }
-        rc = -1;
-        sm_value = 0;
-      }
-      out->sm_percent[i] = sm_value >= 100 ? 0 : (uint32_t)sm_value;
+
+  const char* policy = lookup_value(lookup, ctx, VGPU_ENV_CORE_POLICY);
+  out->core_policy = VGPU_POLICY_DEFAULT;
+  if (policy != NULL) {
+    if (strcasecmp(policy, VGPU_CORE_POLICY_FORCE) == 0) {
+      out->core_policy = VGPU_POLICY_FORCE;
+    } else if (strcasecmp(policy, VGPU_CORE_POLICY_DISABLE) == 0) {
+      out->core_policy = VGPU_POLICY_DISABLE;
+    } else if (strcasecmp(policy, VGPU_CORE_POLICY_DEFAULT) != 0) {
+      rc = report(err, err_len, rc, "invalid %s: '%s' (expected default, force or disable); using default",
+                  VGPU_ENV_CORE_POLICY, policy);
     }
   }
+  const char* priority = lookup_value(lookup, ctx, VGPU_ENV_TASK_PRIORITY);
+  out->priority = 1;
+  if (priority != NULL) {
+    if (strcmp(priority, "0") == 0) {
+      out->priority = 0;
+    } else if (strcmp(priority, "1") != 0) {
+      rc = report(err, err_len, rc, "invalid %s: '%s' (expected 0 high or 1 low); using 1",
+                  VGPU_ENV_TASK_PRIORITY, priority);
+    }
+  }
+
+  for (int i = 0; i < count; ++i) {
+    char name[64];
+    const char* mem = lookup_indexed(lookup, ctx, VGPU_ENV_MEMORY_LIMIT, i);
+    if (mem != NULL && vgpu_parse_mem_limit(mem, &out->mem_bytes[i], &out->mem_percent[i]) != 0) {
+      snprintf(name, sizeof(name), "%s for device %d", VGPU_ENV_MEMORY_LIMIT, i);
+      rc = report(err, err_len, rc,
+                  "invalid %s: '%s' (expected e.g. 4096m, 4g or 50%%); the device is not "
+                  "memory-limited",
+                  name, mem);
+    }
+    const char* sm = lookup_indexed(lookup, ctx, VGPU_ENV_SM_LIMIT, i);
+    uint64_t sm_value = 0;
+    if (sm != NULL && parse_percent(sm, &sm_value) != 0) {
+      snprintf(name, sizeof(name), "%s for device %d", VGPU_ENV_SM_LIMIT, i);
+      rc = report(err, err_len, rc,
+                  "invalid %s: '%s' (expected a whole percent 0-100); the device is not "
+                  "compute-limited",
+                  name, sm);
+      sm_value = 0;
+    }
+    out->sm_percent[i] = (sm_value >= 100 || out->core_policy == VGPU_POLICY_DISABLE)
+                             ? 0
+                             : (uint32_t)sm_value;
+  }
+
+  out->oom_killer = vgpu_parse_bool(lookup(VGPU_ENV_OOM_KILLER, ctx));
+  const char* stats = lookup_value(lookup, ctx, VGPU_ENV_SM_STATS);
+  out->sm_stats = stats == NULL ? 0 : (strcmp(stats, "2") == 0 ? 2 : (strcmp(stats, "0") == 0 ? 0 : 1));
+  const char* cache = lookup_value(lookup, ctx, VGPU_ENV_SHARED_CACHE);
+  out->shared_cache_set = cache != NULL;
+  copy_text(out->shared_cache, sizeof(out->shared_cache),
+            cache != NULL ? cache : VGPU_DEFAULT_SHARED_CACHE);
+  const char* lock_dir = lookup_value(lookup, ctx, VGPU_ENV_LOCK_DIR);
+  copy_text(out->lock_dir, sizeof(out->lock_dir), lock_dir != NULL ? lock_dir : VGPU_DEFAULT_LOCK_DIR);
+  const char* cupti = lookup_value(lookup, ctx, VGPU_ENV_CUPTI_LIBRARY);
+  copy_text(out->cupti_library, sizeof(out->cupti_library), cupti != NULL ? cupti : "");
   return rc;
 }
 
@@ -157,22 +223,3 @@ int vgpu_split_visible_devices(const char* text, char tokens[][VGPU_REGION_UUID_
   return n;
 }
 
-uint64_t vgpu_fake_total(uint64_t limit, uint64_t physical) {
-  if (limit != 0 && (physical == 0 || limit < physical)) return limit;
-  return physical;
-}
-
-uint64_t vgpu_fake_free(uint64_t limit, uint64_t physical, uint64_t real_free, uint64_t used) {
-  uint64_t cap = vgpu_fake_total(limit, physical);
-  /* What the card could still give us, expressed as a ceiling on our usage. */
-  const uint64_t reachable = (real_free > UINT64_MAX - used) ? UINT64_MAX : used + real_free;
-  if (limit != 0 && reachable < cap) cap = reachable;
-  if (limit == 0) return real_free < cap ? real_free : cap;
-  return cap > used ? cap - used : 0;
-}
-
-int vgpu_fits(uint64_t used, uint64_t request, uint64_t limit) {
-  if (limit == 0) return 1;
-  if (request > limit) return 0;
-  return used <= limit - request;
-}

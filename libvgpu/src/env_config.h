@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem_arith.h" /* NOLINT: users of the memory views still include this header */
 #include "vgpu/region_layout.h"
 
 #ifdef __cplusplus
@@ -26,19 +27,38 @@ int vgpu_parse_mem_limit(const char* text, uint64_t* bytes, uint32_t* percent);
 /* "true"/"1"/"yes"/"on" (any case) -> 1; anything else (and NULL) -> 0. */
 int vgpu_parse_bool(const char* text);
 
-/* Limits for the visible devices of this process, by ordinal. */
-struct vgpu_limits {
-  int count;                                     /* number of visible devices described */
-  uint64_t mem_bytes[VGPU_REGION_MAX_DEVICES];   /* 0 = unlimited (or percent set) */
-  uint32_t mem_percent[VGPU_REGION_MAX_DEVICES]; /* 0 = not a percentage */
-  uint32_t sm_percent[VGPU_REGION_MAX_DEVICES];  /* 0 = unlimited */
+/* GPU_CORE_UTILIZATION_POLICY. */
+enum vgpu_core_policy {
+  VGPU_POLICY_DEFAULT = 0, /* limit while the node monitor says the GPU is shared (or says nothing) */
+  VGPU_POLICY_FORCE = 1,   /* always limit */
+  VGPU_POLICY_DISABLE = 2, /* never limit */
 };
 
-/* Reads CUDA_DEVICE_MEMORY_LIMIT[_i] and CUDA_DEVICE_SM_LIMIT[_i] for `count` visible devices
- * (`_i` wins over the plain variable; SM >= 100 means unlimited). An invalid value is reported in
- * `err` (one line) and treated as unlimited for that device, returning -1; 0 when all valid. */
-int vgpu_read_limits(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu_limits* out,
-                     char* err, size_t err_len);
+/* Everything libvgpu reads from the environment (env_contract.h), read once per process. */
+struct vgpu_settings {
+  int count;                                     /* device ordinals described */
+  uint64_t mem_bytes[VGPU_REGION_MAX_DEVICES];   /* 0 = unlimited (or percent set) */
+  uint32_t mem_percent[VGPU_REGION_MAX_DEVICES]; /* 0 = not a percentage */
+  /* Percent of the card, 1..99; 0 = unlimited (unset, 0, >= 100, malformed, or policy disable). */
+  uint32_t sm_percent[VGPU_REGION_MAX_DEVICES];
+  int32_t core_policy; /* enum vgpu_core_policy */
+  int32_t priority;    /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
+  int oom_killer;      /* ACTIVE_OOM_KILLER */
+  int sm_stats;        /* VGPU_SM_STATS: 0 off, 1 exit report, 2 also time the hooks */
+  int shared_cache_set;
+  char shared_cache[512]; /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */
+  char lock_dir[256];     /* VGPU_SM_PEER_DIR or /tmp/vgpulock */
+  char cupti_library[512]; /* VGPU_CUPTI_LIBRARY: "" = search, "off" = events only */
+};
+
+/* Reads the contract for `count` device ordinals (clamped to VGPU_REGION_MAX_DEVICES).
+ * `CUDA_DEVICE_*_LIMIT_<i>` wins over the plain variable when set and not empty. An SM percent is
+ * digits only ("30"); anything else ("30k", "30%", "-5") is malformed and means unlimited: a typo
+ * must never throttle a tenant to zero. A malformed value is reported in `err` (the first one, one
+ * line naming the variable, the value and what was expected) and the function returns -1; the
+ * settings are still complete (defaults for what was malformed). */
+int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu_settings* out,
+                       char* err, size_t err_len);
 
 /* Effective byte limit: percent of physical when a percentage was given, else bytes. */
 uint64_t vgpu_effective_limit(uint64_t bytes, uint32_t percent, uint64_t physical);
@@ -47,17 +67,6 @@ uint64_t vgpu_effective_limit(uint64_t bytes, uint32_t percent, uint64_t physica
  * prefixes), trimming spaces. Parsing stops at the first empty or invalid token, as CUDA does.
  * Returns the number of tokens; -1 when the variable is unset (all devices visible). */
 int vgpu_split_visible_devices(const char* text, char tokens[][VGPU_REGION_UUID_LEN], int max);
-
-/* Free memory to report: max(0, min(limit, physical, used + real_free) - used), where limit 0 means
- * unlimited. Never underflows. */
-uint64_t vgpu_fake_free(uint64_t limit, uint64_t physical, uint64_t real_free, uint64_t used);
-
-/* Total memory to report: limit when set and below physical, else physical. */
-uint64_t vgpu_fake_total(uint64_t limit, uint64_t physical);
-
-/* Admission arithmetic: 1 when `used + request` fits under `limit` (0 = unlimited) without
- * overflow, else 0. */
-int vgpu_fits(uint64_t used, uint64_t request, uint64_t limit);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,7 @@
-/* Hook points for the SM (compute) limiter. Every launch hook of libvgpu calls
- * vgpu_limiter_before_launch() before handing the launch to the driver and
- * vgpu_limiter_after_launch() after it. The default implementation (launch_limiter_default.c)
- * does nothing; the SM limiter replaces that file. It may block (throttle) in before_launch, and
- * keeps its shared state in the reserved SM fields of vgpu/region_layout.h. */
+/* Hook points for the SM (compute) limiter (sm/, docs/sm-limit.md), which implements them. Every
+ * launch hook of libvgpu calls vgpu_limiter_before_launch() before handing the launch to the driver
+ * and vgpu_limiter_after_launch() after it; before_launch may wait (the container's budget is in
+ * debt). In a process without an SM limit each is one load and one predictable branch. */
 #ifndef VGPU_LAUNCH_LIMITER_H_
 #define VGPU_LAUNCH_LIMITER_H_
 
@@ -14,6 +13,10 @@ enum vgpu_launch_kind {
   VGPU_LAUNCH_COOPERATIVE = 3, /* cuLaunchCooperativeKernel[_ptsz] */
   VGPU_LAUNCH_GRAPH = 4,       /* cuGraphLaunch[_ptsz] */
 };
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct vgpu_launch {
   enum vgpu_launch_kind kind;
@@ -36,5 +39,9 @@ void vgpu_limiter_capture_begun(void);
  * cuCtxSynchronize* and cuEventSynchronize hooks. */
 void vgpu_limiter_before_sync(void);
 void vgpu_limiter_capture_ended(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef void* (*dlsym_fn)(void*, const char*);
 
@@ -84,7 +85,9 @@ static int is_driver_name(const char* name) {
 static void* __attribute__((noinline)) dlsym_driver(void* handle, const char* name) {
   void* hook = vgpu_export_lookup(name);
   void* real = NULL;
-  if (handle == RTLD_NEXT || handle == RTLD_DEFAULT) {
+  if ((handle == RTLD_NEXT || handle == RTLD_DEFAULT) && strncmp(name, "cupti", 5) == 0) {
+    real = vgpu_real_dlsym(RTLD_NEXT, name); /* CUPTI, when the process loaded it globally */
+  } else if (handle == RTLD_NEXT || handle == RTLD_DEFAULT) {
     real = name[0] == 'c' ? vgpu_real_cuda(name) : vgpu_real_nvml(name);
   } else {
     real = vgpu_real_dlsym(handle, name);

@@ -110,6 +110,17 @@ static struct vgpu_region* map_file(int fd, const char** why) {
     return NULL;
   }
   const uint64_t want = sizeof(struct vgpu_region);
+  /* A file of another layout version is named as such, whatever its size. */
+  struct vgpu_region_header head;
+  if (size >= sizeof(head) && pread(fd, &head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
+      head.magic == VGPU_REGION_MAGIC && head.version != VGPU_REGION_VERSION) {
+    *why = head.version < VGPU_REGION_VERSION
+               ? "an older vgpu release created it (region layout version older than this "
+                 "library's); restart the container so that all its processes use one release"
+               : "a newer vgpu release created it (region layout version newer than this "
+                 "library's); restart the container so that all its processes use one release";
+    return NULL;
+  }
   if (size == 0) {
     if (ftruncate(fd, (off_t)want) != 0) {
       *why = "cannot grow it (read-only or disk full?)";

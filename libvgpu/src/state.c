@@ -13,6 +13,8 @@
 #include "log.h"
 #include "nvml_types.h"
 #include "real_driver.h"
+#include "sm_attach.h"
+#include "vgpu/env_contract.h"
 
 struct vgpu_state g_vgpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .region = {.fd = -1, .slot = -1}};
 
@@ -30,12 +32,28 @@ static const char* env_lookup(const char* name, void* ctx) {
   return getenv(name);
 }
 
-static int any_limit_env(void) {
-  if (getenv("CUDA_DEVICE_MEMORY_LIMIT") != NULL) return 1;
-  char name[48];
-  for (int i = 0; i < VGPU_REGION_MAX_DEVICES; ++i) {
-    snprintf(name, sizeof(name), "CUDA_DEVICE_MEMORY_LIMIT_%d", i);
-    if (getenv(name) != NULL) return 1;
+static void read_settings_locked(void) {
+  if (LOAD(&g_vgpu.settings_ready)) return;
+  char err[256];
+  if (vgpu_read_settings(env_lookup, NULL, VGPU_REGION_MAX_DEVICES, &g_vgpu.settings, err,
+                         sizeof(err)) != 0) {
+    VGPU_ERROR("%s", err);
+  }
+  STORE(&g_vgpu.settings_ready, 1);
+}
+
+const struct vgpu_settings* vgpu_state_settings(void) {
+  if (!LOAD(&g_vgpu.settings_ready)) {
+    pthread_mutex_lock(&g_vgpu.lock);
+    read_settings_locked();
+    pthread_mutex_unlock(&g_vgpu.lock);
+  }
+  return &g_vgpu.settings;
+}
+
+static int any_limit(const struct vgpu_settings* s) {
+  for (int i = 0; i < s->count; ++i) {
+    if (s->mem_bytes[i] != 0 || s->mem_percent[i] != 0 || s->sm_percent[i] != 0) return 1;
   }
   return 0;
 }
@@ -43,23 +61,18 @@ static int any_limit_env(void) {
 /* Opens the region once; called with g_vgpu.lock held. */
 static void open_region_locked(void) {
   if (g_vgpu.region.region != NULL) return;
-  const char* path = getenv("CUDA_DEVICE_MEMORY_SHARED_CACHE");
-  g_vgpu.in_container_region = path != NULL && path[0] != '\0';
-  g_vgpu.oom_killer = vgpu_parse_bool(getenv("ACTIVE_OOM_KILLER"));
-  if (!g_vgpu.in_container_region && !any_limit_env()) {
+  read_settings_locked();
+  const struct vgpu_settings* s = &g_vgpu.settings;
+  g_vgpu.in_container_region = s->shared_cache_set;
+  g_vgpu.oom_killer = s->oom_killer;
+  if (!s->shared_cache_set && !any_limit(s)) {
     /* No container contract at all: track privately, create no file. */
     vgpu_region_open_private(&g_vgpu.region);
     return;
   }
-  if (!g_vgpu.in_container_region) path = "/tmp/cudevshr.cache";
-  vgpu_region_open(path, &g_vgpu.region);
-}
-
-static void read_limits_logged(int count, struct vgpu_limits* limits) {
-  char err[256];
-  if (vgpu_read_limits(env_lookup, NULL, count, limits, err, sizeof(err)) != 0) {
-    VGPU_ERROR("%s", err);
-  }
+  /* Without CUDA_DEVICE_MEMORY_SHARED_CACHE the default path is shared by every process of the
+   * machine that has limits: the processes of one `vgpu run` or one plain LD_PRELOAD session. */
+  vgpu_region_open(s->shared_cache, &g_vgpu.region);
 }
 
 static void after_fork_child(void) {
@@ -77,8 +90,7 @@ void vgpu_ensure_slot(void) {
     const int pid = (int)getpid();
     uint64_t start = 0;
     vgpu_proc_start_time(pid, &start);
-    const char* prio = getenv("CUDA_TASK_PRIORITY");
-    if (vgpu_region_claim_slot(&g_vgpu.region, pid, start, prio != NULL ? atoi(prio) : 1) != 0) {
+    if (vgpu_region_claim_slot(&g_vgpu.region, pid, start, g_vgpu.settings.priority) != 0) {
       VGPU_ERROR(
           "shared region has no free process slot (%d in use); this process's usage is "
           "counted in the totals only",
@@ -128,8 +140,7 @@ int vgpu_state_cuda(void) {
     int n = 0;
     if (count(&n) != CUDA_SUCCESS) n = 0;
     if (n > VGPU_REGION_MAX_DEVICES) n = VGPU_REGION_MAX_DEVICES;
-    struct vgpu_limits limits;
-    read_limits_logged(n, &limits);
+    const struct vgpu_settings* limits = &g_vgpu.settings;
     for (int i = 0; i < n; ++i) {
       g_vgpu.region_dev[i] = -1;
       CUdevice dev;
@@ -142,12 +153,13 @@ int vgpu_state_cuda(void) {
       char text[VGPU_REGION_UUID_LEN];
       format_uuid(&u, text, sizeof(text));
       const uint64_t limit =
-          vgpu_effective_limit(limits.mem_bytes[i], limits.mem_percent[i], (uint64_t)bytes);
+          vgpu_effective_limit(limits->mem_bytes[i], limits->mem_percent[i], (uint64_t)bytes);
       g_vgpu.region_dev[i] = vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes,
-                                                         limit, limits.sm_percent[i]);
+                                                         limit, limits->sm_percent[i]);
     }
     g_vgpu.device_count = n;
     pthread_atfork(NULL, NULL, after_fork_child);
+    vgpu_sm_attach(); /* before any launch can see the CUDA side ready */
     STORE(&g_vgpu.cuda_ready, 1);
   }
   pthread_mutex_unlock(&g_vgpu.lock);
@@ -187,7 +199,7 @@ int vgpu_state_nvml(void) {
     int nvis = 0;
     char tokens[VGPU_REGION_MAX_DEVICES][VGPU_REGION_UUID_LEN];
     const int ntok =
-        vgpu_split_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), tokens, VGPU_REGION_MAX_DEVICES);
+        vgpu_split_visible_devices(getenv(VGPU_ENV_VISIBLE_DEVICES), tokens, VGPU_REGION_MAX_DEVICES);
     if (ntok < 0) {
       for (unsigned i = 0; i < n; ++i) visible[nvis++] = (int)i;
     } else {
@@ -202,15 +214,14 @@ int vgpu_state_nvml(void) {
         }
       }
     }
-    struct vgpu_limits limits;
-    read_limits_logged(nvis, &limits);
+    const struct vgpu_settings* limits = &g_vgpu.settings;
     for (int v = 0; v < nvis; ++v) {
       const int i = visible[v];
       nvmlMemory_t m;
       if (uuids[i][0] == '\0' || mem(handles[i], &m) != NVML_SUCCESS) continue;
       const uint64_t limit =
-          vgpu_effective_limit(limits.mem_bytes[v], limits.mem_percent[v], m.total);
-      vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit, limits.sm_percent[v]);
+          vgpu_effective_limit(limits->mem_bytes[v], limits->mem_percent[v], m.total);
+      vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit, limits->sm_percent[v]);
     }
     STORE(&g_vgpu.nvml_ready, 1);
   }

@@ -7,9 +7,12 @@
 #include <stdint.h>
 
 #include "alloc_table.h"
+#include "env_config.h"
 #include "region.h"
 
 struct vgpu_state {
+  struct vgpu_settings settings; /* the environment, read once (vgpu_state_settings) */
+  int settings_ready;            /* atomic */
   int cuda_ready;   /* atomic: CUDA side initialised (devices known, slot claimed) */
   int nvml_ready;   /* atomic: region devices registered from NVML */
   int device_count; /* visible CUDA devices */
@@ -27,6 +30,9 @@ struct vgpu_state {
 };
 
 extern struct vgpu_state g_vgpu;
+
+/* Reads the environment once (logging the first malformed value); idempotent. */
+const struct vgpu_settings* vgpu_state_settings(void);
 
 /* Initialises the CUDA side (calls the real cuInit). 0 when limits are active. */
 int vgpu_state_cuda(void);

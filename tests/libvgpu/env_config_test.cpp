@@ -86,42 +86,115 @@ const char* Lookup(const char* name, void* ctx) {
   return it == env->end() ? nullptr : it->second.c_str();
 }
 
-TEST(ReadLimits, IndexedWinsOverPlain) {
+TEST(ReadSettings, IndexedWinsOverPlain) {
   Env env{{"CUDA_DEVICE_MEMORY_LIMIT", "1g"},
           {"CUDA_DEVICE_MEMORY_LIMIT_1", "4096m"},
           {"CUDA_DEVICE_MEMORY_LIMIT_2", "25%"},
           {"CUDA_DEVICE_SM_LIMIT", "30"},
-          {"CUDA_DEVICE_SM_LIMIT_1", "100"}};
-  vgpu_limits limits;
+          {"CUDA_DEVICE_SM_LIMIT_1", "100"},
+          {"CUDA_DEVICE_SM_LIMIT_2", ""}};  // empty: the plain value holds
+  vgpu_settings s;
   char err[256];
-  ASSERT_EQ(vgpu_read_limits(Lookup, &env, 3, &limits, err, sizeof(err)), 0) << err;
-  EXPECT_EQ(limits.count, 3);
-  EXPECT_EQ(limits.mem_bytes[0], kGiB);
-  EXPECT_EQ(limits.mem_bytes[1], 4096 * kMiB);
-  EXPECT_EQ(limits.mem_bytes[2], 0u);
-  EXPECT_EQ(limits.mem_percent[2], 25u);
-  EXPECT_EQ(limits.sm_percent[0], 30u);
-  EXPECT_EQ(limits.sm_percent[1], 0u);  // >= 100 means unlimited
-  EXPECT_EQ(limits.sm_percent[2], 30u);
+  ASSERT_EQ(vgpu_read_settings(Lookup, &env, 3, &s, err, sizeof(err)), 0) << err;
+  EXPECT_EQ(s.count, 3);
+  EXPECT_EQ(s.mem_bytes[0], kGiB);
+  EXPECT_EQ(s.mem_bytes[1], 4096 * kMiB);
+  EXPECT_EQ(s.mem_bytes[2], 0u);
+  EXPECT_EQ(s.mem_percent[2], 25u);
+  EXPECT_EQ(s.sm_percent[0], 30u);
+  EXPECT_EQ(s.sm_percent[1], 0u);  // >= 100 means unlimited
+  EXPECT_EQ(s.sm_percent[2], 30u);
 }
 
-TEST(ReadLimits, UnsetMeansUnlimitedAndInvalidIsReported) {
-  Env env{{"CUDA_DEVICE_MEMORY_LIMIT_0", "lots"}};
-  vgpu_limits limits;
+TEST(ReadSettings, SmPercentTable) {
+  struct Case {
+    const char* value;
+    uint32_t want;
+    bool malformed;
+  } const cases[] = {
+      {"30", 30, false}, {" 45 ", 45, false}, {"0", 0, false},   {"99", 99, false},
+      {"100", 0, false}, {"250", 0, false},   {"30k", 0, true},  {"30%", 0, true},
+      {"-5", 0, true},   {"abc", 0, true},    {"3 0", 0, true},  {"99999999999999", 0, false},
+  };
+  for (const Case& c : cases) {
+    Env env{{"CUDA_DEVICE_SM_LIMIT", c.value}};
+    vgpu_settings s;
+    char err[256];
+    const int rc = vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err));
+    EXPECT_EQ(s.sm_percent[0], c.want) << c.value;
+    EXPECT_EQ(rc, c.malformed ? -1 : 0) << c.value;
+    if (c.malformed) {
+      EXPECT_NE(std::string(err).find("CUDA_DEVICE_SM_LIMIT"), std::string::npos) << err;
+      EXPECT_NE(std::string(err).find(c.value), std::string::npos) << err;
+    }
+  }
+}
+
+TEST(ReadSettings, PolicyPriorityAndExtensions) {
+  struct Case {
+    Env env;
+    int32_t policy;
+    int32_t priority;
+    uint32_t sm0;
+    int rc;
+  } const cases[] = {
+      {{}, VGPU_POLICY_DEFAULT, 1, 0, 0},
+      {{{"GPU_CORE_UTILIZATION_POLICY", "FORCE"}, {"CUDA_DEVICE_SM_LIMIT", "20"}},
+       VGPU_POLICY_FORCE, 1, 20, 0},
+      {{{"GPU_CORE_UTILIZATION_POLICY", "disable"}, {"CUDA_DEVICE_SM_LIMIT", "20"}},
+       VGPU_POLICY_DISABLE, 1, 0, 0},  // disable: never limited
+      {{{"GPU_CORE_UTILIZATION_POLICY", "sometimes"}}, VGPU_POLICY_DEFAULT, 1, 0, -1},
+      {{{"CUDA_TASK_PRIORITY", "0"}}, VGPU_POLICY_DEFAULT, 0, 0, 0},
+      {{{"CUDA_TASK_PRIORITY", "high"}}, VGPU_POLICY_DEFAULT, 1, 0, -1},
+  };
+  for (const Case& c : cases) {
+    vgpu_settings s;
+    char err[256];
+    Env env = c.env;
+    EXPECT_EQ(vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err)), c.rc) << err;
+    EXPECT_EQ(s.core_policy, c.policy);
+    EXPECT_EQ(s.priority, c.priority);
+    EXPECT_EQ(s.sm_percent[0], c.sm0);
+  }
+  Env env{{"VGPU_SM_STATS", "2"},
+          {"VGPU_SM_PEER_DIR", "/run/locks"},
+          {"VGPU_CUPTI_LIBRARY", "off"},
+          {"CUDA_DEVICE_MEMORY_SHARED_CACHE", "/usr/local/vgpu/x.cache"},
+          {"ACTIVE_OOM_KILLER", "true"}};
+  vgpu_settings s;
   char err[256];
-  EXPECT_EQ(vgpu_read_limits(Lookup, &env, 2, &limits, err, sizeof(err)), -1);
+  ASSERT_EQ(vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err)), 0) << err;
+  EXPECT_EQ(s.sm_stats, 2);
+  EXPECT_STREQ(s.lock_dir, "/run/locks");
+  EXPECT_STREQ(s.cupti_library, "off");
+  EXPECT_EQ(s.shared_cache_set, 1);
+  EXPECT_STREQ(s.shared_cache, "/usr/local/vgpu/x.cache");
+  EXPECT_EQ(s.oom_killer, 1);
+  Env empty;
+  ASSERT_EQ(vgpu_read_settings(Lookup, &empty, 1, &s, err, sizeof(err)), 0);
+  EXPECT_STREQ(s.lock_dir, "/tmp/vgpulock");
+  EXPECT_STREQ(s.shared_cache, "/tmp/cudevshr.cache");
+  EXPECT_EQ(s.shared_cache_set, 0);
+  EXPECT_EQ(s.sm_stats, 0);
+}
+
+TEST(ReadSettings, UnsetMeansUnlimitedAndInvalidIsReported) {
+  Env env{{"CUDA_DEVICE_MEMORY_LIMIT_0", "lots"}};
+  vgpu_settings s;
+  char err[256];
+  EXPECT_EQ(vgpu_read_settings(Lookup, &env, 2, &s, err, sizeof(err)), -1);
   EXPECT_NE(std::string(err).find("CUDA_DEVICE_MEMORY_LIMIT"), std::string::npos) << err;
   EXPECT_NE(std::string(err).find("lots"), std::string::npos) << err;
-  EXPECT_EQ(limits.mem_bytes[0], 0u);
-  EXPECT_EQ(limits.mem_bytes[1], 0u);
+  EXPECT_EQ(s.mem_bytes[0], 0u);
+  EXPECT_EQ(s.mem_bytes[1], 0u);
 }
 
-TEST(ReadLimits, ClampsDeviceCount) {
+TEST(ReadSettings, ClampsDeviceCount) {
   Env env;
-  vgpu_limits limits;
+  vgpu_settings s;
   char err[8];
-  EXPECT_EQ(vgpu_read_limits(Lookup, &env, 1000, &limits, err, sizeof(err)), 0);
-  EXPECT_EQ(limits.count, VGPU_REGION_MAX_DEVICES);
+  EXPECT_EQ(vgpu_read_settings(Lookup, &env, 1000, &s, err, sizeof(err)), 0);
+  EXPECT_EQ(s.count, VGPU_REGION_MAX_DEVICES);
 }
 
 TEST(EffectiveLimit, PercentOfPhysical) {

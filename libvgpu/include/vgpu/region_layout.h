@@ -22,7 +22,9 @@
 #include <stdint.h>
 
 #define VGPU_REGION_MAGIC 0x31555047564755ULL /* "UGVGPU1" read as little-endian bytes */
-#define VGPU_REGION_VERSION 1u
+/* 2: the SM fields of a device record name what the limiter keeps there (budget, usage); version 1
+ * kept an opaque budget in sm_reserved[]. */
+#define VGPU_REGION_VERSION 2u
 #define VGPU_REGION_MAX_DEVICES 16
 #define VGPU_REGION_MAX_PROCS 1024
 #define VGPU_REGION_UUID_LEN 96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
@@ -32,6 +34,12 @@
 #define VGPU_SLOT_FREE 0u
 #define VGPU_SLOT_CLAIMING 1u /* pid written, start_time not yet: not reaped while pid lives */
 #define VGPU_SLOT_ACTIVE 2u
+
+/* Values of vgpu_region_device.sm_sharing, written by the node monitor and read by libvgpu under
+ * GPU_CORE_UTILIZATION_POLICY=default. */
+#define VGPU_SM_SHARING_UNKNOWN 0 /* nobody drives it: the limit holds */
+#define VGPU_SM_SHARING_SHARED 1  /* another container uses this GPU: the limit holds */
+#define VGPU_SM_SHARING_ALONE 2   /* this container is alone on the GPU: the limit is lifted */
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,14 +53,17 @@ struct vgpu_region_device {
   uint32_t sm_limit; /* percent of the card; 0 = unlimited */
   uint32_t flags;    /* reserved, 0 */
   uint8_t lock[VGPU_REGION_LOCK_BYTES]; /* robust process-shared pthread mutex (opaque) */
-  /* --- SM (compute) limiter state; owned by the limiter, zero means inactive --- */
-  uint32_t
-      sm_limit_active;   /* set to 1 by the node monitor when the GPU is shared (policy default) */
-  uint32_t sm_policy;    /* 0 default, 1 force, 2 disable (GPU_CORE_UTILIZATION_POLICY) */
-  uint64_t sm_tokens_ns; /* atomic: GPU-time budget left in the current window */
-  uint64_t sm_budget_ns; /* GPU-time budget per window */
-  uint64_t sm_window_start_ns; /* CLOCK_MONOTONIC of the current window */
-  uint64_t sm_reserved[12];
+  /* --- SM (compute) limit of the container on this GPU: libvgpu/src/sm/, docs/sm-limit.md --- */
+  int32_t sm_sharing; /* atomic; the node monitor's VGPU_SM_SHARING_* flag (policy default) */
+  uint32_t sm_policy; /* GPU_CORE_UTILIZATION_POLICY of the processes: 0 default, 1 force, 2 disable */
+  /* atomic; the container's GPU-time budget as a GCRA counter: the CLOCK_MONOTONIC time at which
+   * the GPU time charged so far is paid off at the limit's rate. Launches wait while it lies in the
+   * future; it never falls further behind `now` than the burst window. */
+  int64_t sm_tat_ns;
+  uint64_t sm_busy_ns;      /* atomic; the container's kernel-busy time measured on this GPU */
+  uint64_t sm_charged_ns;   /* atomic; its share of that time, charged to the budget */
+  uint64_t sm_throttled_ns; /* atomic; time its launches waited for budget */
+  uint64_t sm_reserved[11];
   uint64_t reserved[16];
 };
 
@@ -66,8 +77,8 @@ struct vgpu_region_proc {
   uint64_t
       mem_overhead[VGPU_REGION_MAX_DEVICES]; /* measured context/module/pool bytes, per device */
   /* --- SM limiter, per process and device --- */
-  uint64_t sm_gpu_time_ns[VGPU_REGION_MAX_DEVICES];    /* GPU time consumed (accounting) */
-  uint64_t sm_last_kernel_ns[VGPU_REGION_MAX_DEVICES]; /* CLOCK_MONOTONIC of the last launch */
+  uint64_t sm_gpu_time_ns[VGPU_REGION_MAX_DEVICES];    /* GPU time charged to this process */
+  uint64_t sm_last_kernel_ns[VGPU_REGION_MAX_DEVICES]; /* CLOCK_MONOTONIC end of its last kernel */
   uint64_t reserved[16];
 };
 

@@ -1,0 +1,26 @@
+/* Memory arithmetic of the faked views and of admission: pure, overflow-safe, unit-tested. */
+#ifndef VGPU_MEM_ARITH_H_
+#define VGPU_MEM_ARITH_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Free memory to report: max(0, min(limit, physical, used + real_free) - used), where limit 0 means
+ * unlimited. Never underflows. */
+uint64_t vgpu_fake_free(uint64_t limit, uint64_t physical, uint64_t real_free, uint64_t used);
+
+/* Total memory to report: limit when set and below physical, else physical. */
+uint64_t vgpu_fake_total(uint64_t limit, uint64_t physical);
+
+/* Admission arithmetic: 1 when `used + request` fits under `limit` (0 = unlimited) without
+ * overflow, else 0. */
+int vgpu_fits(uint64_t used, uint64_t request, uint64_t limit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VGPU_MEM_ARITH_H_ */

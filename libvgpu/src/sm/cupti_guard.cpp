@@ -1,0 +1,66 @@
+// CUPTI's activity API has one client per process. libvgpu exports the calls by which an
+// application (a profiler such as PyTorch's) takes it over, notes that our kernel records stop
+// there (the limiter then measures with CUDA events and says so once), and forwards each call to
+// the process's libcupti unchanged.
+
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include "kernel_records.h"
+
+extern "C" void* vgpu_real_dlsym(void* handle, const char* name);  // real_driver.h
+
+namespace {
+
+void* RealCupti(const char* name) {
+  static const char* const kSonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+  if (void* fn = vgpu_real_dlsym(RTLD_NEXT, name)) return fn;
+  for (const char* soname : kSonames) {
+    if (void* h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD)) {
+      if (void* fn = vgpu_real_dlsym(h, name)) return fn;
+    }
+  }
+  return nullptr;
+}
+
+template <typename Fn>
+Fn Real(const char* name) {
+  return reinterpret_cast<Fn>(RealCupti(name));
+}
+
+bool OurKind(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityRegisterCallbacks(
+    CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed) {
+  vgpu::sm::kernel_records::MarkTakenByApplication();
+  auto real = Real<CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc)>(
+      "cuptiActivityRegisterCallbacks");
+  return real != nullptr ? real(requested, completed) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityRegisterTimestampCallback(
+    CUpti_TimestampCallbackFunc fn) {
+  vgpu::sm::kernel_records::MarkTakenByApplication();
+  auto real = Real<CUptiResult (*)(CUpti_TimestampCallbackFunc)>("cuptiActivityRegisterTimestampCallback");
+  return real != nullptr ? real(fn) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityDisable(CUpti_ActivityKind kind) {
+  if (OurKind(kind)) vgpu::sm::kernel_records::MarkTakenByApplication();
+  auto real = Real<CUptiResult (*)(CUpti_ActivityKind)>("cuptiActivityDisable");
+  return real != nullptr ? real(kind) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiFinalize(void) {
+  vgpu::sm::kernel_records::MarkTakenByApplication();
+  auto real = Real<CUptiResult (*)()>("cuptiFinalize");
+  return real != nullptr ? real() : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+}  // extern "C"

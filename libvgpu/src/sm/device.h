@@ -1,0 +1,92 @@
+#pragma once
+
+// One limited GPU of this process: what the launch path (gate.cpp) and the measuring thread
+// (sampler.cpp) share. Fields are grouped by who writes them; the comments say how the other side
+// reads them.
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "attribution.h"
+#include "event_marks.h"
+#include "peer_file.h"
+
+namespace vgpu::sm {
+
+enum DeviceState : int32_t { kStateUnknown = 0, kStateUnlimited = 1, kStateLimited = 2 };
+
+// How this process measures GPU time now (process-wide; VgpuSmStats.measure).
+enum Measure : int32_t {
+  kMeasureEvents = 0,   // CUDA events only (no usable CUPTI): includes the GPU's gaps between kernels
+  kMeasureRecords = 1,  // kernel records, split with the other tenants: exact
+  kMeasureSampled = 2,  // events scaled by the records/events ratio of short record windows
+};
+
+// Container-wide numbers when the region has no record for the device (no shared region).
+struct PrivateBudget {
+  int32_t sharing;
+  int64_t tat_ns;
+  uint64_t busy_ns;
+  uint64_t charged_ns;
+  uint64_t throttled_ns;
+};
+
+constexpr int kPendingRecords = 16384;
+
+// What only the sampler thread touches.
+struct MeterState {
+  TimeSpan pending[kPendingRecords];  // own kernel records not settled yet (arrival order)
+  int n_pending;
+  int64_t busy_until;  // own busy time is counted up to here (records of several streams overlap)
+  int64_t last_tick_ns;
+  int64_t others_seen_ns;      // another tenant of the GPU was active then
+  int64_t high_seen_ns;        // a high-priority one
+  int64_t active_until_ns;     // what we last told the others
+  double usage;                // charged share of the GPU (EWMA over ~300 ms)
+  double busy_when_running;    // kernel-busy share of the time not spent throttled (EWMA ~1 s)
+  double records_per_event;    // kernel-busy time per event-measured time (sampled mode's scale)
+  bool has_ratio;
+  int64_t ratio_records_ns;    // accumulators of the current calibration period
+  int64_t ratio_events_ns;
+  int64_t ratio_from_ns;
+  uint64_t seen_throttled_ns;  // stats.throttled_ns at the last tick
+  uint64_t records;            // kernel records received
+};
+
+struct Device {
+  // --- set once by InitDevice (under mu), read freely after `state` is kStateLimited ---
+  int32_t state;  // atomic
+  int ordinal;
+  int32_t percent;
+  int32_t policy;
+  int32_t priority;
+  int32_t region_index;  // the region's device record, -1 = none (PrivateBudget)
+  int32_t* sharing;      // the node monitor's flag
+  int64_t* tat;          // the container's budget (budget.h)
+  uint64_t* busy_total;
+  uint64_t* charged_total;
+  uint64_t* throttled_total;
+  PrivateBudget private_budget;
+  char uuid_hex[33];
+
+  // --- the launch path and the sampler ---
+  pthread_mutex_t mu;  // guards `marks`
+  EventMarks marks;
+  int64_t last_launch_ns;   // atomic, written by every launch
+  uint64_t launches;        // atomic
+  int64_t resume_credit_ns; // atomic, written by the sampler (budget.h Rhythm)
+  int64_t burst_ns;         // atomic, written by the sampler
+  uint64_t budget_waits;    // atomic
+  uint64_t throttled_ns;    // atomic
+  uint64_t max_wait_ns;     // atomic
+
+  // --- the sampler only ---
+  PeerFile peers;
+  bool peers_tried;
+  uint64_t busy_ns;
+  uint64_t charged_ns;
+  uint64_t shared_ns;
+  MeterState meter;
+};
+
+}  // namespace vgpu::sm

@@ -1,0 +1,265 @@
+#include "kernel_records.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "clock.h"
+
+namespace vgpu::sm::kernel_records {
+namespace {
+
+// The fields we read sit at the same offsets in every kernel record version since
+// CUpti_ActivityKernel4 (CUDA 8); check them against the headers we build with.
+static_assert(offsetof(CUpti_ActivityKernel10, start) == 16, "kernel record layout");
+static_assert(offsetof(CUpti_ActivityKernel10, end) == 24, "kernel record layout");
+static_assert(offsetof(CUpti_ActivityKernel10, deviceId) == 40, "kernel record layout");
+
+constexpr size_t kBufferBytes = 32 * 1024;  // ~150 records: a flush every few ms empties them
+constexpr int kBuffers = 64;
+constexpr int kQueue = 1 << 16;  // records between two drains (a drain every ~1 ms)
+
+using RegisterCallbacksFn = CUptiResult (*)(CUpti_BuffersCallbackRequestFunc,
+                                            CUpti_BuffersCallbackCompleteFunc);
+using RegisterTimestampFn = CUptiResult (*)(CUpti_TimestampCallbackFunc);
+using KindFn = CUptiResult (*)(CUpti_ActivityKind);
+using FlushAllFn = CUptiResult (*)(uint32_t);
+using NextRecordFn = CUptiResult (*)(uint8_t*, size_t, CUpti_Activity**);
+using DroppedFn = CUptiResult (*)(CUcontext, uint32_t, size_t*);
+
+struct Api {
+  RegisterCallbacksFn register_callbacks;
+  RegisterTimestampFn register_timestamp;
+  KindFn enable;
+  KindFn disable;
+  FlushAllFn flush_all;
+  NextRecordFn next_record;
+  DroppedFn dropped;
+};
+
+constinit pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+constinit Api g_api{};
+constinit bool g_tried = false;
+constinit bool g_started = false;
+constinit const char* g_why = nullptr;
+constinit bool g_enabled = false;
+constinit int g_taken = 0;  // atomic
+constinit bool g_forked = false;
+// Buffers for CUPTI, and the records it delivered (both guarded by g_mu).
+constinit uint8_t* g_pool = nullptr;
+constinit int g_free[kBuffers]{};
+constinit int g_free_count = 0;
+constinit KernelRecord* g_queue = nullptr;
+constinit uint32_t g_head = 0;
+constinit uint32_t g_count = 0;
+constinit uint64_t g_dropped = 0;
+constinit bool g_realtime = false;  // records carry CLOCK_REALTIME (no timestamp callback)
+
+// CLOCK_REALTIME minus CLOCK_MONOTONIC, now.
+int64_t RealtimeOffsetNs() {
+  timespec real{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  const int64_t mono = NowNs();
+  return static_cast<int64_t>(real.tv_sec) * 1'000'000'000 + real.tv_nsec - mono;
+}
+
+uint64_t CUPTIAPI MonotonicTimestamp() {
+  return static_cast<uint64_t>(NowNs());
+}
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  pthread_mutex_lock(&g_mu);
+  if (g_free_count > 0) {
+    *buffer = g_pool + static_cast<size_t>(g_free[--g_free_count]) * kBufferBytes;
+    *size = kBufferBytes;
+  } else {
+    *buffer = nullptr;  // CUPTI drops records until a buffer comes back (counted as dropped)
+    *size = 0;
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
+void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  if (buffer == nullptr) return;
+  CUpti_Activity* record = nullptr;
+  const int64_t shift = g_realtime ? RealtimeOffsetNs() : 0;
+  pthread_mutex_lock(&g_mu);
+  while (valid > 0 && g_api.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+        record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+      continue;
+    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    if (k->end <= k->start) continue;
+    if (g_count == kQueue) {
+      ++g_dropped;
+      continue;
+    }
+    g_queue[(g_head + g_count) % kQueue] =
+        KernelRecord{static_cast<int32_t>(k->deviceId), 0, static_cast<int64_t>(k->start) - shift,
+                     static_cast<int64_t>(k->end) - shift};
+    ++g_count;
+  }
+  const auto index = static_cast<size_t>(buffer - g_pool) / kBufferBytes;
+  if (buffer >= g_pool && index < static_cast<size_t>(kBuffers)) g_free[g_free_count++] = static_cast<int>(index);
+  pthread_mutex_unlock(&g_mu);
+}
+
+// libcupti already in the process (a framework loaded it), else the configured one, else the
+// library path, else the toolkit's. Never a second copy beside one the process loaded.
+void* OpenLibrary(const char* configured) {
+  static const char* const kSonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+  for (const char* name : kSonames) {
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) return h;
+  }
+  if (configured != nullptr && configured[0] != '\0') return dlopen(configured, RTLD_NOW | RTLD_LOCAL);
+  for (const char* name : kSonames) {
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
+  }
+  static const char* const kToolkit[] = {"/usr/local/cuda/lib64/libcupti.so.13",
+                                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+                                         "/usr/local/cuda/lib64/libcupti.so",
+                                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
+  for (const char* path : kToolkit) {
+    if (void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) return h;
+  }
+  return nullptr;
+}
+
+template <typename Fn>
+Fn Symbol(void* handle, const char* name) {
+  return reinterpret_cast<Fn>(dlsym(handle, name));
+}
+
+bool StartLocked(const char* configured) {
+  if (configured != nullptr && strcmp(configured, "off") == 0) {
+    g_why = "VGPU_CUPTI_LIBRARY=off";
+    return false;
+  }
+  void* handle = OpenLibrary(configured);
+  if (handle == nullptr) {
+    g_why = "libcupti was not found (set VGPU_CUPTI_LIBRARY to its path)";
+    return false;
+  }
+  Api api{};
+  api.register_callbacks = Symbol<RegisterCallbacksFn>(handle, "cuptiActivityRegisterCallbacks");
+  api.register_timestamp =
+      Symbol<RegisterTimestampFn>(handle, "cuptiActivityRegisterTimestampCallback");
+  api.enable = Symbol<KindFn>(handle, "cuptiActivityEnable");
+  api.disable = Symbol<KindFn>(handle, "cuptiActivityDisable");
+  api.flush_all = Symbol<FlushAllFn>(handle, "cuptiActivityFlushAll");
+  api.next_record = Symbol<NextRecordFn>(handle, "cuptiActivityGetNextRecord");
+  api.dropped = Symbol<DroppedFn>(handle, "cuptiActivityGetNumDroppedRecords");
+  if (api.register_callbacks == nullptr || api.enable == nullptr || api.disable == nullptr || api.flush_all == nullptr ||
+      api.next_record == nullptr) {
+    g_why = "libcupti lacks the activity API";
+    return false;
+  }
+  const size_t pool_bytes = kBuffers * kBufferBytes;
+  const size_t queue_bytes = kQueue * sizeof(KernelRecord);
+  void* pool = mmap(nullptr, pool_bytes + queue_bytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pool == MAP_FAILED) {
+    g_why = "no memory for CUPTI's buffers";
+    return false;
+  }
+  g_api = api;
+  g_pool = static_cast<uint8_t*>(pool);
+  g_queue = reinterpret_cast<KernelRecord*>(g_pool + pool_bytes);
+  for (int i = 0; i < kBuffers; ++i) g_free[i] = i;
+  g_free_count = kBuffers;
+  // The clock first: records made before it would be on CUPTI's default (CLOCK_REALTIME). A
+  // CUPTI without the callback (before CUDA 12.6) keeps that clock: convert by the clocks' offset.
+  g_realtime = api.register_timestamp == nullptr ||
+               api.register_timestamp(MonotonicTimestamp) != CUPTI_SUCCESS;
+  if (api.register_callbacks(BufferRequested, BufferCompleted) != CUPTI_SUCCESS) {
+    g_why = "CUPTI refused our activity callbacks";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Start(const char* configured, const char** why) {
+  pthread_mutex_lock(&g_mu);
+  if (!g_tried) {
+    g_tried = true;
+    if (g_forked) {
+      g_why = "CUPTI does not survive fork";
+    } else if (__atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) != 0) {
+      g_why = "the application uses CUPTI's activity API itself";
+    } else {
+      g_started = StartLocked(configured);
+    }
+  }
+  const bool ok = g_started && __atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) == 0;
+  if (!ok && why != nullptr) {
+    *why = g_why != nullptr ? g_why : "the application uses CUPTI's activity API itself";
+  }
+  pthread_mutex_unlock(&g_mu);
+  return ok;
+}
+
+bool SetEnabled(bool on) {
+  // Not under g_mu: CUPTI may deliver buffers (BufferCompleted takes g_mu) from inside these.
+  if (!g_started || TakenByApplication()) return false;
+  if (on == g_enabled) return true;
+  const CUptiResult rc = on ? g_api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+                            : g_api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (rc != CUPTI_SUCCESS) return false;
+  g_enabled = on;
+  return true;
+}
+
+bool Enabled() {
+  return g_enabled;
+}
+
+void Flush() {
+  if (g_started && !TakenByApplication()) g_api.flush_all(0);
+}
+
+int Drain(KernelRecord* out, int max) {
+  pthread_mutex_lock(&g_mu);
+  int n = 0;
+  while (n < max && g_count > 0) {
+    out[n++] = g_queue[g_head];
+    g_head = (g_head + 1) % kQueue;
+    --g_count;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+
+uint64_t Dropped() {
+  pthread_mutex_lock(&g_mu);
+  uint64_t n = g_dropped;
+  pthread_mutex_unlock(&g_mu);
+  size_t cupti = 0;
+  if (g_started && g_api.dropped != nullptr && g_api.dropped(nullptr, 0, &cupti) == CUPTI_SUCCESS)
+    n += cupti;
+  return n;
+}
+
+bool MarkTakenByApplication() {
+  return __atomic_exchange_n(&g_taken, 1, __ATOMIC_ACQ_REL) == 0;
+}
+
+bool TakenByApplication() {
+  return __atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) != 0;
+}
+
+void ForgetAfterFork() {
+  pthread_mutex_init(&g_mu, nullptr);
+  g_forked = true;
+  g_tried = false;
+  g_started = false;
+  g_enabled = false;
+  g_count = 0;
+}
+
+}  // namespace vgpu::sm::kernel_records

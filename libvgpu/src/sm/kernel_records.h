@@ -1,0 +1,54 @@
+#pragma once
+
+// Kernel records from CUPTI's activity API (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL): the start and
+// end of every kernel the process runs, on CLOCK_MONOTONIC (a timestamp callback makes CUPTI
+// convert the GPU's times to it), so that a tenant is charged its own kernel-busy time — not the
+// host's gaps between kernels, which CUDA events around batches of launches include.
+//
+// Measured on an H100 (bench/gpu/cupti_probe.sh, 2026-11-25): records cost ~1.0–1.5 µs of host time
+// per launch (an empty-kernel launch went from 3.0–4.0 to 4.5–5.1 µs); a kernel's record reaches
+// the buffer callback 0.6–1.8 ms after it ends, on a CUPTI thread; cuptiActivityFlushAll costs
+// ~100 µs. A record's start lies 7–60 µs after the host launched onto an idle GPU.
+//
+// libcupti ships with the CUDA toolkit and the frameworks' wheels, not with the driver: it is
+// looked for where the process already loaded it, then VGPU_CUPTI_LIBRARY, the library path and
+// the toolkit's folders. The activity API allows one client per process: when the application
+// itself registers activity callbacks (a profiler), records stop for us (cupti_guard.cpp tells).
+// I/O adapter: dlopen, CUPTI's callbacks (on CUPTI's thread), a mutex-guarded queue.
+
+#include <stdint.h>
+
+namespace vgpu::sm {
+
+struct KernelRecord {
+  int32_t device;  // CUDA ordinal in this process
+  int32_t reserved;
+  int64_t start;
+  int64_t end;
+};
+
+namespace kernel_records {
+
+// Loads libcupti and registers our buffer and timestamp callbacks (once). `configured`: the
+// VGPU_CUPTI_LIBRARY value ("" = search, "off" = never). False with `*why` when unusable.
+bool Start(const char* configured, const char** why);
+// Turns the kernel kind on or off (process-wide). False when CUPTI refused.
+bool SetEnabled(bool on);
+bool Enabled();
+// Hands over every buffer CUPTI holds whose records are complete (cuptiActivityFlushAll(0)).
+void Flush();
+// Moves up to `max` delivered records into `out`; returns how many.
+int Drain(KernelRecord* out, int max);
+// Records CUPTI or our queue dropped (for the statistics).
+uint64_t Dropped();
+
+// The application registered its own activity callbacks or timestamp clock, or finalized CUPTI:
+// our records stopped (called by cupti_guard.cpp). Returns true the first time.
+bool MarkTakenByApplication();
+bool TakenByApplication();
+
+// In a fork child: CUPTI's state does not survive fork; never use it there.
+void ForgetAfterFork();
+
+}  // namespace kernel_records
+}  // namespace vgpu::sm

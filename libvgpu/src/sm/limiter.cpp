@@ -1,0 +1,339 @@
+// The launch path of the SM limiter (launch_limiter.h): the gate. Design: docs/sm-limit.md.
+//
+// A launch on a limited device reads the node monitor's flag and the container's budget word and
+// goes on at once unless the budget is in debt; only then does the launching thread wait, in short
+// sleeps with no lock held. It never waits for another tenant: the GPU time-slices the contexts of
+// different processes by itself. Measuring happens on the measuring thread (sampler.cpp); the
+// launch path only records a CUDA event now and then (event_marks.h) and counts.
+// Linked into libvgpu.so: no libstdc++, no exceptions, no allocation.
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../env_config.h"
+#include "../launch_limiter.h"
+#include "budget.h"
+#include "clock.h"
+#include "kernel_records.h"
+#include "limiter.h"
+
+int vgpu_sm_any_limited = 0;
+
+namespace vgpu::sm {
+
+constinit Device g_devices[kMaxDevices]{};
+constinit VgpuSmDriver g_driver{};
+constinit VgpuSmConfig g_config{};
+
+namespace {
+
+constinit pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
+constinit bool g_initialised = false;
+constinit int g_captures_active = 0;  // atomic
+
+// What the before-launch hook decided, for the after-launch hook of the same launch (same
+// thread, right after the driver's launch). initial-exec TLS: the library is preloaded, and
+// libvgpu links nothing from ld.so (no __tls_get_addr).
+struct ArmedLaunch {
+  Device* device;  // null: the launch is not measured
+  int64_t at_ns;
+};
+__attribute__((tls_model("initial-exec"))) thread_local constinit ArmedLaunch t_armed{};
+
+// The stream this thread launched on last, so that a launch-bound loop's next launch finds its
+// track without the device's lock: while it keeps launching every < 100 µs onto the same stream,
+// its interval continues (no start mark), and an end mark is due at most every 1 ms.
+struct ThreadStream {
+  Device* device;
+  StreamTrack* track;
+  uint32_t generation;
+  uintptr_t key;
+  int64_t last_ns;
+  int64_t mark_due_ns;
+};
+__attribute__((tls_model("initial-exec"))) thread_local constinit ThreadStream t_stream{};
+
+bool Enforcing(const Device& d) {
+  if (d.policy == VGPU_POLICY_FORCE) return true;
+  return __atomic_load_n(d.sharing, __ATOMIC_RELAXED) != VGPU_SM_SHARING_ALONE;
+}
+
+void HexUuid(const CUuuid& uuid, char* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    out[2 * i] = kHex[byte >> 4];
+    out[2 * i + 1] = kHex[byte & 15];
+  }
+  out[32] = '\0';
+}
+
+// Under d.mu, at the device's first launch.
+void InitDevice(Device& d, int ordinal) {
+  d.ordinal = ordinal;
+  d.percent = ordinal < g_config.device_count ? g_config.percent[ordinal] : 0;
+  d.policy = g_config.policy;
+  d.priority = g_config.priority;
+  if (d.percent <= 0 || d.percent >= 100) {
+    __atomic_store_n(&d.state, kStateUnlimited, __ATOMIC_RELEASE);
+    return;
+  }
+  const int32_t index = ordinal < g_config.device_count ? g_config.region_device[ordinal] : -1;
+  d.region_index = g_config.region != nullptr ? index : -1;
+  if (d.region_index >= 0) {
+    vgpu_region_device& record = g_config.region->devices[d.region_index];
+    d.sharing = &record.sm_sharing;
+    d.tat = &record.sm_tat_ns;
+    d.busy_total = &record.sm_busy_ns;
+    d.charged_total = &record.sm_charged_ns;
+    d.throttled_total = &record.sm_throttled_ns;
+  } else {
+    d.sharing = &d.private_budget.sharing;
+    d.tat = &d.private_budget.tat_ns;
+    d.busy_total = &d.private_budget.busy_ns;
+    d.charged_total = &d.private_budget.charged_ns;
+    d.throttled_total = &d.private_budget.throttled_ns;
+  }
+  // A fresh budget starts paid up to now, not with a burst of saved-up credit.
+  int64_t fresh = 0;
+  __atomic_compare_exchange_n(d.tat, &fresh, NowNs(), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, false, false, false});
+  __atomic_store_n(&d.resume_credit_ns, rhythm.resume_credit_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);
+  CUuuid uuid{};
+  d.uuid_hex[0] = '\0';
+  if (g_driver.device_get_uuid != nullptr && g_driver.device_get_uuid(&uuid, ordinal) == CUDA_SUCCESS)
+    HexUuid(uuid, d.uuid_hex);
+  d.marks.Init(&g_driver);
+  d.meter.records_per_event = 1.0;
+  __atomic_store_n(&d.state, kStateLimited, __ATOMIC_RELEASE);
+  SamplerStart();
+}
+
+// The launch's device when it is limited and the limit holds now; nullptr otherwise.
+Device* LimitedDevice() {
+  CUdevice ordinal = 0;
+  if (g_driver.ctx_get_device(&ordinal) != CUDA_SUCCESS || ordinal < 0 || ordinal >= kMaxDevices)
+    return nullptr;
+  Device& d = g_devices[ordinal];
+  int32_t state = __atomic_load_n(&d.state, __ATOMIC_ACQUIRE);
+  if (state == kStateUnknown) {
+    pthread_mutex_lock(&d.mu);
+    if (d.state == kStateUnknown) InitDevice(d, ordinal);
+    pthread_mutex_unlock(&d.mu);
+    state = __atomic_load_n(&d.state, __ATOMIC_ACQUIRE);
+  }
+  // Lifted by the node monitor (policy default, the container alone on the GPU): a launch costs
+  // this flag read. Nothing is measured or charged meanwhile, so no debt builds up.
+  if (state != kStateLimited || !Enforcing(d)) return nullptr;
+  return &d;
+}
+
+bool Capturing(CUstream stream, int per_thread) {
+  if (!CapturesActive() || g_driver.stream_is_capturing == nullptr) return false;
+  if (stream == nullptr && per_thread != 0) stream = CU_STREAM_PER_THREAD;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (g_driver.stream_is_capturing(stream, &status) != CUDA_SUCCESS) return false;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void AtomicMax(uint64_t* target, uint64_t value) {
+  uint64_t old = __atomic_load_n(target, __ATOMIC_RELAXED);
+  while (value > old &&
+         !__atomic_compare_exchange_n(target, &old, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+// The budget is in debt: wait (short sleeps, no lock) until enough of it has built up again, or
+// until the limit is lifted. What this process still has queued runs meanwhile and is charged by
+// the sampler, which moves the deadline: it is re-read after every sleep.
+int64_t Throttle(Device& d, int64_t now) {
+  constexpr int64_t kStepNs = 2'000'000;
+  // Our open batches must be closed: the sampler measures them while we wait.
+  pthread_mutex_lock(&d.mu);
+  d.marks.CloseOpen(now, CapturesActive());
+  pthread_mutex_unlock(&d.mu);
+  const int64_t start = now;
+  const int64_t end = WaitUntil(
+      [&d](int64_t) {
+        const Rhythm rhythm{__atomic_load_n(&d.resume_credit_ns, __ATOMIC_RELAXED),
+                            __atomic_load_n(&d.burst_ns, __ATOMIC_RELAXED)};
+        return ResumeAtNs(__atomic_load_n(d.tat, __ATOMIC_RELAXED), rhythm);
+      },
+      [&d] { return !Enforcing(d); }, kStepNs);
+  const auto waited = static_cast<uint64_t>(end - start);
+  __atomic_fetch_add(&d.budget_waits, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&d.throttled_ns, waited, __ATOMIC_RELAXED);
+  __atomic_fetch_add(d.throttled_total, waited, __ATOMIC_RELAXED);
+  AtomicMax(&d.max_wait_ns, waited);
+  return end;
+}
+
+void BeforeLaunch(CUstream stream, int per_thread) {
+  t_armed.device = nullptr;
+  Device* dp = LimitedDevice();
+  if (dp == nullptr || Capturing(stream, per_thread)) return;  // a capture runs when replayed
+  Device& d = *dp;
+  int64_t now = NowNs();
+  if (__atomic_load_n(&g_sampler_idle, __ATOMIC_RELAXED) != 0) SamplerWake();
+  if (__atomic_load_n(d.tat, __ATOMIC_RELAXED) > now) now = Throttle(d, now);
+  __atomic_store_n(&d.last_launch_ns, now, __ATOMIC_RELAXED);
+  // The stream's interval continues while this thread keeps launching onto it; otherwise (a new
+  // stream, a pause) the track decides whether a start mark opens a new interval.
+  const uintptr_t key = StreamKey(stream, per_thread);
+  ThreadStream& ts = t_stream;
+  const bool continuing = ts.device == &d && ts.key == key && ts.track != nullptr &&
+                          __atomic_load_n(&ts.track->generation, __ATOMIC_ACQUIRE) == ts.generation &&
+                          now - ts.last_ns < kContinuousNs;
+  if (!continuing) {
+    CUcontext context = nullptr;
+    if (g_driver.ctx_get_current != nullptr) g_driver.ctx_get_current(&context);
+    pthread_mutex_lock(&d.mu);
+    StreamTrack* t = d.marks.Find(stream, per_thread, context);
+    if (t != nullptr) d.marks.BeforeLaunch(*t, now);
+    ts = ThreadStream{&d, t, t != nullptr ? t->generation : 0, key, now,
+                      t != nullptr ? t->newest_mark_ns + kMarkIntervalNs : 0};
+    pthread_mutex_unlock(&d.mu);
+  }
+  t_armed = ArmedLaunch{&d, now};
+}
+
+void AfterLaunch(CUresult result) {
+  const ArmedLaunch armed = t_armed;
+  t_armed.device = nullptr;
+  if (armed.device == nullptr || result != CUDA_SUCCESS) return;
+  Device& d = *armed.device;
+  __atomic_fetch_add(&d.launches, 1, __ATOMIC_RELAXED);
+  ThreadStream& ts = t_stream;
+  if (ts.device != &d || ts.track == nullptr) return;
+  ts.last_ns = armed.at_ns;
+  __atomic_store_n(&ts.track->last_launch_ns, armed.at_ns, __ATOMIC_RELAXED);
+  if (armed.at_ns < ts.mark_due_ns) return;
+  pthread_mutex_lock(&d.mu);
+  if (ts.track->generation == ts.generation) d.marks.RecordEnd(*ts.track, armed.at_ns);
+  pthread_mutex_unlock(&d.mu);
+  ts.mark_due_ns = armed.at_ns + kMarkIntervalNs;
+}
+
+// The app waits for the GPU: close its open batches so that work between two synchronisations is
+// measured (and seen complete) even when it is shorter than an end mark's interval.
+void BeforeSync() {
+  Device* dp = LimitedDevice();
+  if (dp == nullptr) return;
+  pthread_mutex_lock(&dp->mu);
+  dp->marks.CloseOpen(NowNs(), CapturesActive());
+  pthread_mutex_unlock(&dp->mu);
+}
+
+void ChildAfterFork() {
+  // CUDA state does not survive fork: the child starts over (its own slot, events, thread).
+  for (Device& d : g_devices) {
+    pthread_mutex_init(&d.mu, nullptr);
+    d.marks.ForgetAfterFork();
+    d.peers.ForgetAfterFork();
+    d.peers_tried = false;
+    d.meter = MeterState{};
+    __atomic_store_n(&d.state, kStateUnknown, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&g_captures_active, 0, __ATOMIC_RELAXED);
+  t_armed.device = nullptr;
+  t_stream = ThreadStream{};
+  kernel_records::ForgetAfterFork();
+  SamplerAfterFork();
+}
+
+}  // namespace
+
+bool CapturesActive() {
+  return __atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0;
+}
+
+void Warn(const char* message) {
+  char line[512];
+  const int n = snprintf(line, sizeof(line), "[vgpu sm-limit] pid %d: %s\n", static_cast<int>(getpid()), message);
+  if (n > 0) {
+    const ssize_t ignored = write(2, line, static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1);
+    (void)ignored;
+  }
+}
+
+}  // namespace vgpu::sm
+
+extern "C" {
+
+void vgpu_sm_init(const VgpuSmDriver* driver, const VgpuSmConfig* config) {
+  using namespace vgpu::sm;
+  if (driver == nullptr || config == nullptr || driver->ctx_get_device == nullptr ||
+      driver->event_create == nullptr || driver->event_record == nullptr ||
+      driver->event_query == nullptr || driver->event_elapsed_time == nullptr ||
+      driver->event_destroy == nullptr)
+    return;
+  pthread_mutex_lock(&g_init_mu);
+  if (!g_initialised) {
+    g_initialised = true;
+    g_driver = *driver;
+    g_config = *config;
+    bool any = false;
+    for (int i = 0; i < config->device_count && i < kMaxDevices; ++i) any |= config->percent[i] > 0 && config->percent[i] < 100;
+    for (Device& d : g_devices) pthread_mutex_init(&d.mu, nullptr);
+    if (any) {
+      pthread_atfork(nullptr, nullptr, ChildAfterFork);
+      __atomic_store_n(&vgpu_sm_any_limited, 1, __ATOMIC_RELEASE);
+    }
+  }
+  pthread_mutex_unlock(&g_init_mu);
+}
+
+CUresult vgpu_limiter_before_launch(const struct vgpu_launch* launch) {
+  if (__builtin_expect(__atomic_load_n(&vgpu_sm_any_limited, __ATOMIC_RELAXED) != 0, 0))
+    vgpu::sm::BeforeLaunch(launch->stream, launch->per_thread_stream);
+  return CUDA_SUCCESS;
+}
+
+void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result) {
+  (void)launch;  // the launch's device and stream are known from its before-launch hook
+  if (__builtin_expect(__atomic_load_n(&vgpu_sm_any_limited, __ATOMIC_RELAXED) != 0, 0))
+    vgpu::sm::AfterLaunch(result);
+}
+
+void vgpu_limiter_before_sync(void) {
+  if (__builtin_expect(__atomic_load_n(&vgpu_sm_any_limited, __ATOMIC_RELAXED) != 0, 0))
+    vgpu::sm::BeforeSync();
+}
+
+void vgpu_limiter_capture_begun(void) {
+  __atomic_fetch_add(&vgpu::sm::g_captures_active, 1, __ATOMIC_RELAXED);
+}
+
+void vgpu_limiter_capture_ended(void) {
+  int active = __atomic_load_n(&vgpu::sm::g_captures_active, __ATOMIC_RELAXED);
+  while (active > 0 &&
+         !__atomic_compare_exchange_n(&vgpu::sm::g_captures_active, &active, active - 1, true,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
+  using namespace vgpu::sm;
+  if (out == nullptr || device < 0 || device >= kMaxDevices) return -1;
+  const Device& d = g_devices[device];
+  memset(out, 0, sizeof(*out));
+  if (__atomic_load_n(&d.state, __ATOMIC_ACQUIRE) != kStateLimited) return 0;
+  out->percent = d.percent;
+  out->measure = CurrentMeasure();
+  out->launches = __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
+  out->busy_ns = __atomic_load_n(&d.busy_ns, __ATOMIC_RELAXED);
+  out->charged_ns = __atomic_load_n(&d.charged_ns, __ATOMIC_RELAXED);
+  out->shared_ns = __atomic_load_n(&d.shared_ns, __ATOMIC_RELAXED);
+  out->throttled_ns = __atomic_load_n(&d.throttled_ns, __ATOMIC_RELAXED);
+  out->budget_waits = __atomic_load_n(&d.budget_waits, __ATOMIC_RELAXED);
+  out->max_wait_ns = __atomic_load_n(&d.max_wait_ns, __ATOMIC_RELAXED);
+  out->events = d.marks.events_recorded();
+  out->records = __atomic_load_n(&d.meter.records, __ATOMIC_RELAXED);
+  out->dropped = kernel_records::Dropped();
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,38 @@
+#pragma once
+
+// What the launch path (limiter.cpp) and the measuring thread (sampler.cpp) share inside the
+// module. Not part of the module's interface (sm_limit.h, launch_limiter.h).
+
+#include "device.h"
+#include "sm_limit.h"
+
+namespace vgpu::sm {
+
+constexpr int kMaxDevices = VGPU_REGION_MAX_DEVICES;
+
+extern Device g_devices[kMaxDevices];
+extern VgpuSmDriver g_driver;
+extern VgpuSmConfig g_config;
+
+// Stream captures in progress in the process (libvgpu's capture hooks count them).
+bool CapturesActive();
+
+// One stderr line, "[vgpu sm-limit] <message>".
+void Warn(const char* message);
+
+// The measuring thread: started with the first limited launch, woken by launches after it went
+// idle, stopped at exit.
+void SamplerStart();
+void SamplerWake();
+extern int g_sampler_idle;  // atomic: the thread sleeps until a launch wakes it
+void SamplerStop();
+void SamplerAfterFork();
+Measure CurrentMeasure();
+
+// VGPU_SM_STATS: one line per limited device on stderr (at exit).
+void ReportStats();
+
+// Charges `gpu_ns` of GPU time (measured `busy_ns`) to the device's budget and counters.
+void Charge(Device& d, int64_t gpu_ns, int64_t busy_ns, int64_t now);
+
+}  // namespace vgpu::sm

@@ -1,0 +1,37 @@
+// VGPU_SM_STATS=1: one stderr line per limited device when the process exits, to see where a
+// limited process's time went. key=value pairs, so that scripts can read them.
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "limiter.h"
+
+namespace vgpu::sm {
+
+void ReportStats() {
+  static const char* const kMeasure[] = {"events", "records", "sampled"};
+  for (int i = 0; i < kMaxDevices; ++i) {
+    VgpuSmStats s{};
+    if (vgpu_sm_get_stats(i, &s) != 0 || s.percent == 0) continue;
+    char line[512];
+    const int n = snprintf(
+        line, sizeof(line),
+        "[vgpu sm-limit] pid=%d device=%d limit=%d measure=%s launches=%llu busy_ms=%.1f "
+        "charged_ms=%.1f shared_ms=%.1f throttled_ms=%.1f waits=%llu max_wait_ms=%.1f "
+        "events=%llu records=%llu dropped=%llu\n",
+        static_cast<int>(getpid()), i, s.percent,
+        kMeasure[s.measure >= 0 && s.measure <= 2 ? s.measure : 0],
+        static_cast<unsigned long long>(s.launches), static_cast<double>(s.busy_ns) / 1e6,
+        static_cast<double>(s.charged_ns) / 1e6, static_cast<double>(s.shared_ns) / 1e6,
+        static_cast<double>(s.throttled_ns) / 1e6, static_cast<unsigned long long>(s.budget_waits),
+        static_cast<double>(s.max_wait_ns) / 1e6, static_cast<unsigned long long>(s.events),
+        static_cast<unsigned long long>(s.records), static_cast<unsigned long long>(s.dropped));
+    if (n > 0) {
+      const ssize_t ignored =
+          write(2, line, static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1);
+      (void)ignored;
+    }
+  }
+}
+
+}  // namespace vgpu::sm

@@ -1,0 +1,467 @@
+// The measuring thread of a limited process: every millisecond while the process is launching it
+// collects what its kernels used (kernel records, or CUDA events), splits the time other tenants'
+// kernels were busy too (attribution.h), charges the container's budget, publishes its own busy
+// time to the other tenants of the GPU (peer_file.h), and sets the rhythm the launch path waits in
+// (budget.h). It sleeps on a futex while the process launches nothing. Design: docs/sm-limit.md.
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../env_config.h"
+#include "budget.h"
+#include "clock.h"
+#include "kernel_records.h"
+#include "limiter.h"
+
+namespace vgpu::sm {
+
+constinit int g_sampler_idle = 0;
+
+namespace {
+
+constexpr int64_t kTickNs = 1'000'000;
+constexpr int64_t kFlushIntervalNs = 4'000'000;      // cuptiActivityFlushAll costs ~100 µs
+constexpr int64_t kSettleDelayNs = 8'000'000;        // others publish their records meanwhile
+constexpr int64_t kActiveHoldNs = 250'000'000;       // a tenant is active this long after a launch
+constexpr int64_t kOthersMemoryNs = 1'000'000'000;   // alone: nobody else active for this long
+constexpr int64_t kIdleAfterNs = 300'000'000;        // the thread sleeps after this long without launches
+constexpr int64_t kRecordsHoldNs = 1'000'000'000;    // records mode outlives its reason this long
+constexpr int64_t kWindowEveryNs = 2'000'000'000;    // sampled mode: a window of records every 2 s
+constexpr int64_t kWindowNs = 100'000'000;           //   of 100 ms
+constexpr int64_t kWindowTailNs = 60'000'000;        //   whose records arrive up to 60 ms later
+constexpr int64_t kRatioPeriodNs = 250'000'000;      // records mode: the ratio's period
+constexpr double kNearLimit = 0.75;                  // usage above this share of the limit: exact records
+constexpr double kSaturating = 0.9;
+constexpr int kScratch = 16384;
+
+constinit pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;  // start/stop
+constinit bool g_started = false;
+constinit bool g_stop = false;  // atomic
+constinit pthread_t g_thread{};
+constinit Measure g_measure = kMeasureEvents;  // atomic
+constinit bool g_cupti_ok = false;
+constinit bool g_cupti_tried = false;
+constinit bool g_warned_taken = false;
+constinit int64_t g_records_needed_ns = 0;
+constinit int64_t g_last_flush_ns = 0;
+constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last window
+constinit bool g_window_open = false;
+constinit bool g_window_collecting = false;
+
+// Scratch of the thread (one thread: plain statics).
+constinit TimeSpan s_events[kScratch];
+constinit KernelRecord s_records[kScratch];
+constinit TimeSpan s_mine[kScratch];
+constinit OwnedSpan s_others[kScratch];
+constinit SpanEdge s_edges[4 * kScratch];
+constinit int64_t s_arrived[kPendingRecords];  // arrival time of MeterState::pending[i]
+
+bool Limited(const Device& d) {
+  return __atomic_load_n(&d.state, __ATOMIC_ACQUIRE) == kStateLimited;
+}
+
+bool Lifted(const Device& d) {
+  return d.policy != VGPU_POLICY_FORCE &&
+         __atomic_load_n(d.sharing, __ATOMIC_RELAXED) == VGPU_SM_SHARING_ALONE;
+}
+
+double Ewma(double old, double sample, int64_t dt_ns, int64_t tau_ns) {
+  if (dt_ns <= 0) return old;
+  const double alpha = static_cast<double>(dt_ns) / static_cast<double>(dt_ns + tau_ns);
+  return old + alpha * (sample - old);
+}
+
+void OpenPeers(Device& d) {
+  if (d.peers_tried) return;
+  d.peers_tried = true;
+  const char* why = nullptr;
+  if (d.uuid_hex[0] == '\0') {
+    why = "the GPU's UUID is unknown";
+  } else if (d.peers.Open(g_config.lock_dir, d.uuid_hex, d.priority, &why)) {
+    return;
+  }
+  char line[512];
+  snprintf(line, sizeof(line),
+           "device %d: %s (%s): other tenants of this GPU are not seen, so time their kernels "
+           "shared with ours is charged to us in full (the limit holds, conservatively)",
+           d.ordinal, why, g_config.lock_dir);
+  Warn(line);
+}
+
+// Settles own kernel records that arrived at least kSettleDelayNs ago: their union, split with the
+// other tenants' spans of that time.
+Attribution SettleRecords(Device& d, int64_t now, bool others, bool final) {
+  MeterState& m = d.meter;
+  const int64_t settle_delay = final ? -1 : kSettleDelayNs;
+  int n = 0;
+  int kept = 0;
+  for (int i = 0; i < m.n_pending; ++i) {
+    if (s_arrived[i] <= now - settle_delay && n < kScratch) {
+      s_mine[n++] = m.pending[i];
+    } else {
+      m.pending[kept] = m.pending[i];
+      s_arrived[kept] = s_arrived[i];
+      ++kept;
+    }
+  }
+  m.n_pending = kept;
+  Attribution a{0, 0, 0};
+  if (n == 0) return a;
+  int64_t from = s_mine[0].start;
+  int64_t to = s_mine[0].end;
+  for (int i = 1; i < n; ++i) {
+    from = s_mine[i].start < from ? s_mine[i].start : from;
+    to = s_mine[i].end > to ? s_mine[i].end : to;
+  }
+  const int n_others =
+      others ? d.peers.Collect(from, to, now - kOthersMemoryNs, s_others, kScratch) : 0;
+  return Attribute(s_mine, n, s_others, n_others, from, to, s_edges, 4 * kScratch);
+}
+
+// Sampled mode's scale: kernel-busy time over event-measured time in the same period.
+void NoteRatio(MeterState& m, int64_t records_ns, int64_t events_ns) {
+  m.ratio_records_ns += records_ns;
+  m.ratio_events_ns += events_ns;
+}
+
+void FinishRatio(MeterState& m) {
+  if (m.ratio_events_ns >= 5'000'000 && m.ratio_records_ns > 0) {
+    double r = static_cast<double>(m.ratio_records_ns) / static_cast<double>(m.ratio_events_ns);
+    r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
+    m.records_per_event = m.has_ratio ? 0.5 * m.records_per_event + 0.5 * r : r;
+    m.has_ratio = true;
+  }
+  m.ratio_records_ns = 0;
+  m.ratio_events_ns = 0;
+}
+
+void Tick(Device& d, int64_t now, Measure measure, bool window_counts, bool final) {
+  MeterState& m = d.meter;
+  const int64_t dt = m.last_tick_ns != 0 ? now - m.last_tick_ns : 0;
+  m.last_tick_ns = now;
+  OpenPeers(d);
+  const PeerScan scan = d.peers.Scan(now);
+  if (scan.active > 0) m.others_seen_ns = now;
+  if (scan.high_priority_active) m.high_seen_ns = now;
+  const bool others = m.others_seen_ns != 0 && now - m.others_seen_ns < kOthersMemoryNs;
+
+  int64_t event_busy = 0;
+  pthread_mutex_lock(&d.mu);
+  const int n_events = d.marks.Poll(now, CapturesActive(), s_events, kScratch, &event_busy);
+  pthread_mutex_unlock(&d.mu);
+
+  int64_t charged = 0;
+  int64_t busy = 0;
+  int64_t shared = 0;
+  if (measure == kMeasureRecords) {
+    const Attribution a = SettleRecords(d, now, others, final);
+    charged = a.ours_ns;
+    busy = a.busy_ns;
+    shared = a.shared_ns;
+    NoteRatio(m, a.busy_ns, event_busy);
+    if (m.ratio_from_ns == 0) m.ratio_from_ns = now;
+    if (now - m.ratio_from_ns >= kRatioPeriodNs) {
+      FinishRatio(m);
+      m.ratio_from_ns = now;
+    }
+  } else {
+    if (measure == kMeasureSampled) {
+      // Records of the sampling window only calibrate the scale; events are what is charged.
+      const Attribution a = SettleRecords(d, now, false, final);
+      if (window_counts) NoteRatio(m, a.busy_ns, event_busy);
+      charged = static_cast<int64_t>(static_cast<double>(event_busy) * m.records_per_event);
+      busy = charged;
+    } else if (others && n_events > 0) {
+      d.peers.Publish(s_events, n_events);
+      int64_t from = now;
+      for (int i = 0; i < n_events; ++i) from = s_events[i].start < from ? s_events[i].start : from;
+      const int n_others =
+          d.peers.Collect(from, now + 1, now - kOthersMemoryNs, s_others, kScratch);
+      const Attribution a =
+          Attribute(s_events, n_events, s_others, n_others, from, now + 1, s_edges, 4 * kScratch);
+      // Event spans are estimates on the host clock: split their GPU time in the same proportion.
+      charged = a.busy_ns > 0 ? static_cast<int64_t>(static_cast<double>(event_busy) *
+                                                     static_cast<double>(a.ours_ns) /
+                                                     static_cast<double>(a.busy_ns))
+                              : event_busy;
+      busy = event_busy;
+      shared = a.shared_ns;
+    } else {
+      charged = event_busy;
+      busy = event_busy;
+    }
+  }
+  if (charged > 0 || busy > 0) Charge(d, charged, busy, now);
+  __atomic_fetch_add(&d.shared_ns, static_cast<uint64_t>(shared), __ATOMIC_RELAXED);
+
+  // Estimates the rhythm and the choice of measure rest on.
+  const uint64_t throttled = __atomic_load_n(&d.throttled_ns, __ATOMIC_RELAXED);
+  const auto waited = static_cast<int64_t>(throttled - m.seen_throttled_ns);
+  m.seen_throttled_ns = throttled;
+  if (dt > 0) {
+    m.usage = Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
+    int64_t running = dt - waited;
+    if (running < dt / 10) running = dt / 10;
+    m.busy_when_running = Ewma(m.busy_when_running,
+                               static_cast<double>(busy) / static_cast<double>(running), dt,
+                               1'000'000'000);
+  }
+  const bool high = m.high_seen_ns != 0 && now - m.high_seen_ns < kOthersMemoryNs;
+  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, !others, m.busy_when_running >= kSaturating,
+                                              d.priority != 0 && high});
+  __atomic_store_n(&d.resume_credit_ns, rhythm.resume_credit_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);
+
+  // Tell the others we are here while we launch.
+  const int64_t until = __atomic_load_n(&d.last_launch_ns, __ATOMIC_RELAXED) + kActiveHoldNs;
+  if (until > now && until - m.active_until_ns >= 10'000'000) {
+    d.peers.SetActiveUntil(until);
+    m.active_until_ns = until;
+  }
+}
+
+// Hands the records CUPTI delivered to their devices, and publishes them to the other tenants.
+void DistributeRecords(int64_t now, bool publish) {
+  for (;;) {
+    const int n = kernel_records::Drain(s_records, kScratch);
+    for (int i = 0; i < n; ++i) {
+      const KernelRecord& r = s_records[i];
+      if (r.device < 0 || r.device >= kMaxDevices) continue;
+      Device& d = g_devices[r.device];
+      if (!Limited(d) || Lifted(d)) continue;
+      MeterState& m = d.meter;
+      __atomic_fetch_add(&m.records, 1, __ATOMIC_RELAXED);
+      if (m.n_pending == kPendingRecords) continue;  // cannot happen at a drain per ms
+      s_arrived[m.n_pending] = now;
+      m.pending[m.n_pending++] = TimeSpan{r.start, r.end};
+      const bool others = m.others_seen_ns != 0 && now - m.others_seen_ns < kOthersMemoryNs;
+      if (publish && others) d.peers.Publish(&m.pending[m.n_pending - 1], 1);
+    }
+    if (n < kScratch) return;
+  }
+}
+
+void StopAtExit();
+
+void StartCuptiOnce() {
+  if (g_cupti_tried) return;
+  g_cupti_tried = true;
+  const char* why = nullptr;
+  g_cupti_ok = kernel_records::Start(g_config.cupti_library, &why);
+  // Exit handlers run in reverse order: stop measuring before whatever CUPTI registered at its
+  // start tears it down. (The handler registered at our own start stays for exits before this.)
+  if (g_cupti_ok) atexit(StopAtExit);
+  if (!g_cupti_ok) {
+    char line[512];
+    snprintf(line, sizeof(line),
+             "kernel records unavailable (%s): GPU time is measured with CUDA events, which also "
+             "count the GPU's short gaps between a host-bound loop's kernels (the limit holds, a "
+             "host-bound tenant gets less than its share)",
+             why != nullptr ? why : "?");
+    Warn(line);
+  }
+}
+
+// The process-wide choice of measure (device.h Measure), and CUPTI's switch to match it.
+Measure ChooseMeasure(int64_t now, bool any_active) {
+  StartCuptiOnce();
+  if (g_cupti_ok && kernel_records::TakenByApplication()) {
+    g_cupti_ok = false;
+    kernel_records::SetEnabled(false);
+    if (!g_warned_taken) {
+      g_warned_taken = true;
+      Warn("the application took CUPTI's activity API (a profiler?): GPU time is measured with "
+           "CUDA events from now on, which also count the GPU's short gaps between a host-bound "
+           "loop's kernels (the limit holds, a host-bound tenant gets less than its share)");
+    }
+  }
+  if (!g_cupti_ok) return kMeasureEvents;
+  bool need = false;
+  for (const Device& d : g_devices) {
+    if (!Limited(d) || Lifted(d)) continue;
+    const MeterState& m = d.meter;
+    const bool others = m.others_seen_ns != 0 && now - m.others_seen_ns < kOthersMemoryNs;
+    need |= others || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
+  }
+  if (need) g_records_needed_ns = now;
+  if (now - g_records_needed_ns < kRecordsHoldNs) return kMeasureRecords;
+  (void)any_active;
+  return kMeasureSampled;
+}
+
+// Turns CUPTI on and off for the measure (sampled mode: windows), and flushes it.
+bool DriveCupti(Measure measure, int64_t now) {
+  bool window_counts = false;
+  if (measure == kMeasureRecords) {
+    kernel_records::SetEnabled(true);
+    g_window_open = false;
+    g_window_collecting = false;
+  } else if (measure == kMeasureSampled) {
+    if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= kWindowEveryNs) {
+      g_window_start_ns = now;
+      g_window_open = kernel_records::SetEnabled(true);
+      g_window_collecting = g_window_open;
+      for (Device& d : g_devices) d.meter.ratio_records_ns = d.meter.ratio_events_ns = 0;
+    }
+    if (g_window_open && now - g_window_start_ns >= kWindowNs) {
+      kernel_records::SetEnabled(false);
+      g_window_open = false;
+    }
+    window_counts = g_window_collecting;
+    if (g_window_collecting && !g_window_open && now - g_window_start_ns >= kWindowNs + kWindowTailNs) {
+      g_window_collecting = false;
+      for (Device& d : g_devices) {
+        if (Limited(d)) FinishRatio(d.meter);
+      }
+    }
+  } else {
+    return false;
+  }
+  if (kernel_records::Enabled() || g_window_collecting) {
+    if (now - g_last_flush_ns >= kFlushIntervalNs) {
+      kernel_records::Flush();
+      g_last_flush_ns = now;
+    }
+  }
+  return window_counts;
+}
+
+bool DeviceBusy(const Device& d, int64_t now) {
+  return now - __atomic_load_n(&d.last_launch_ns, __ATOMIC_RELAXED) < kIdleAfterNs ||
+         d.meter.n_pending > 0;
+}
+
+void SleepUntilWoken() {
+  __atomic_store_n(&g_sampler_idle, 1, __ATOMIC_SEQ_CST);
+  // A launch between our last look and here wakes us through the futex (it sees idle = 1).
+  timespec timeout{0, 200'000'000};
+  syscall(SYS_futex, &g_sampler_idle, FUTEX_WAIT_PRIVATE, 1, &timeout, nullptr, 0);
+  __atomic_store_n(&g_sampler_idle, 0, __ATOMIC_SEQ_CST);
+}
+
+// One pass over the limited devices. The last one (at exit) settles everything still pending, so
+// that the statistics are complete.
+bool Pass(bool final) {
+  const int64_t now = NowNs();
+  bool any_active = false;
+  for (const Device& d : g_devices) any_active |= Limited(d) && DeviceBusy(d, now);
+  const Measure measure = ChooseMeasure(now, any_active);
+  __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);
+  const bool window_counts = DriveCupti(measure, now);
+  if (final && g_cupti_ok) kernel_records::Flush();
+  DistributeRecords(now, measure == kMeasureRecords);
+  for (Device& d : g_devices) {
+    if (!Limited(d) || Lifted(d)) continue;
+    if (final || DeviceBusy(d, now) || !d.marks.Idle()) Tick(d, now, measure, window_counts, final);
+  }
+  return any_active || g_window_collecting;
+}
+
+void* Run(void*) {
+  while (!__atomic_load_n(&g_stop, __ATOMIC_ACQUIRE)) {
+    if (Pass(false)) {
+      SleepNs(kTickNs);
+    } else {
+      SleepUntilWoken();
+    }
+  }
+  Pass(true);
+  return nullptr;
+}
+
+void StopAtExit() {
+  SamplerStop();
+}
+
+}  // namespace
+
+void Charge(Device& d, int64_t gpu_ns, int64_t busy_ns, int64_t now) {
+  if (gpu_ns > 0) {
+    ChargeShared(d.tat, now, __atomic_load_n(&d.burst_ns, __ATOMIC_RELAXED),
+                 CostWallNs(gpu_ns, d.percent));
+  }
+  const auto charged = static_cast<uint64_t>(gpu_ns > 0 ? gpu_ns : 0);
+  const auto busy = static_cast<uint64_t>(busy_ns > 0 ? busy_ns : 0);
+  __atomic_fetch_add(d.charged_total, charged, __ATOMIC_RELAXED);
+  __atomic_fetch_add(d.busy_total, busy, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&d.charged_ns, charged, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&d.busy_ns, busy, __ATOMIC_RELAXED);
+  // This process's share, for the node monitor (HAMi's per-process usage and last kernel time).
+  const int slot = g_config.region_slot != nullptr ? *g_config.region_slot : -1;
+  if (g_config.region != nullptr && slot >= 0 && slot < VGPU_REGION_MAX_PROCS && d.region_index >= 0) {
+    vgpu_region_proc& proc = g_config.region->procs[slot];
+    __atomic_fetch_add(&proc.sm_gpu_time_ns[d.region_index], charged, __ATOMIC_RELAXED);
+    if (busy > 0)
+      __atomic_store_n(&proc.sm_last_kernel_ns[d.region_index], static_cast<uint64_t>(now),
+                       __ATOMIC_RELAXED);
+  }
+}
+
+Measure CurrentMeasure() {
+  return __atomic_load_n(&g_measure, __ATOMIC_RELAXED);
+}
+
+void SamplerStart() {
+  pthread_mutex_lock(&g_mu);
+  if (!g_started) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    // Signals belong to the application's threads.
+    sigset_t all;
+    sigset_t old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    g_started = pthread_create(&g_thread, &attr, Run, nullptr) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pthread_attr_destroy(&attr);
+    if (g_started) {
+      atexit(StopAtExit);
+    } else {
+      Warn("cannot start the measuring thread: the limit cannot be enforced");
+    }
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
+void SamplerWake() {
+  if (__atomic_exchange_n(&g_sampler_idle, 0, __ATOMIC_SEQ_CST) != 0)
+    syscall(SYS_futex, &g_sampler_idle, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+void SamplerStop() {
+  pthread_mutex_lock(&g_mu);
+  if (g_started && !__atomic_load_n(&g_stop, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&g_stop, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_sampler_idle, 1, __ATOMIC_SEQ_CST);
+    SamplerWake();
+    pthread_join(g_thread, nullptr);
+    if (g_config.stats > 0) ReportStats();
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
+void SamplerAfterFork() {
+  // The thread did not survive fork; the child starts its own with its first limited launch.
+  pthread_mutex_init(&g_mu, nullptr);
+  g_started = false;
+  __atomic_store_n(&g_stop, false, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler_idle, 0, __ATOMIC_RELAXED);
+  g_cupti_ok = false;
+  g_cupti_tried = false;
+  g_records_needed_ns = 0;
+  g_window_open = false;
+  g_window_collecting = false;
+}
+
+}  // namespace vgpu::sm
+
+extern "C" void vgpu_sm_shutdown(void) {
+  vgpu::sm::SamplerStop();
+}

@@ -1,0 +1,81 @@
+#pragma once
+
+/* The SM (compute) limiter: the module's interface to the rest of libvgpu. Design and semantics:
+ * docs/sm-limit.md.
+ *
+ * libvgpu hands the limiter its settings once (vgpu_sm_init, from the one parser of the
+ * environment, env_config.h) together with the real driver's functions and where the container's
+ * per-device state lives in its region. The launch hooks then call the functions of
+ * launch_limiter.h, which this module implements. In a process without any SM limit every hook
+ * is one load and one predictable branch: no clock read, no shared-memory write, no syscall. */
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "vgpu/region_layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct VgpuSmDriver {
+  CUresult (*ctx_get_device)(CUdevice* device);
+  CUresult (*ctx_get_current)(CUcontext* context);
+  CUresult (*ctx_set_current)(CUcontext context);
+  /* Optional (NULL: never capturing); asked only while a capture is in progress. */
+  CUresult (*stream_is_capturing)(CUstream stream, CUstreamCaptureStatus* status);
+  CUresult (*device_get_uuid)(CUuuid* uuid, CUdevice device);
+  CUresult (*event_create)(CUevent* event, unsigned int flags);
+  CUresult (*event_record)(CUevent event, CUstream stream);
+  CUresult (*event_query)(CUevent event);
+  CUresult (*event_elapsed_time)(float* ms, CUevent start, CUevent end);
+  CUresult (*event_destroy)(CUevent event);
+} VgpuSmDriver;
+
+typedef struct VgpuSmConfig {
+  int device_count;                        /* CUDA ordinals described */
+  int32_t percent[VGPU_REGION_MAX_DEVICES]; /* 1..99 limited; 0 unlimited (policy disable too) */
+  int32_t policy;                          /* enum vgpu_core_policy */
+  int32_t priority;                        /* 0 high, 1 low */
+  int32_t stats;                           /* VGPU_SM_STATS level */
+  /* The container's region, and per CUDA ordinal the index of its device record (-1: none; the
+   * budget is then this process's own). */
+  struct vgpu_region* region;
+  int32_t region_device[VGPU_REGION_MAX_DEVICES];
+  /* This process's slot in the region (read when per-process usage is written: a fork child
+   * claims its own). */
+  const int* region_slot;
+  char lock_dir[256];
+  char cupti_library[512];
+} VgpuSmConfig;
+
+/* Takes the settings and the driver; cheap (no files, no threads: those come with the first
+ * limited launch). The first call wins. */
+void vgpu_sm_init(const VgpuSmDriver* driver, const VgpuSmConfig* config);
+
+/* Non-zero once vgpu_sm_init found a limit on some device: the launch hooks' one branch. */
+extern int vgpu_sm_any_limited;
+
+/* Statistics of this process's limiter for CUDA ordinal `device` (tests, the exit report). */
+typedef struct VgpuSmStats {
+  int32_t percent;       /* the limit, 0 = unlimited */
+  int32_t measure;       /* how the GPU time is measured now: 0 events, 1 kernel records, 2 sampled */
+  uint64_t launches;     /* launches through the limiter */
+  uint64_t busy_ns;      /* own kernel-busy time measured (before the split with other tenants) */
+  uint64_t charged_ns;   /* GPU time charged to the budget */
+  uint64_t shared_ns;    /* part of busy_ns when other tenants' kernels were busy too */
+  uint64_t throttled_ns; /* time launches waited for budget */
+  uint64_t budget_waits; /* launches that waited */
+  uint64_t max_wait_ns;  /* the longest single wait */
+  uint64_t events;       /* CUDA events recorded */
+  uint64_t records;      /* kernel records received */
+  uint64_t dropped;      /* kernel records lost (CUPTI's buffers full) */
+} VgpuSmStats;
+int vgpu_sm_get_stats(int device, VgpuSmStats* out);
+
+/* Stops the measuring thread (before the driver is torn down at exit; tests). */
+void vgpu_sm_shutdown(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
