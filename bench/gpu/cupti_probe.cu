@@ -187,19 +187,62 @@ static int Tenant(int argc, char** argv) {
       while (NowNs() < until) {
       }
     }
-    if (NowNs() - last_flush > 20000000) {
+    if (NowNs() - last_flush > 4000000) {
       cuptiActivityFlushAll(0);
       last_flush = NowNs();
     }
   }
   cudaStreamSynchronize(s);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::vector<int64_t> lat;
+  for (const Rec& r : g_recs) lat.push_back(r.arrived - r.end);
+  printf("tenant blocks=%d iters=%d launched=%ld records=%zu latency_us_p50=%.0f p90=%.0f p99=%.0f max=%.0f\n",
+         blocks, iters, launched, g_recs.size(), Pct(lat, 0.5) / 1e3, Pct(lat, 0.9) / 1e3,
+         Pct(lat, 0.99) / 1e3, Pct(lat, 1.0) / 1e3);
   FILE* f = fopen(out, "w");
   if (!f) return 1;
   fprintf(f, "# t0 %lld deadline %lld launched %ld blocks %d iters %d gap_us %d\n", (long long)t0,
           (long long)deadline, launched, blocks, iters, gap_us);
   for (const Rec& r : g_recs) fprintf(f, "%lld %lld\n", (long long)r.start, (long long)r.end);
   fclose(f);
+  return 0;
+}
+
+// Cost of turning the kernel kind on and off while a launch loop runs (sampled measurement).
+static int Toggle(int argc, char** argv) {
+  const int seconds = argc > 2 ? atoi(argv[2]) : 3;
+  g_launcher = pthread_self();
+  CHECK_CUPTI(cuptiActivityRegisterTimestampCallback(MonotonicTimestamp));
+  CHECK_CUPTI(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted));
+  cudaFree(nullptr);
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  std::vector<int64_t> on_cost, off_cost;
+  const int64_t end = NowNs() + seconds * 1000000000LL;
+  int64_t next = NowNs();
+  bool on = false;
+  long launched = 0;
+  int64_t t0 = NowNs();
+  while (NowNs() < end) {
+    Empty<<<1, 32, 0, s>>>();
+    ++launched;
+    if (NowNs() >= next) {
+      const int64_t a = NowNs();
+      if (on) {
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiActivityFlushAll(0);
+      } else {
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      }
+      (on ? off_cost : on_cost).push_back(NowNs() - a);
+      on = !on;
+      next = NowNs() + (on ? 50000000 : 950000000);
+    }
+  }
+  cudaStreamSynchronize(s);
+  printf("toggle launches_per_s=%.0f enable_us_p50=%.0f max=%.0f disable_flush_us_p50=%.0f max=%.0f records=%zu\n",
+         launched / ((NowNs() - t0) / 1e9), Pct(on_cost, 0.5) / 1e3, Pct(on_cost, 1.0) / 1e3,
+         Pct(off_cost, 0.5) / 1e3, Pct(off_cost, 1.0) / 1e3, g_recs.size());
   return 0;
 }
 
@@ -210,5 +253,6 @@ int main(int argc, char** argv) {
   }
   if (strcmp(argv[1], "overhead") == 0) return Overhead(argc, argv);
   if (strcmp(argv[1], "tenant") == 0) return Tenant(argc, argv);
+  if (strcmp(argv[1], "toggle") == 0) return Toggle(argc, argv);
   return 2;
 }

@@ -35,7 +35,8 @@ constexpr int kPendingRecords = 16384;
 
 // What only the sampler thread touches.
 struct MeterState {
-  TimeSpan pending[kPendingRecords];  // own kernel records not settled yet (arrival order)
+  TimeSpan* pending;  // [kPendingRecords]: own kernel records not settled yet (arrival order)
+  int64_t* arrived;   // [kPendingRecords]: when each arrived
   int n_pending;
   int64_t busy_until;  // own busy time is counted up to here (records of several streams overlap)
   int64_t last_tick_ns;

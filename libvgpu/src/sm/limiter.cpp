@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../env_config.h"
@@ -108,6 +109,15 @@ void InitDevice(Device& d, int ordinal) {
     HexUuid(uuid, d.uuid_hex);
   d.marks.Init(&g_driver);
   d.meter.records_per_event = 1.0;
+  // Room for the kernel records waiting to be settled (only limited devices need it).
+  void* pending = d.meter.pending != nullptr
+                      ? MAP_FAILED
+                      : mmap(nullptr, kPendingRecords * (sizeof(TimeSpan) + sizeof(int64_t)),
+                             PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pending != MAP_FAILED) {
+    d.meter.pending = static_cast<TimeSpan*>(pending);
+    d.meter.arrived = reinterpret_cast<int64_t*>(d.meter.pending + kPendingRecords);
+  }
   __atomic_store_n(&d.state, kStateLimited, __ATOMIC_RELEASE);
   SamplerStart();
 }
@@ -234,7 +244,11 @@ void ChildAfterFork() {
     d.marks.ForgetAfterFork();
     d.peers.ForgetAfterFork();
     d.peers_tried = false;
+    TimeSpan* pending = d.meter.pending;  // the mapping survives fork: keep it
+    int64_t* arrived = d.meter.arrived;
     d.meter = MeterState{};
+    d.meter.pending = pending;
+    d.meter.arrived = arrived;
     __atomic_store_n(&d.state, kStateUnknown, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&g_captures_active, 0, __ATOMIC_RELAXED);

@@ -163,11 +163,13 @@ int PeerFile::Collect(int64_t from, int64_t to, int64_t since_ns, OwnedSpan* out
 }
 
 void PeerFile::ForgetAfterFork() {
-  if (file_ != nullptr) munmap(file_, sizeof(PeerFileLayout));
-  if (fd_ >= 0) close(fd_);
+  if (file_ != nullptr) {
+    munmap(file_, sizeof(PeerFileLayout));
+    close(fd_);
+  }
   file_ = nullptr;
-  fd_ = -1;
-  slot_ = -1;
+  fd_ = 0;
+  slot_ = 0;
   active_until_ = 0;
 }
 

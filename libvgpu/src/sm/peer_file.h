@@ -71,9 +71,10 @@ class PeerFile {
   void ForgetAfterFork();
 
  private:
+  // All zero when closed (file_ == nullptr), so that a table of devices is zero-initialised.
   PeerFileLayout* file_ = nullptr;
-  int fd_ = -1;
-  int32_t slot_ = -1;
+  int fd_ = 0;
+  int32_t slot_ = 0;
   int64_t active_until_ = 0;
 };
 

@@ -60,7 +60,6 @@ constinit KernelRecord s_records[kScratch];
 constinit TimeSpan s_mine[kScratch];
 constinit OwnedSpan s_others[kScratch];
 constinit SpanEdge s_edges[4 * kScratch];
-constinit int64_t s_arrived[kPendingRecords];  // arrival time of MeterState::pending[i]
 
 bool Limited(const Device& d) {
   return __atomic_load_n(&d.state, __ATOMIC_ACQUIRE) == kStateLimited;
@@ -102,11 +101,11 @@ Attribution SettleRecords(Device& d, int64_t now, bool others, bool final) {
   int n = 0;
   int kept = 0;
   for (int i = 0; i < m.n_pending; ++i) {
-    if (s_arrived[i] <= now - settle_delay && n < kScratch) {
+    if (m.arrived[i] <= now - settle_delay && n < kScratch) {
       s_mine[n++] = m.pending[i];
     } else {
       m.pending[kept] = m.pending[i];
-      s_arrived[kept] = s_arrived[i];
+      m.arrived[kept] = m.arrived[i];
       ++kept;
     }
   }
@@ -237,8 +236,8 @@ void DistributeRecords(int64_t now, bool publish) {
       if (!Limited(d) || Lifted(d)) continue;
       MeterState& m = d.meter;
       __atomic_fetch_add(&m.records, 1, __ATOMIC_RELAXED);
-      if (m.n_pending == kPendingRecords) continue;  // cannot happen at a drain per ms
-      s_arrived[m.n_pending] = now;
+      if (m.pending == nullptr || m.n_pending == kPendingRecords) continue;  // a drain per ms
+      m.arrived[m.n_pending] = now;
       m.pending[m.n_pending++] = TimeSpan{r.start, r.end};
       const bool others = m.others_seen_ns != 0 && now - m.others_seen_ns < kOthersMemoryNs;
       if (publish && others) d.peers.Publish(&m.pending[m.n_pending - 1], 1);
