@@ -238,7 +238,18 @@ TEST_F(LibvgpuTest, CorruptOrUnusableRegionFallsBackWithOneLineAndKeepsLimits) {
   RunResult r = RunProcess(Probe({"grab", std::to_string(kMiB)}), BaseEnv("10m"));
   ASSERT_TRUE(ExitedOk(r)) << Describe(r);
   EXPECT_NE(r.out.find("grabbed 10\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("another layout version"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a newer vgpu release created it"), std::string::npos) << r.err;
+  // One of an older release (version 1 kept the SM budget in an unnamed field).
+  {
+    std::fstream f(region_, std::ios::in | std::ios::out | std::ios::binary);
+    const uint32_t version = 1;
+    f.seekp(offsetof(vgpu_region_header, version));
+    f.write(reinterpret_cast<const char*>(&version), sizeof(version));
+  }
+  r = RunProcess(Probe({"grab", std::to_string(kMiB)}), BaseEnv("10m"));
+  ASSERT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("grabbed 10\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("an older vgpu release created it"), std::string::npos) << r.err;
 }
 
 TEST_F(LibvgpuTest, GetProcAddressHonoursVersionAndPerThreadFlag) {

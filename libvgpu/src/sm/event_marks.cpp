@@ -90,9 +90,17 @@ void EventMarks::BeforeLaunch(StreamTrack& t, int64_t now) {
   // Nothing of ours queued and the app paused: the interval starts at this launch, so that the
   // pause is not counted. (A launch-bound loop's short gaps are counted: its unlimited run has them
   // too.)
-  if ((t.idle && now - last >= kContinuousNs) || !t.has_last_done) {
+  if (!t.has_last_done) {
     if (t.count == 0) Record(t, /*start=*/true, now);
+    return;
   }
+  if (now - last < kContinuousNs) return;
+  // The sampler may not have seen the stream drain yet (it polls every millisecond): after a pause
+  // the newest mark tells, for one query.
+  const bool drained =
+      t.count == 0 ||
+      (t.idle = driver_->event_query(t.ring[(t.head + t.count - 1) % kMarkRing].event) == CUDA_SUCCESS);
+  if (drained) Record(t, /*start=*/true, now);
 }
 
 void EventMarks::RecordEnd(StreamTrack& t, int64_t now) {
