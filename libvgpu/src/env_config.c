@@ -94,7 +94,7 @@ static const char* lookup_indexed(vgpu_env_lookup lookup, void* ctx, const char*
   return value != NULL ? value : lookup_value(lookup, ctx, base);
 }
 
-/* A whole percent, digits only (spaces around allowed): 0 on success. */
+/* A whole number, digits only (spaces around allowed; a percent, milliseconds): 0 on success. */
 static int parse_percent(const char* text, uint64_t* out) {
   while (is_space(*text)) ++text;
   if (*text < '0' || *text > '9') return -1;
@@ -179,6 +179,14 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
   out->oom_killer = vgpu_parse_bool(lookup(VGPU_ENV_OOM_KILLER, ctx));
   const char* stats = lookup_value(lookup, ctx, VGPU_ENV_SM_STATS);
   out->sm_stats = stats == NULL ? 0 : (strcmp(stats, "2") == 0 ? 2 : (strcmp(stats, "0") == 0 ? 0 : 1));
+  const char* stretch = lookup_value(lookup, ctx, VGPU_ENV_SM_ALONE_STRETCH);
+  uint64_t stretch_ms = 1000;
+  if (stretch != NULL && (parse_percent(stretch, &stretch_ms) != 0 || stretch_ms > 1000)) {
+    rc = report(err, err_len, rc, "invalid %s: '%s' (expected 0-1000 ms); using 1000",
+                VGPU_ENV_SM_ALONE_STRETCH, stretch);
+    stretch_ms = 1000;
+  }
+  out->sm_alone_stretch_ms = (int32_t)stretch_ms;
   const char* cache = lookup_value(lookup, ctx, VGPU_ENV_SHARED_CACHE);
   out->shared_cache_set = cache != NULL;
   copy_text(out->shared_cache, sizeof(out->shared_cache),

@@ -37,6 +37,7 @@ inline void ChargeShared(int64_t* tat, int64_t now, int64_t burst_ns, int64_t co
 // What the rhythm of a throttled tenant depends on (decided by the sampler, read by the gate).
 struct RhythmInput {
   int32_t percent;        // 1..99
+  int32_t stretch_ms;     // GPU work of a long stretch (VGPU_SM_ALONE_STRETCH_MS); 0 = none
   bool alone;             // no other tenant used this GPU lately
   bool saturating;        // the tenant keeps the GPU busy whenever it may run
   bool yield_to_high;     // low priority, and a high-priority tenant uses this GPU
@@ -64,12 +65,11 @@ inline Rhythm RhythmFor(const RhythmInput& in) {
   constexpr int64_t kMs = 1'000'000;
   constexpr int64_t kShortCreditNs = 2 * kMs;
   constexpr int64_t kShortBurstNs = 100 * kMs;
-  constexpr int64_t kLongWorkNs = 1000 * kMs;
   constexpr int64_t kLongWaitMaxNs = 1000 * kMs;
   if (in.yield_to_high) return Rhythm{0, 0};
-  if (!in.alone || !in.saturating || in.percent <= 0 || in.percent >= 100)
+  if (!in.alone || !in.saturating || in.percent <= 0 || in.percent >= 100 || in.stretch_ms <= 0)
     return Rhythm{kShortCreditNs, kShortBurstNs};
-  int64_t wait = kLongWorkNs / in.percent * (100 - in.percent);
+  int64_t wait = in.stretch_ms * kMs / in.percent * (100 - in.percent);
   if (wait > kLongWaitMaxNs) wait = kLongWaitMaxNs;
   if (wait < kShortCreditNs) wait = kShortCreditNs;
   return Rhythm{wait, wait > kShortBurstNs ? wait : kShortBurstNs};

@@ -100,7 +100,7 @@ void InitDevice(Device& d, int ordinal) {
   // A fresh budget starts paid up to now, not with a burst of saved-up credit.
   int64_t fresh = 0;
   __atomic_compare_exchange_n(d.tat, &fresh, NowNs(), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, false, false, false});
+  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, 0, false, false, false});
   __atomic_store_n(&d.resume_credit_ns, rhythm.resume_credit_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);
   CUuuid uuid{};

@@ -212,8 +212,9 @@ void Tick(Device& d, int64_t now, Measure measure, bool window_counts, bool fina
                                1'000'000'000);
   }
   const bool high = m.high_seen_ns != 0 && now - m.high_seen_ns < kOthersMemoryNs;
-  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, !others, m.busy_when_running >= kSaturating,
-                                              d.priority != 0 && high});
+  const Rhythm rhythm =
+      RhythmFor(RhythmInput{d.percent, g_config.alone_stretch_ms, !others,
+                            m.busy_when_running >= kSaturating, d.priority != 0 && high});
   __atomic_store_n(&d.resume_credit_ns, rhythm.resume_credit_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);
 

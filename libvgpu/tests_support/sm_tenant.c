@@ -1,0 +1,87 @@
+/* sm_tenant: one tenant of the SM-limit integration tests (tests/libvgpu/sm/sm_integration_test.cpp).
+ * A whole process, started the way a pod starts one: libvgpu.so preloaded, the fake driver (and
+ * the fake CUPTI) on the library path, the limits in the environment. It runs a loop of the fake
+ * driver's kernels from TENANT_START_NS to TENANT_END_NS (CLOCK_MONOTONIC) and prints one line:
+ *   work_ns=<GPU time of its kernels that started and completed inside the window> window_ns=<...>
+ *   launches=<...>
+ * The work is counted from what the program itself launched and saw complete (kernel duration ×
+ * kernels), so it is the ground truth of what the tenant got, whatever the limiter measured.
+ *
+ * Environment: TENANT_KERNEL_US (duration of one kernel, default 2000), TENANT_SYNC_EVERY (launches
+ * between two cuStreamSynchronize, default 4), TENANT_GAP_US (host time between launches, a
+ * host-bound loop; default 0), TENANT_START_NS, TENANT_END_NS. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t env_int(const char* name, int64_t fallback) {
+  const char* text = getenv(name);
+  return text != NULL && *text != '\0' ? strtoll(text, NULL, 10) : fallback;
+}
+
+#define CU(call)                                                      \
+  do {                                                                \
+    CUresult rc_ = (call);                                            \
+    if (rc_ != CUDA_SUCCESS) {                                        \
+      printf("FAIL %s returned %d\n", #call, (int)rc_);               \
+      return 1;                                                       \
+    }                                                                 \
+  } while (0)
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const int64_t kernel_ns = env_int("TENANT_KERNEL_US", 2000) * 1000;
+  const int64_t sync_every = env_int("TENANT_SYNC_EVERY", 4);
+  const int64_t gap_ns = env_int("TENANT_GAP_US", 0) * 1000;
+  const int64_t start = env_int("TENANT_START_NS", now_ns());
+  const int64_t end = env_int("TENANT_END_NS", start + 1000000000);
+  CU(cuInit(0));
+  CUdevice dev;
+  CUcontext ctx;
+  CU(cuDeviceGet(&dev, 0));
+  CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CU(cuCtxSetCurrent(ctx));
+  CUmodule mod;
+  CUfunction f;
+  CU(cuModuleLoadData(&mod, "fake image"));
+  CU(cuModuleGetFunction(&f, mod, "k")); /* the fake's kernel: params[0] = its duration in ns */
+  CUstream s;
+  CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  uint64_t ns = (uint64_t)kernel_ns;
+  void* params[] = {&ns};
+  int64_t launches = 0;
+  int64_t batch = 0;          /* launched since the last synchronisation */
+  int64_t batch_counted = 0;  /* of them, launched inside the window */
+  int64_t work = 0;
+  for (int64_t t = now_ns(); t < end; t = now_ns()) {
+    CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+    ++launches;
+    ++batch;
+    /* A kernel launched before the window may run inside it: count only what was launched in it. */
+    if (t >= start) ++batch_counted;
+    if (batch >= sync_every) {
+      CU(cuStreamSynchronize(s));
+      if (now_ns() <= end) work += batch_counted * kernel_ns;
+      batch = batch_counted = 0;
+    }
+    if (gap_ns > 0) {
+      const int64_t until = now_ns() + gap_ns;
+      while (now_ns() < until) {
+      }
+    }
+  }
+  CU(cuStreamSynchronize(s));
+  printf("work_ns=%lld window_ns=%lld launches=%lld\n", (long long)work, (long long)(end - start),
+         (long long)launches);
+  CU(cuModuleUnload(mod));
+  return 0;
+}

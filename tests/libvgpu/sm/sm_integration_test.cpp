@@ -1,0 +1,224 @@
+// The SM limiter end to end, without a GPU: tenant processes (libvgpu/tests_support/sm_tenant.c)
+// started the way a pod starts them — libvgpu.so preloaded, the fake driver and the fake CUPTI on
+// the library path, HAMi's environment — share one simulated GPU that time-slices their contexts
+// like a real one (docs/fake-driver.md). Each tenant reports the GPU time its kernels got inside a
+// common window (its own count, the ground truth), and the test checks it against the limits.
+// The simulated GPU has no clock boost, so most cases run the short rhythm everywhere
+// (VGPU_SM_ALONE_STRETCH_MS=0); one case checks the long stretches of a saturating tenant alone.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../process_runner.h"
+
+namespace vgpu::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Env = std::map<std::string, std::string>;
+
+int64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+struct Tenant {
+  int limit = 0;                 // 0: no limit
+  std::string container = "a";   // tenants of one container share its region
+  int kernel_us = 2000;
+  int sync_every = 4;
+  int gap_us = 0;                // host time between launches (a host-bound loop)
+  std::string policy = "force";
+  Env extra;
+};
+
+struct Outcome {
+  double share = 0;  // percent of the window the tenant's kernels ran
+  std::string stats;
+  std::string err;
+};
+
+class SmLimitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vgpu-sm-it.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Env EnvFor(const Tenant& t, int64_t start, int64_t end) const {
+    Env env{{"LD_PRELOAD", VGPU_LIBVGPU_SO},
+            {"LD_LIBRARY_PATH", VGPU_FAKE_DIR},
+            {"VGPU_FAKE_STATE_DIR", dir_ + "/gpu"},
+            {"VGPU_FAKE_CONTEXT_MEMORY", "0"},
+            {"VGPU_FAKE_MODULE_MEMORY", "0"},
+            {"CUDA_DEVICE_MEMORY_SHARED_CACHE", dir_ + "/" + t.container + ".cache"},
+            {"VGPU_SM_PEER_DIR", dir_ + "/vgpulock"},
+            {"VGPU_SM_ALONE_STRETCH_MS", "0"},
+            {"VGPU_SM_STATS", "1"},
+            {"TENANT_KERNEL_US", std::to_string(t.kernel_us)},
+            {"TENANT_SYNC_EVERY", std::to_string(t.sync_every)},
+            {"TENANT_GAP_US", std::to_string(t.gap_us)},
+            {"TENANT_START_NS", std::to_string(start)},
+            {"TENANT_END_NS", std::to_string(end)}};
+    if (t.limit > 0) {
+      env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(t.limit);
+      env["GPU_CORE_UTILIZATION_POLICY"] = t.policy;
+    }
+    for (const auto& [k, v] : t.extra) env[k] = v;
+    return env;
+  }
+
+  // Runs the tenants side by side: a warm-up, then a window of `window_s` seconds.
+  std::vector<Outcome> RunTogether(const std::vector<Tenant>& tenants, double window_s = 3.0) {
+    const int64_t start = NowNs() + 1'000'000'000;
+    const int64_t end = start + static_cast<int64_t>(window_s * 1e9);
+    std::vector<std::unique_ptr<Child>> children;
+    for (const Tenant& t : tenants)
+      children.push_back(std::make_unique<Child>(std::vector<std::string>{VGPU_SM_TENANT},
+                                                 EnvFor(t, start, end), false));
+    std::vector<Outcome> outcomes;
+    for (auto& child : children) {
+      Outcome o;
+      const std::string out = child->ReadAllStdout();
+      o.err = child->ReadAllStderr();
+      const int status = child->Wait();
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << o.err;
+      const size_t work = out.find("work_ns=");
+      const size_t window = out.find("window_ns=");
+      if (work != std::string::npos && window != std::string::npos) {
+        o.share = 100.0 * std::stod(out.substr(work + 8)) / std::stod(out.substr(window + 10));
+      } else {
+        ADD_FAILURE() << "no result: " << out << o.err;
+      }
+      const size_t stats = o.err.find("[vgpu sm-limit] pid=");
+      if (stats != std::string::npos) o.stats = o.err.substr(stats, o.err.find('\n', stats) - stats);
+      outcomes.push_back(o);
+    }
+    return outcomes;
+  }
+
+  static double Stat(const Outcome& o, const std::string& key) {
+    const size_t at = o.stats.find(" " + key + "=");
+    return at == std::string::npos ? -1 : std::stod(o.stats.substr(at + key.size() + 2));
+  }
+
+  std::string dir_;
+};
+
+std::string Describe(const std::vector<Outcome>& outcomes) {
+  std::string s;
+  for (const Outcome& o : outcomes) s += std::to_string(o.share) + "% " + o.stats + "\n";
+  return s;
+}
+
+// A saturating tenant alone gets its limit, measured with kernel records.
+TEST_F(SmLimitTest, SaturatingTenantAloneGetsItsLimit) {
+  for (int limit : {10, 30, 50, 70, 90}) {
+    const auto r = RunTogether({Tenant{.limit = limit}});
+    EXPECT_NEAR(r[0].share, limit, 3.0) << limit << "\n" << Describe(r);
+    EXPECT_NE(r[0].stats.find("measure=records"), std::string::npos) << Describe(r);
+  }
+}
+
+// Two and four saturating tenants of different containers: each gets its limit (the GPU is
+// time-sliced between them; their kernels' records overlap and are split).
+TEST_F(SmLimitTest, SaturatingTenantsShareTheGpuByTheirLimits) {
+  auto r = RunTogether({Tenant{.limit = 30, .container = "a"}, Tenant{.limit = 70, .container = "b"}});
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  EXPECT_NEAR(r[1].share, 70, 4.0) << Describe(r);
+  EXPECT_GT(Stat(r[1], "shared_ms"), 0) << Describe(r);
+  r = RunTogether({Tenant{.limit = 10, .container = "a"}, Tenant{.limit = 20, .container = "b"},
+                   Tenant{.limit = 30, .container = "c"}, Tenant{.limit = 35, .container = "d"}});
+  const int limits[] = {10, 20, 30, 35};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(r[i].share, limits[i], 3.0) << i << "\n" << Describe(r);
+}
+
+// An unlimited tenant takes what a limited one leaves: the GPU stays busy (work-conserving). It
+// measures nothing, so the limited tenant is charged the slices it lost to it: it gets at most its
+// limit, never more.
+TEST_F(SmLimitTest, WhatALimitedTenantLeavesGoesToTheOthers) {
+  const auto r = RunTogether({Tenant{.limit = 30, .container = "a"}, Tenant{.container = "b"}});
+  EXPECT_LE(r[0].share, 33) << Describe(r);
+  EXPECT_GT(r[0].share, 10) << Describe(r);
+  EXPECT_GT(r[0].share + r[1].share, 90) << Describe(r);
+}
+
+// A host-bound loop (as much host time as GPU time between launches) is charged its kernels'
+// time, not the gaps: at 30 % it keeps 30 % of the GPU, i.e. ~60 % of its own native speed.
+TEST_F(SmLimitTest, HostBoundTenantIsChargedItsKernelsNotItsGaps) {
+  const Tenant host_bound{.kernel_us = 200, .sync_every = 1, .gap_us = 200};
+  const auto native = RunTogether({host_bound});
+  Tenant limited = host_bound;
+  limited.limit = 30;
+  const auto r = RunTogether({limited});
+  EXPECT_GT(native[0].share, 40) << Describe(native);
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  // Measured with events instead (no CUPTI), its gaps count too: it gets less, never more.
+  limited.extra = {{"VGPU_CUPTI_LIBRARY", "off"}};
+  const auto events = RunTogether({limited});
+  EXPECT_LE(events[0].share, 33) << Describe(events);
+  EXPECT_NE(events[0].stats.find("measure=events"), std::string::npos) << Describe(events);
+  EXPECT_NE(events[0].err.find("kernel records unavailable"), std::string::npos) << events[0].err;
+}
+
+// The processes of one container share its budget; a process killed in the middle of its budget
+// leaves nothing behind: the survivor keeps the container's limit, a new process starts at once.
+TEST_F(SmLimitTest, ContainerOfSeveralProcessesSurvivesASigkill) {
+  const int64_t start = NowNs() + 500'000'000;
+  const int64_t end = start + 3'000'000'000;
+  Tenant t{.limit = 40, .container = "c"};
+  Child victim({VGPU_SM_TENANT}, EnvFor(t, start, end), false);
+  const auto r = RunTogether({t}, 2.0);  // starts while the victim runs
+  kill(victim.pid(), SIGKILL);
+  victim.Wait();
+  EXPECT_LE(r[0].share, 43) << Describe(r);
+  const int64_t before = NowNs();
+  const auto after = RunTogether({t}, 1.0);
+  EXPECT_LT(NowNs() - before, 4'000'000'000);  // the warm-up second plus the window
+  EXPECT_NEAR(after[0].share, 40, 4.0) << Describe(after);
+}
+
+// Policy `disable` and a limit of 100 leave a tenant unlimited: nothing is measured.
+TEST_F(SmLimitTest, DisabledOrFullLimitsAreUnlimited) {
+  const auto base = RunTogether({Tenant{}});
+  auto r = RunTogether({Tenant{.limit = 30, .policy = "disable"}});
+  EXPECT_GT(r[0].share, base[0].share - 5) << Describe(r);
+  EXPECT_EQ(r[0].stats, "") << Describe(r);
+  r = RunTogether({Tenant{.limit = 100}});
+  EXPECT_GT(r[0].share, base[0].share - 5) << Describe(r);
+}
+
+// A saturating tenant alone runs long stretches (up to 1 s of GPU work, for the GPU's clock
+// boost); beside another tenant its waits are short.
+TEST_F(SmLimitTest, LongStretchesOnlyForASaturatingTenantAlone) {
+  Tenant alone{.limit = 50, .extra = {{"VGPU_SM_ALONE_STRETCH_MS", "1000"}}};
+  auto r = RunTogether({alone}, 4.0);
+  EXPECT_GE(Stat(r[0], "max_wait_ms"), 400) << Describe(r);
+  Tenant other{.limit = 40, .container = "b"};
+  r = RunTogether({alone, other}, 3.0);
+  EXPECT_LT(Stat(r[0], "max_wait_ms"), 100) << Describe(r);
+}
+
+// Without the lock directory (a plain LD_PRELOAD run), it is created: tenants still see each other.
+TEST_F(SmLimitTest, MissingLockDirectoryIsCreated) {
+  Tenant a{.limit = 30, .container = "a", .extra = {{"VGPU_SM_PEER_DIR", dir_ + "/new/vgpulock"}}};
+  Tenant b{.limit = 70, .container = "b", .extra = a.extra};
+  const auto r = RunTogether({a, b});
+  EXPECT_TRUE(fs::is_directory(dir_ + "/new/vgpulock"));
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  EXPECT_NEAR(r[1].share, 70, 4.0) << Describe(r);
+}
+
+}  // namespace
+}  // namespace vgpu::testing
