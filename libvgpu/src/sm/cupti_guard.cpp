@@ -1,7 +1,8 @@
 // CUPTI's activity API has one client per process. libvgpu exports the calls by which an
-// application (a profiler such as PyTorch's) takes it over, notes that our kernel records stop
-// there (the limiter then measures with CUDA events and says so once), and forwards each call to
-// the process's libcupti unchanged.
+// application (a profiler such as PyTorch's) changes what that client gets, and forwards each to
+// the process's libcupti unchanged: registering its own buffers or finalizing CUPTI stops our
+// kernel records (the limiter then measures with CUDA events and says so once); a clock of its own
+// is converted back; the kernel kind turned off is turned on again.
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -38,7 +39,7 @@ extern "C" {
 
 __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityRegisterCallbacks(
     CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed) {
-  vgpu::sm::kernel_records::MarkTakenByApplication();
+  vgpu::sm::kernel_records::MarkTakenByApplication("cuptiActivityRegisterCallbacks");
   auto real = Real<CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc)>(
       "cuptiActivityRegisterCallbacks");
   return real != nullptr ? real(requested, completed) : CUPTI_ERROR_NOT_INITIALIZED;
@@ -46,19 +47,21 @@ __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityRegiste
 
 __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityRegisterTimestampCallback(
     CUpti_TimestampCallbackFunc fn) {
-  vgpu::sm::kernel_records::MarkTakenByApplication();
   auto real = Real<CUptiResult (*)(CUpti_TimestampCallbackFunc)>("cuptiActivityRegisterTimestampCallback");
-  return real != nullptr ? real(fn) : CUPTI_ERROR_NOT_INITIALIZED;
+  const CUptiResult rc = real != nullptr ? real(fn) : CUPTI_ERROR_NOT_INITIALIZED;
+  if (rc == CUPTI_SUCCESS) vgpu::sm::kernel_records::ApplicationClock(fn);
+  return rc;
 }
 
 __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityDisable(CUpti_ActivityKind kind) {
-  if (OurKind(kind)) vgpu::sm::kernel_records::MarkTakenByApplication();
   auto real = Real<CUptiResult (*)(CUpti_ActivityKind)>("cuptiActivityDisable");
-  return real != nullptr ? real(kind) : CUPTI_ERROR_NOT_INITIALIZED;
+  const CUptiResult rc = real != nullptr ? real(kind) : CUPTI_ERROR_NOT_INITIALIZED;
+  if (rc == CUPTI_SUCCESS && OurKind(kind)) vgpu::sm::kernel_records::ApplicationDisabledKernels();
+  return rc;
 }
 
 __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiFinalize(void) {
-  vgpu::sm::kernel_records::MarkTakenByApplication();
+  vgpu::sm::kernel_records::MarkTakenByApplication("cuptiFinalize");
   auto real = Real<CUptiResult (*)()>("cuptiFinalize");
   return real != nullptr ? real() : CUPTI_ERROR_NOT_INITIALIZED;
 }

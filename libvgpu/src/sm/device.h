@@ -44,13 +44,13 @@ struct MeterState {
   int64_t high_seen_ns;        // a high-priority one
   int64_t active_until_ns;     // what we last told the others
   double usage;                // charged share of the GPU (EWMA over ~300 ms)
-  double busy_when_running;    // kernel-busy share of the time not spent throttled (EWMA ~1 s)
+  double busy_sum;             // kernel-busy time, decayed over ~1 s
+  double running_sum;          // time the app was not waiting for budget, decayed alike
   double records_per_event;    // kernel-busy time per event-measured time (sampled mode's scale)
   bool has_ratio;
   int64_t ratio_records_ns;    // accumulators of the current calibration period
   int64_t ratio_events_ns;
   int64_t ratio_from_ns;
-  uint64_t seen_throttled_ns;  // stats.throttled_ns at the last tick
   uint64_t records;            // kernel records received
 };
 
@@ -80,6 +80,7 @@ struct Device {
   uint64_t budget_waits;    // atomic
   uint64_t throttled_ns;    // atomic
   uint64_t max_wait_ns;     // atomic
+  int64_t waiting_since_ns; // atomic: a launching thread waits for budget since then (0: none)
 
   // --- the sampler only ---
   PeerFile peers;

@@ -18,8 +18,12 @@ static_assert(offsetof(CUpti_ActivityKernel10, start) == 16, "kernel record layo
 static_assert(offsetof(CUpti_ActivityKernel10, end) == 24, "kernel record layout");
 static_assert(offsetof(CUpti_ActivityKernel10, deviceId) == 40, "kernel record layout");
 
-constexpr size_t kBufferBytes = 32 * 1024;  // ~150 records: a flush every few ms empties them
-constexpr int kBuffers = 64;
+// CUPTI hands a buffer back only once every record in it is complete: while a stream keeps
+// kernels queued, the buffer being filled waits until it is full. A 32 KB buffer (~150 records)
+// then arrived up to 2 s late behind a loop of 2 ms kernels on an H100; 4 KB (~18 records) bounds
+// that to ~18 kernels.
+constexpr size_t kBufferBytes = 4 * 1024;
+constexpr int kBuffers = 512;
 constexpr int kQueue = 1 << 16;  // records between two drains (a drain every ~1 ms)
 
 using RegisterCallbacksFn = CUptiResult (*)(CUpti_BuffersCallbackRequestFunc,
@@ -47,6 +51,9 @@ constinit bool g_started = false;
 constinit const char* g_why = nullptr;
 constinit bool g_enabled = false;
 constinit int g_taken = 0;  // atomic
+constinit const char* g_taken_by = nullptr;
+using ClockFn = uint64_t (*)();
+constinit ClockFn g_app_clock = nullptr;  // atomic: the application's CUPTI clock
 constinit bool g_forked = false;
 // Buffers for CUPTI, and the records it delivered (both guarded by g_mu).
 constinit uint8_t* g_pool = nullptr;
@@ -86,7 +93,12 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
 void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   if (buffer == nullptr) return;
   CUpti_Activity* record = nullptr;
-  const int64_t shift = g_realtime ? RealtimeOffsetNs() : 0;
+  // Records are on our CLOCK_MONOTONIC callback, on CLOCK_REALTIME (no callback), or on a clock
+  // the application registered since: shift them back by that clock's offset, sampled now.
+  const ClockFn app_clock = __atomic_load_n(&g_app_clock, __ATOMIC_ACQUIRE);
+  const int64_t shift = app_clock != nullptr ? static_cast<int64_t>(app_clock()) - NowNs()
+                        : g_realtime          ? RealtimeOffsetNs()
+                                              : 0;
   pthread_mutex_lock(&g_mu);
   while (valid > 0 && g_api.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
@@ -191,14 +203,14 @@ bool Start(const char* configured, const char** why) {
     if (g_forked) {
       g_why = "CUPTI does not survive fork";
     } else if (__atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) != 0) {
-      g_why = "the application uses CUPTI's activity API itself";
+      g_why = "the application took CUPTI's activity API";
     } else {
       g_started = StartLocked(configured);
     }
   }
   const bool ok = g_started && __atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) == 0;
   if (!ok && why != nullptr) {
-    *why = g_why != nullptr ? g_why : "the application uses CUPTI's activity API itself";
+    *why = g_why != nullptr ? g_why : "the application took CUPTI's activity API";
   }
   pthread_mutex_unlock(&g_mu);
   return ok;
@@ -245,8 +257,20 @@ uint64_t Dropped() {
   return n;
 }
 
-bool MarkTakenByApplication() {
-  return __atomic_exchange_n(&g_taken, 1, __ATOMIC_ACQ_REL) == 0;
+void MarkTakenByApplication(const char* call) {
+  if (__atomic_exchange_n(&g_taken, 1, __ATOMIC_ACQ_REL) == 0) g_taken_by = call;
+}
+
+const char* TakenBy() {
+  return TakenByApplication() && g_taken_by != nullptr ? g_taken_by : "?";
+}
+
+void ApplicationClock(uint64_t (*clock)()) {
+  __atomic_store_n(&g_app_clock, clock, __ATOMIC_RELEASE);
+}
+
+void ApplicationDisabledKernels() {
+  g_enabled = false;
 }
 
 bool TakenByApplication() {

@@ -42,10 +42,15 @@ int Drain(KernelRecord* out, int max);
 // Records CUPTI or our queue dropped (for the statistics).
 uint64_t Dropped();
 
-// The application registered its own activity callbacks or timestamp clock, or finalized CUPTI:
-// our records stopped (called by cupti_guard.cpp). Returns true the first time.
-bool MarkTakenByApplication();
+// The application took CUPTI's activity buffers (cuptiActivityRegisterCallbacks) or tore CUPTI
+// down (cuptiFinalize): our records stopped. `call` names it for the warning. cupti_guard.cpp.
+void MarkTakenByApplication(const char* call);
 bool TakenByApplication();
+const char* TakenBy();
+// The application set CUPTI's clock: records come on it from now on; convert them back.
+void ApplicationClock(uint64_t (*clock)());
+// The application turned the kernel kind off: turn it on again at the next SetEnabled(true).
+void ApplicationDisabledKernels();
 
 // In a fork child: CUPTI's state does not survive fork; never use it there.
 void ForgetAfterFork();

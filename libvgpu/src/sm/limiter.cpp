@@ -166,6 +166,7 @@ int64_t Throttle(Device& d, int64_t now) {
   d.marks.CloseOpen(now, CapturesActive());
   pthread_mutex_unlock(&d.mu);
   const int64_t start = now;
+  __atomic_store_n(&d.waiting_since_ns, start, __ATOMIC_RELAXED);
   const int64_t end = WaitUntil(
       [&d](int64_t) {
         const Rhythm rhythm{__atomic_load_n(&d.resume_credit_ns, __ATOMIC_RELAXED),
@@ -173,6 +174,7 @@ int64_t Throttle(Device& d, int64_t now) {
         return ResumeAtNs(__atomic_load_n(d.tat, __ATOMIC_RELAXED), rhythm);
       },
       [&d] { return !Enforcing(d); }, kStepNs);
+  __atomic_store_n(&d.waiting_since_ns, 0, __ATOMIC_RELAXED);
   const auto waited = static_cast<uint64_t>(end - start);
   __atomic_fetch_add(&d.budget_waits, 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&d.throttled_ns, waited, __ATOMIC_RELAXED);

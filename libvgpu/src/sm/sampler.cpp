@@ -150,10 +150,15 @@ void Tick(Device& d, int64_t now, Measure measure, bool window_counts, bool fina
   if (scan.high_priority_active) m.high_seen_ns = now;
   const bool others = m.others_seen_ns != 0 && now - m.others_seen_ns < kOthersMemoryNs;
 
+  // While a stream capture is in progress (PyTorch captures in global mode) another thread's driver
+  // calls could invalidate it: the events wait until it ended.
   int64_t event_busy = 0;
-  pthread_mutex_lock(&d.mu);
-  const int n_events = d.marks.Poll(now, CapturesActive(), s_events, kScratch, &event_busy);
-  pthread_mutex_unlock(&d.mu);
+  int n_events = 0;
+  if (!CapturesActive()) {
+    pthread_mutex_lock(&d.mu);
+    n_events = d.marks.Poll(now, false, s_events, kScratch, &event_busy);
+    pthread_mutex_unlock(&d.mu);
+  }
 
   int64_t charged = 0;
   int64_t busy = 0;
@@ -199,22 +204,20 @@ void Tick(Device& d, int64_t now, Measure measure, bool window_counts, bool fina
   if (charged > 0 || busy > 0) Charge(d, charged, busy, now);
   __atomic_fetch_add(&d.shared_ns, static_cast<uint64_t>(shared), __ATOMIC_RELAXED);
 
-  // Estimates the rhythm and the choice of measure rest on.
-  const uint64_t throttled = __atomic_load_n(&d.throttled_ns, __ATOMIC_RELAXED);
-  const auto waited = static_cast<int64_t>(throttled - m.seen_throttled_ns);
-  m.seen_throttled_ns = throttled;
+  // Estimates the rhythm and the choice of measure rest on. Saturating: kernel-busy over the time
+  // the app was free to launch (its queue drains while it waits: a saturating tenant exceeds 1).
   if (dt > 0) {
     m.usage = Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
-    int64_t running = dt - waited;
-    if (running < dt / 10) running = dt / 10;
-    m.busy_when_running = Ewma(m.busy_when_running,
-                               static_cast<double>(busy) / static_cast<double>(running), dt,
-                               1'000'000'000);
+    const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
+    const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
+    m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);
+    m.running_sum = m.running_sum * decay + (waiting ? 0.0 : static_cast<double>(dt));
   }
+  const bool saturating = m.running_sum > 50e6 && m.busy_sum >= kSaturating * m.running_sum;
   const bool high = m.high_seen_ns != 0 && now - m.high_seen_ns < kOthersMemoryNs;
   const Rhythm rhythm =
-      RhythmFor(RhythmInput{d.percent, g_config.alone_stretch_ms, !others,
-                            m.busy_when_running >= kSaturating, d.priority != 0 && high});
+      RhythmFor(RhythmInput{d.percent, g_config.alone_stretch_ms, !others, saturating,
+                            d.priority != 0 && high});
   __atomic_store_n(&d.resume_credit_ns, rhythm.resume_credit_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);
 
@@ -276,9 +279,14 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
     kernel_records::SetEnabled(false);
     if (!g_warned_taken) {
       g_warned_taken = true;
-      Warn("the application took CUPTI's activity API (a profiler?): GPU time is measured with "
-           "CUDA events from now on, which also count the GPU's short gaps between a host-bound "
-           "loop's kernels (the limit holds, a host-bound tenant gets less than its share)");
+      char line[512];
+      snprintf(line, sizeof(line),
+               "the application called %s (a profiler?): kernel records stop, GPU time is measured "
+               "with CUDA events from now on, which also count the GPU's short gaps between a "
+               "host-bound loop's kernels (the limit holds, a host-bound tenant gets less than its "
+               "share)",
+               kernel_records::TakenBy());
+      Warn(line);
     }
   }
   if (!g_cupti_ok) return kMeasureEvents;
@@ -350,10 +358,17 @@ void SleepUntilWoken() {
 bool Pass(bool final) {
   const int64_t now = NowNs();
   bool any_active = false;
-  for (const Device& d : g_devices) any_active |= Limited(d) && DeviceBusy(d, now);
+  bool any_enforced = false;  // some device's limit holds now (not lifted by the node monitor)
+  for (const Device& d : g_devices) {
+    const bool busy = Limited(d) && DeviceBusy(d, now);
+    any_active |= busy;
+    any_enforced |= busy && !Lifted(d);
+  }
   const Measure measure = ChooseMeasure(now, any_active);
   __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);
-  const bool window_counts = DriveCupti(measure, now);
+  // Records cost the application ~1 µs per launch: none while no limit holds.
+  const bool window_counts = any_enforced ? DriveCupti(measure, now) : false;
+  if (!any_enforced && kernel_records::Enabled()) kernel_records::SetEnabled(false);
   if (final && g_cupti_ok) kernel_records::Flush();
   DistributeRecords(now, measure == kMeasureRecords);
   for (Device& d : g_devices) {
