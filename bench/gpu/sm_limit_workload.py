@@ -58,11 +58,9 @@ def block_profile(blocks, iters):
     }
 
 
-def main():
-    kind = sys.argv[1]
-    start_at = float(os.environ["START_AT"])
-    end_at = float(os.environ["END_AT"])
-    dev = torch.device("cuda")
+def make_step(kind, dev):
+    """The loop body of a workload (shared with sm_workloads.py): (step, iterations per step,
+    steps between synchronisations)."""
     if kind in ("matmul", "graph"):
         a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
         b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
@@ -95,7 +93,17 @@ def main():
 
         def step():
             x.add_(1.0)
-    elif kind == "launch":
+    else:
+        raise SystemExit("unknown workload " + kind)
+    return step, per_step, sync_every
+
+
+def main():
+    kind = sys.argv[1]
+    start_at = float(os.environ["START_AT"])
+    end_at = float(os.environ["END_AT"])
+    dev = torch.device("cuda")
+    if kind == "launch":
         y = torch.zeros(32, device=dev)
         for _ in range(2000):
             y.add_(1.0)
@@ -111,8 +119,7 @@ def main():
         rates.sort()
         print(json.dumps({"kind": kind, "launches_per_s": rates[2], "all": rates}), flush=True)
         return
-    else:
-        raise SystemExit("unknown workload " + kind)
+    step, per_step, sync_every = make_step(kind, dev)
 
     # Warm up (cuBLAS heuristics, allocator, limiter state) until the common start.
     for _ in range(3):

@@ -1,0 +1,324 @@
+"""One tenant of the SM-limit v2 benchmark (bench/gpu/sm_v2_bench.sh); runs alone too:
+
+  START_AT=<epoch s> END_AT=<epoch s> python3 sm_workloads.py KIND [options]
+
+Everything before START_AT is warm-up (default: --warmup s after setup); the window
+[START_AT, END_AT) is measured (default --window s) and one JSON line is printed at the end.
+
+KIND
+  train         a small transformer LM (embedding, --layers pre-norm blocks, LM head; random init,
+                random tokens made on the GPU) trained with bf16 autocast and AdamW, loss.item()
+                every step (a host sync, as real loops log). Python overhead makes it partly
+                host-bound: the defaults aim at ~60 % GPU busy natively (tune with --profile).
+  train-sat     the same loop with a larger batch and sequence: the GPU ~100 % busy.
+  infer-open    batch-1 forward (bf16, inference_mode, no mask) of a larger encoder, one request
+                ~5-10 ms of GPU; requests arrive at --rate per second (Poisson, seeded; --arrivals
+                fixed: evenly spaced) and are served in order; latency = completion - arrival, so
+                queueing behind a late request counts.
+  infer-closed  the same forward back to back.
+  matmul, graph, small   the loops of sm_limit_workload.py (saturating matmul, CUDA graph replay,
+                launch-bound 1 MiB elementwise ops).
+
+--profile S      run natively under torch.profiler (CUDA activity) for S s after the warm-up: the
+                 GPU time per unit (step, request, iteration) = union of kernel intervals / units,
+                 U_profiled = that union / wall time; then S s more without the profiler, whose
+                 rate x GPU time per unit is U (the profiler slows host-bound loops). Uses CUPTI:
+                 never together with libvgpu.
+--with-profiler  the normal run with torch.profiler active throughout (an app that itself uses
+                 CUPTI); also reports the kernel union the profiler saw over its whole run.
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+
+STARTED = time.time()  # setup_s in the result: how much warm-up (WARM) the tenant needs
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sm_limit_workload  # noqa: E402  (the matmul/graph/small loop bodies)
+
+# Model and load defaults per kind; the ones to tune on a new GPU (see sm_v2_bench.sh part tune).
+DEFAULTS = {
+    "train": dict(layers=24, d_model=512, batch=24, seq=256),
+    "train-sat": dict(layers=24, d_model=512, batch=64, seq=512),
+    "infer-open": dict(layers=16, d_model=1024, batch=1, seq=4096),
+    "infer-closed": dict(layers=16, d_model=1024, batch=1, seq=4096),
+}
+LEGACY = ("matmul", "graph", "small")
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: attention through scaled_dot_product_attention, GELU MLP."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x, causal):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab, d, layers):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(Block(d, max(1, d // 64)) for _ in range(layers))
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens, causal):
+        x = self.emb(tokens)
+        for blk in self.blocks:
+            x = blk(x, causal)
+        return self.head(self.norm(x))
+
+
+def make_train(a, dev):
+    with dev:  # initialised on the GPU: on one pinned core a CPU init took seconds
+        model = TinyLM(a.vocab, a.d_model, a.layers)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def unit():
+        tokens = torch.randint(a.vocab, (a.batch, a.seq + 1), device=dev)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(tokens[:, :-1], causal=True)
+            loss = F.cross_entropy(logits.reshape(-1, a.vocab), tokens[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        loss.item()  # the host sync a real loop pays for logging
+        return 1
+    return unit
+
+
+def make_infer(a, dev):
+    with dev:
+        model = TinyLM(a.vocab, a.d_model, a.layers).to(torch.bfloat16).eval()
+    tokens = torch.randint(a.vocab, (a.batch, a.seq), device=dev)
+
+    def unit():
+        with torch.inference_mode():
+            model(tokens, causal=False)
+        torch.cuda.synchronize()
+        return 1
+    return unit
+
+
+def make_legacy(kind, dev):
+    step, per_step, sync_every = sm_limit_workload.make_step(kind, dev)
+
+    def unit():
+        for _ in range(sync_every):
+            step()
+        torch.cuda.synchronize()
+        return sync_every * per_step
+    return unit
+
+
+def closed_loop(unit, start_at, end_at):
+    """Runs unit() back to back until one ends at or after end_at. Items finished inside
+    [start_at, end_at) count, per second of the window; latencies are those of units started in
+    it. Also returns every item run (what a profiler over the whole call saw)."""
+    per_second = [0] * max(1, round(end_at - start_at))
+    lat, ran = [], 0
+    while True:
+        t0 = time.time()
+        n = unit()
+        t1 = time.time()
+        ran += n
+        if start_at <= t1 < end_at:
+            per_second[min(int(t1 - start_at), len(per_second) - 1)] += n
+            if t0 >= start_at:
+                lat.append(t1 - t0)
+        if t1 >= end_at:
+            return per_second, lat, ran
+
+
+def arrivals(a, warm_from, start_at, end_at):
+    """(arrival time, measured) pairs: evenly spaced warm-up arrivals until start_at, then the
+    measured ones from start_at, drawn with a fixed seed so every run sees the same sequence."""
+    t = warm_from
+    while t + 1.0 / a.rate < start_at:
+        t += 1.0 / a.rate
+        yield t, False
+    rng, t = random.Random(a.seed), start_at
+    while True:
+        t += 1.0 / a.rate if a.arrivals == "fixed" else rng.expovariate(a.rate)
+        if t >= end_at:
+            return
+        yield t, True
+
+
+def open_loop(unit, a, warm_from, start_at, end_at):
+    """Serves requests in arrival order. Requests that arrived in the window and are still queued
+    a.drain s after end_at are 'unserved'; their latency counts as (that moment - arrival), a
+    lower bound, so a stalled tenant cannot look fast."""
+    stop_at = end_at + a.drain
+    per_second = [0] * max(1, round(end_at - start_at))
+    lat, service, unserved, served = [], [], 0, 0
+    for arrival, measured in arrivals(a, warm_from, start_at, end_at):
+        now = time.time()
+        if now >= stop_at:
+            if measured:
+                unserved += 1
+                lat.append(stop_at - arrival)
+            continue
+        if now < arrival:
+            time.sleep(arrival - now)
+        t0 = time.time()
+        unit()
+        t1 = time.time()
+        if not measured:
+            continue
+        served += 1
+        lat.append(t1 - arrival)
+        service.append(t1 - t0)
+        if t1 < end_at:
+            per_second[int(t1 - start_at)] += 1
+    return per_second, lat, service, unserved, served
+
+
+def pct(xs, p):
+    """Nearest-rank percentile in ms."""
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return round(1000 * xs[min(len(xs) - 1, int(p / 100.0 * len(xs)))], 3)
+
+
+def kernel_busy(prof):
+    """Union of the kernel intervals of a finished torch.profiler run: (seconds, kernels)."""
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f).get("traceEvents", [])
+    finally:
+        os.unlink(path)
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                   if e.get("cat") == "kernel" and "dur" in e)
+    busy, end = 0.0, float("-inf")
+    for s, e in spans:
+        if e > end:
+            busy += e - max(s, end)
+            end = e
+    return busy / 1e6, len(spans)
+
+
+def cuda_profiler():
+    from torch.profiler import ProfilerActivity, profile
+    return profile(activities=[ProfilerActivity.CUDA])
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kind", choices=sorted(DEFAULTS) + list(LEGACY))
+    p.add_argument("--layers", type=int)
+    p.add_argument("--d-model", type=int)
+    p.add_argument("--batch", type=int)
+    p.add_argument("--seq", type=int)
+    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--rate", type=float, default=40.0, help="infer-open: requests per second")
+    p.add_argument("--arrivals", choices=("poisson", "fixed"), default="poisson")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--drain", type=float, default=5.0,
+                   help="infer-open: seconds after END_AT to serve the window's queued requests")
+    p.add_argument("--warmup", type=float, default=5.0, help="without START_AT: warm-up seconds")
+    p.add_argument("--window", type=float, default=8.0, help="without END_AT: window seconds")
+    p.add_argument("--profile", type=float, metavar="S")
+    p.add_argument("--with-profiler", action="store_true")
+    a = p.parse_args()
+    for k, v in DEFAULTS.get(a.kind, {}).items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
+    return a
+
+
+def main():
+    a = parse_args()
+    dev = torch.device("cuda")
+    if a.kind in ("train", "train-sat"):
+        unit, what = make_train(a, dev), "steps"
+    elif a.kind in ("infer-open", "infer-closed"):
+        unit, what = make_infer(a, dev), "requests"
+    else:
+        unit, what = make_legacy(a.kind, dev), "iterations"
+    opened = cuda_profiler() if a.with_profiler else None
+    if opened:
+        opened.__enter__()
+        prof_t0 = time.time()
+
+    # Warm-up: cuBLAS/SDPA heuristics, allocator, the limiter's state; then until START_AT.
+    for _ in range(2):
+        unit()
+    ready = time.time()
+    start_at = float(os.environ.get("START_AT") or ready + a.warmup)
+    end_at = float(os.environ.get("END_AT") or start_at + a.window)
+    res = {"kind": a.kind, "pid": os.getpid(), "unit": what, "args": vars(a),
+           "start_at": start_at, "end_at": end_at, "late_s": round(ready - start_at, 3),
+           "setup_s": round(ready - STARTED, 3)}
+    if a.kind != "infer-open":
+        while time.time() < start_at:
+            unit()
+
+    if a.profile:
+        # Native calibration: the profiled stretch is the whole call, so its kernels and its
+        # units match one to one (the unit that crosses the end is in both). CUPTI slows the
+        # launches (a host-bound loop ran 2.5x slower on an H100), so U comes from the same loop
+        # run unprofiled: its rate x the GPU time per unit. The unprofiled stretch goes first:
+        # after the profiler stopped, the launches stayed slow.
+        def run():
+            t = time.time()
+            if a.kind == "infer-open":
+                n = open_loop(unit, a, t, t, t + a.profile)[4]
+            else:
+                n = closed_loop(unit, t, t + a.profile)[2]
+            torch.cuda.synchronize()
+            return n, time.time() - t
+        n_native, wall_native = run()
+        with cuda_profiler() as prof:
+            n, wall = run()
+        busy, kernels = kernel_busy(prof)
+        g = busy / max(n, 1)
+        res.update(profile_s=round(wall, 3), U_profiled=round(busy / wall, 4), units=n,
+                   gpu_ms_per_unit=round(1000 * g, 4), rate_profiled=round(n / wall, 3),
+                   kernels=kernels, rate_native=round(n_native / wall_native, 3),
+                   U=round(g * n_native / wall_native, 4))
+    elif a.kind == "infer-open":
+        per_second, lat, service, unserved, served = open_loop(unit, a, ready, start_at, end_at)
+        res.update(rate=sum(per_second) / (end_at - start_at), per_second=per_second,
+                   requests=served + unserved, served=served, unserved=unserved,
+                   p50_ms=pct(lat, 50), p90_ms=pct(lat, 90), p99_ms=pct(lat, 99), max_ms=pct(lat, 100),
+                   service_p50_ms=pct(service, 50), service_p99_ms=pct(service, 99))
+    else:
+        per_second, lat, _ = closed_loop(unit, start_at, end_at)
+        res.update(rate=sum(per_second) / (end_at - start_at), per_second=per_second,
+                   p50_ms=pct(lat, 50), p99_ms=pct(lat, 99), max_ms=pct(lat, 100))
+
+    if opened:
+        torch.cuda.synchronize()
+        opened.__exit__(None, None, None)
+        wall = time.time() - prof_t0
+        busy, kernels = kernel_busy(opened)
+        res.update(profiler_busy_whole_run=round(busy / wall, 4), profiler_kernels=kernels,
+                   profiler_s=round(wall, 3))
+    print(json.dumps(res), flush=True)
+
+
+if __name__ == "__main__":
+    main()
