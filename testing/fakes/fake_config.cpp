@@ -12,6 +12,7 @@ namespace {
 
 constexpr std::string_view kDefaultName = "NVIDIA H100 80GB HBM3";
 constexpr int kDefaultSms = 132;
+constexpr uint64_t kMaxSchedulerUs = 10'000'000;  // 10 s: anything longer is a typo
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
@@ -162,6 +163,18 @@ std::optional<FakeConfig> LoadConfig(EnvLookup env, std::string* error) {
   auto mod_mem = ParseSize(env("VGPU_FAKE_MODULE_MEMORY").value_or("2m"));
   if (!mod_mem) return fail("VGPU_FAKE_MODULE_MEMORY: expected a size such as 2m");
   cfg.module_memory = *mod_mem;
+  auto timeslice = ParseUnsigned(Trim(env("VGPU_FAKE_TIMESLICE_US").value_or("2000")));
+  if (!timeslice || *timeslice == 0 || *timeslice > kMaxSchedulerUs) {
+    return fail("VGPU_FAKE_TIMESLICE_US: expected microseconds from 1 to " +
+                std::to_string(kMaxSchedulerUs));
+  }
+  cfg.timeslice_ns = static_cast<int64_t>(*timeslice) * 1000;
+  auto switch_us = ParseUnsigned(Trim(env("VGPU_FAKE_SWITCH_US").value_or("0")));
+  if (!switch_us || *switch_us > kMaxSchedulerUs) {
+    return fail("VGPU_FAKE_SWITCH_US: expected microseconds from 0 to " +
+                std::to_string(kMaxSchedulerUs));
+  }
+  cfg.switch_ns = static_cast<int64_t>(*switch_us) * 1000;
   cfg.state_dir = env("VGPU_FAKE_STATE_DIR").value_or("/tmp/vgpu-fake-" + std::to_string(getuid()));
   if (cfg.state_dir.empty()) return fail("VGPU_FAKE_STATE_DIR is empty: give a writable directory");
   return cfg;

@@ -27,6 +27,10 @@ struct FakeConfig {
   uint64_t context_memory = 0;
   uint64_t module_memory = 0;
   std::string state_dir;
+  // Time slicing between contexts (VGPU_FAKE_TIMESLICE_US, VGPU_FAKE_SWITCH_US). Only the process
+  // that creates the state file applies them: every process must simulate with the same values.
+  int64_t timeslice_ns = 2'000'000;
+  int64_t switch_ns = 0;
 };
 
 // Lookup of an environment variable; nullopt when unset. Injected so tests need no setenv.

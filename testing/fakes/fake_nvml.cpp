@@ -102,7 +102,7 @@ nvmlReturn_t Init() {
       (void)std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
       return NVML_ERROR_UNKNOWN;
     }
-    SharedState* shared = SharedState::Open(cfg->state_dir, &error);
+    SharedState* shared = SharedState::Open(cfg->state_dir, *cfg, &error);
     if (shared == nullptr) {
       (void)std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
       return NVML_ERROR_UNKNOWN;

@@ -19,7 +19,10 @@ namespace vgpu::fake {
 namespace {
 
 constexpr uint64_t kMagic = 0x5447504b46555047ULL;  // "GPUFKPGT"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+// How often an advancing caller checks that the owners of a GPU's contexts are alive: a dead
+// process's queue must not hold the GPU, but reading /proc at every launch would cost too much.
+constexpr int64_t kReapCheckNs = 2'000'000;
 
 bool MakeDirs(const std::string& dir) {
   std::string partial;
@@ -80,7 +83,8 @@ class SharedState::Guard {
   std::lock_guard<std::mutex> lock_;
 };
 
-SharedState* SharedState::Open(const std::string& dir, std::string* error) {
+SharedState* SharedState::Open(const std::string& dir, const FakeConfig& config,
+                               std::string* error) {
   // One mapping per state directory for the life of the process, deliberately never destroyed:
   // other threads (or other libraries' exit handlers) may still call in while the process exits.
   static std::mutex registry_mu;
@@ -94,14 +98,14 @@ SharedState* SharedState::Open(const std::string& dir, std::string* error) {
       *error = "cannot create VGPU_FAKE_STATE_DIR " + dir + ": " + ErrorText(errno);
     return nullptr;
   }
-  auto state = std::make_unique<SharedState>(dir + "/state-v1");
-  if (!state->Map(error)) return nullptr;
+  auto state = std::make_unique<SharedState>(dir + "/state-v2");
+  if (!state->Map(config, error)) return nullptr;
   SharedState* raw = state.get();
   (*registry)[dir] = std::move(state);
   return raw;
 }
 
-bool SharedState::Map(std::string* error) {
+bool SharedState::Map(const FakeConfig& config, std::string* error) {
   fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd_ < 0) {
     if (error != nullptr)
@@ -114,7 +118,8 @@ bool SharedState::Map(std::string* error) {
   struct stat st {};
   fstat(fd_, &st);
   bool fresh = static_cast<size_t>(st.st_size) != sizeof(SharedLayout);
-  if (fresh && ftruncate(fd_, sizeof(SharedLayout)) != 0) {
+  // Truncating to 0 first zeroes the file without touching its pages: it stays sparse.
+  if (fresh && (ftruncate(fd_, 0) != 0 || ftruncate(fd_, sizeof(SharedLayout)) != 0)) {
     if (error != nullptr)
       *error = "cannot size fake GPU state file " + path_ + ": " + ErrorText(errno);
     flock(fd_, LOCK_UN);
@@ -128,12 +133,18 @@ bool SharedState::Map(std::string* error) {
     return false;
   }
   layout_ = static_cast<SharedLayout*>(p);
-  if (fresh || layout_->magic != kMagic || layout_->version != kVersion ||
+  if (layout_->magic != kMagic || layout_->version != kVersion ||
       layout_->size != sizeof(SharedLayout)) {
-    std::memset(static_cast<void*>(layout_), 0, sizeof(SharedLayout));
+    if (!fresh) std::memset(static_cast<void*>(layout_), 0, sizeof(SharedLayout));
     layout_->magic = kMagic;
     layout_->version = kVersion;
     layout_->size = sizeof(SharedLayout);
+    layout_->timeslice_ns = config.timeslice_ns;
+    layout_->switch_ns = config.switch_ns;
+    for (auto& dev : layout_->devices) {
+      dev.sched.current = -1;
+      dev.sched.last = -1;
+    }
   }
   flock(fd_, LOCK_UN);
   return true;
@@ -159,8 +170,37 @@ void SharedState::ReclaimDead() {
       auto& dev = layout_->devices[d];
       dev.used_bytes -= std::min(dev.used_bytes, slot.used_bytes[d]);
     }
+    for (int c = 0; c < kMaxContexts; ++c) {
+      const auto& ctx = layout_->contexts[c];
+      if (ctx.uid != 0 && ctx.pid == slot.pid && ctx.start_time == slot.start_time) {
+        // Simulated up to now with the dead process still queued, then its queue is dropped.
+        AdvanceGpu(*layout_, ctx.device, NowNs());
+        DropContextSlot(*layout_, c);
+      }
+    }
     std::memset(&slot, 0, sizeof slot);
   }
+}
+
+void SharedState::Advance(int dev, int64_t now_ns) {
+  auto& g = layout_->devices[dev].sched;
+  if (now_ns - g.reap_check_ns >= kReapCheckNs) {
+    g.reap_check_ns = now_ns;
+    for (int c = 0; c < kMaxContexts; ++c) {
+      const auto& ctx = layout_->contexts[c];
+      if (ctx.uid != 0 && ctx.device == dev && ProcessStartTime(ctx.pid) != ctx.start_time) {
+        AdvanceGpu(*layout_, dev, now_ns);
+        DropContextSlot(*layout_, c);
+      }
+    }
+  }
+  AdvanceGpu(*layout_, dev, now_ns);
+}
+
+ContextSlot* SharedState::Find(ContextRef ctx) {
+  if (ctx.slot < 0 || ctx.slot >= kMaxContexts) return nullptr;
+  ContextSlot& c = layout_->contexts[ctx.slot];
+  return c.uid == ctx.uid && ctx.uid != 0 ? &c : nullptr;
 }
 
 ProcessSlot* SharedState::OwnSlot() {
@@ -239,33 +279,123 @@ std::vector<ProcessUsage> SharedState::Processes(int dev) {
   if (dev < 0 || dev >= kMaxDevices) return out;
   Guard g(*this);
   ReclaimDead();
+  Advance(dev, NowNs());
   for (const auto& slot : layout_->processes) {
     if (slot.pid != 0 && slot.used_bytes[dev] > 0) out.push_back({slot.pid, slot.used_bytes[dev]});
   }
   return out;
 }
 
-KernelTimes SharedState::ScheduleKernel(int dev, int64_t not_before_ns, int64_t duration_ns) {
-  if (dev < 0 || dev >= kMaxDevices) return {not_before_ns, not_before_ns};
+std::optional<ContextRef> SharedState::OpenContext(int gpu, int ordinal, uint32_t context_id) {
+  if (gpu < 0 || gpu >= kMaxDevices) return std::nullopt;
   Guard g(*this);
-  auto& d = layout_->devices[dev];
-  const int64_t start = std::max({NowNs(), d.free_at_ns, not_before_ns});
-  const int64_t end = start + std::max<int64_t>(duration_ns, 0);
-  d.free_at_ns = end;
+  Advance(gpu, NowNs());
+  ProcessSlot* own = OwnSlot();
+  if (own == nullptr) return std::nullopt;
+  ContextOwner owner;
+  owner.pid = own->pid;
+  owner.start_time = own->start_time;
+  owner.process = static_cast<int>(own - layout_->processes);
+  owner.ordinal = ordinal;
+  owner.context_id = context_id;
+  int slot = OpenContextSlot(*layout_, gpu, owner);
+  if (slot < 0) {  // perhaps held by dead processes
+    ReclaimDead();
+    slot = OpenContextSlot(*layout_, gpu, owner);
+  }
+  if (slot < 0) return std::nullopt;
+  return ContextRef{slot, layout_->contexts[slot].uid};
+}
+
+void SharedState::CloseContext(ContextRef ctx) {
+  Guard g(*this);
+  ContextSlot* c = Find(ctx);
+  if (c == nullptr) return;
+  Advance(c->device, NowNs());
+  if (Find(ctx) != nullptr) CloseContextSlot(*layout_, ctx.slot);
+}
+
+Submission SharedState::Submit(ContextRef ctx, const KernelLaunch& kernel) {
+  Submission out;
+  Guard g(*this);
+  ContextSlot* c = Find(ctx);
+  if (c == nullptr) return out;
+  Advance(c->device, NowNs());
+  if (Find(ctx) == nullptr) return out;
+  out.status = SubmitKernel(*layout_, ctx.slot, kernel, &out.evicted) ? Submission::Status::kQueued
+                                                                      : Submission::Status::kFull;
+  out.seq = c->submitted;
+  return out;
+}
+
+Progress SharedState::ProgressOf(ContextRef ctx, uint64_t seq) {
+  Progress out;
+  Guard g(*this);
+  out.now_ns = NowNs();
+  ContextSlot* c = Find(ctx);
+  if (c != nullptr) Advance(c->device, out.now_ns);
+  if (Find(ctx) == nullptr) {
+    out.done = true;
+    return out;
+  }
+  const KernelProgress p = vgpu::fake::ProgressOf(*layout_, ctx.slot, seq);
+  out.done = p.done;
+  out.end_ns = p.end_ns;
+  out.earliest_end_ns = p.earliest_end_ns;
+  return out;
+}
+
+unsigned SharedState::TakeRecords(int gpus, VgpuFakeKernelCursor* cursor, VgpuFakeKernelRecord* out,
+                                  unsigned capacity) {
+  gpus = std::clamp(gpus, 0, std::min(kMaxDevices, VGPU_FAKE_RECORD_GPUS));
+  Guard g(*this);
+  const int64_t now = NowNs();
+  const ProcessSlot* own = OwnSlot();
   const int pid = getpid();
-  if (ProcessSlot* slot = OwnSlot()) slot->gpu_ns[dev] += static_cast<uint64_t>(end - start);
-  // Back-to-back kernels of one process merge into one interval, so the ring covers long runs.
-  if (d.ring_count > 0) {
-    auto& last = d.ring[(d.ring_next + kIntervalRing - 1) % kIntervalRing];
-    if (last.pid == pid && start <= last.end_ns) {
-      last.end_ns = std::max(last.end_ns, end);
-      return {start, end};
+  unsigned n = 0;
+  for (int dev = 0; dev < gpus; ++dev) {
+    Advance(dev, now);
+    const auto& d = layout_->devices[dev];
+    const uint64_t done = own != nullptr ? own->kernels_done[dev] : 0;
+    if (cursor->started == 0) {
+      cursor->next_seq[dev] = d.record_seq + 1;
+      cursor->seen[dev] = done;
+      continue;
+    }
+    const uint64_t oldest = d.record_seq >= kRecordRing ? d.record_seq - kRecordRing + 1 : 1;
+    uint64_t seq = std::max<uint64_t>(cursor->next_seq[dev], oldest);
+    bool stopped = false;
+    for (; seq <= d.record_seq; ++seq) {
+      const KernelRecord& r = d.records[(seq - 1) % kRecordRing];
+      if (r.pid != pid) continue;
+      if (n == capacity) {
+        stopped = true;
+        break;
+      }
+      // Own kernels between the last one seen and this one were overwritten before taken.
+      if (r.process_done > cursor->seen[dev] + 1)
+        cursor->lost += r.process_done - cursor->seen[dev] - 1;
+      cursor->seen[dev] = std::max<uint64_t>(cursor->seen[dev], r.process_done);
+      VgpuFakeKernelRecord& o = out[n++];
+      o = VgpuFakeKernelRecord{};
+      o.start_ns = static_cast<unsigned long long>(r.start_ns);
+      o.end_ns = static_cast<unsigned long long>(r.end_ns);
+      o.service_ns = static_cast<unsigned long long>(r.service_ns);
+      o.context_id = r.context_id;
+      o.stream_id = r.stream_id;
+      o.correlation_id = r.correlation_id;
+      o.device = r.ordinal;
+      std::memcpy(o.grid, r.grid, sizeof o.grid);
+      std::memcpy(o.block, r.block, sizeof o.block);
+    }
+    cursor->next_seq[dev] = seq;
+    if (!stopped && done > cursor->seen[dev]) {
+      cursor->lost += done - cursor->seen[dev];
+      cursor->seen[dev] = done;
     }
   }
-  d.ring[d.ring_next] = KernelInterval{pid, 0, start, end};
-  d.ring_next = (d.ring_next + 1) % kIntervalRing;
-  d.ring_count = std::min<uint32_t>(d.ring_count + 1, kIntervalRing);
-  return {start, end};
+  cursor->started = 1;
+  return n;
 }
 
 std::vector<ProcessBusy> SharedState::BusyByProcess(int dev, int64_t from_ns, int64_t to_ns,
@@ -274,9 +404,12 @@ std::vector<ProcessBusy> SharedState::BusyByProcess(int dev, int64_t from_ns, in
   int64_t total = 0;
   if (dev >= 0 && dev < kMaxDevices && to_ns > from_ns) {
     Guard g(*this);
+    Advance(dev, NowNs());
     const auto& d = layout_->devices[dev];
-    for (uint32_t i = 0; i < d.ring_count; ++i) {
-      const auto& iv = d.ring[(d.ring_next + kIntervalRing - 1 - i) % kIntervalRing];
+    // Newest first; periods are appended in time order, so older ones cannot reach the window.
+    for (uint32_t i = 0; i < d.service_count; ++i) {
+      const auto& iv = d.service[(d.service_next + kServiceRing - 1 - i) % kServiceRing];
+      if (iv.end_ns <= from_ns) break;
       const int64_t b = std::max(iv.start_ns, from_ns);
       const int64_t e = std::min(iv.end_ns, to_ns);
       if (e <= b) continue;
@@ -297,6 +430,7 @@ std::vector<ProcessBusy> SharedState::BusyByProcess(int dev, int64_t from_ns, in
 uint64_t SharedState::ProcessGpuNs(int pid, int dev) {
   if (dev < 0 || dev >= kMaxDevices) return 0;
   Guard g(*this);
+  Advance(dev, NowNs());
   for (const auto& slot : layout_->processes) {
     if (slot.pid == pid) return slot.gpu_ns[dev];
   }
@@ -339,12 +473,6 @@ bool SharedState::IsLost(int dev) {
   if (dev < 0 || dev >= kMaxDevices) return false;
   Guard g(*this);
   return layout_->devices[dev].lost != 0;
-}
-
-int64_t SharedState::DeviceFreeAt(int dev) {
-  if (dev < 0 || dev >= kMaxDevices) return 0;
-  Guard g(*this);
-  return layout_->devices[dev].free_at_ns;
 }
 
 }  // namespace vgpu::fake

@@ -1,69 +1,30 @@
 #pragma once
 
 // Cross-process state of the simulated GPUs: a file under VGPU_FAKE_STATE_DIR, mmap'ed by every
-// process that uses the fake CUDA or NVML library. It holds what a real driver knows globally:
-// per-device used memory and busy clock, per-(process, device) used memory and GPU time, and a
-// ring of recent kernel intervals per device (for utilization queries).
+// process that uses the fake CUDA or NVML library (layout: shared_layout.h). It holds what a real
+// driver knows globally: per-device used memory, every context's queue of kernels and the GPU's
+// timeline (gpu_scheduler.h), per-(process, device) used memory and GPU time, the periods each
+// process was served (utilization queries) and the completed kernels (the records export).
 //
 // Locking: flock() on the file (released by the kernel when a process dies, even by SIGKILL)
 // plus an in-process mutex (flock does not exclude threads sharing one open file).
 // Dead processes (gone, zombie, or PID reused: start time differs) are reclaimed by the next
-// caller that charges memory or reads usage, as a real driver frees a dead process's memory.
+// caller that charges memory or reads usage, as a real driver frees a dead process's memory; their
+// queued kernels are dropped by the next caller that advances the GPU (checked every 2 ms).
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "fake_config.h"
+#include "fake_kernel_records.h"
+#include "gpu_scheduler.h"
+#include "shared_layout.h"
 
 namespace vgpu::fake {
-
-inline constexpr int kMaxProcesses = 128;
-inline constexpr int kIntervalRing = 8192;  // per GPU; back-to-back kernels of a process merge
-
-struct KernelInterval {
-  int32_t pid;
-  int32_t unused;
-  int64_t start_ns;
-  int64_t end_ns;
-};
-
-inline constexpr int kEventRing = 16;
-
-struct DeviceEvent {
-  uint64_t seq;   // 1, 2, ... per device; 0 = empty
-  uint64_t type;  // NVML event type bit (nvmlEventTypeXidCriticalError = 0x8)
-  uint64_t data;  // e.g. the Xid
-};
-
-struct DeviceShared {
-  uint64_t used_bytes;
-  uint64_t lost;       // non-zero: NVML reports the GPU as lost (fake-only failure injection)
-  uint64_t event_seq;  // sequence number of the last event posted
-  DeviceEvent events[kEventRing];
-  int64_t free_at_ns;  // end of the last kernel queued on the device (the busy clock)
-  uint32_t ring_next;
-  uint32_t ring_count;
-  KernelInterval ring[kIntervalRing];
-};
-
-struct ProcessSlot {
-  int32_t pid;  // 0 = free
-  int32_t unused;
-  uint64_t start_time;  // /proc/<pid>/stat field 22, detects PID reuse
-  uint64_t used_bytes[kMaxDevices];
-  uint64_t gpu_ns[kMaxDevices];
-};
-
-struct SharedLayout {
-  uint64_t magic;
-  uint32_t version;
-  uint32_t size;
-  DeviceShared devices[kMaxDevices];
-  ProcessSlot processes[kMaxProcesses];
-};
 
 struct ProcessUsage {
   int pid;
@@ -75,9 +36,23 @@ struct ProcessBusy {
   int64_t busy_ns;
 };
 
-struct KernelTimes {
-  int64_t start_ns;
-  int64_t end_ns;
+// A context's scheduling slot; the uid tells a reused slot from the one the context opened.
+struct ContextRef {
+  int slot = -1;
+  uint64_t uid = 0;
+};
+
+struct Submission {
+  enum class Status { kQueued, kFull, kNoContext } status = Status::kNoContext;
+  uint64_t seq = 0;         // when queued: the kernel's seq within its context
+  PendingKernel evicted{};  // completed kernel whose queue entry it took (seq 0: none)
+};
+
+struct Progress {
+  bool done = false;
+  int64_t end_ns = -1;          // when done: the kernel's end, -1 when no longer known
+  int64_t earliest_end_ns = 0;  // when not done: lower bound of its end
+  int64_t now_ns = 0;           // the time the GPU was advanced to
 };
 
 // Start time of a process (clock ticks since boot), 0 when it does not exist or is a zombie.
@@ -85,8 +60,9 @@ uint64_t ProcessStartTime(int pid);
 
 class SharedState {
  public:
-  // Opens (creating if needed) <dir>/state-v1. Returns nullptr and sets `error` on failure.
-  static SharedState* Open(const std::string& dir, std::string* error);
+  // Opens (creating if needed) <dir>/state-v2. The creator fixes the time slice and switch cost
+  // (from `config`) for every process. Returns nullptr and sets `error` on failure.
+  static SharedState* Open(const std::string& dir, const FakeConfig& config, std::string* error);
   explicit SharedState(std::string path) : path_(std::move(path)) {}
 
   // Adds `bytes` to device `dev` for this process unless that would exceed `total`.
@@ -96,10 +72,18 @@ class SharedState {
   uint64_t ProcessUsed(int pid, int dev);
   std::vector<ProcessUsage> Processes(int dev);
 
-  // Queues a kernel of `duration_ns` on device `dev`: start = max(now, device busy clock,
-  // not_before_ns); the busy clock becomes its end. Records the interval for utilization.
-  KernelTimes ScheduleKernel(int dev, int64_t not_before_ns, int64_t duration_ns);
-  // Time each process spent on device `dev` within [from_ns, to_ns), and the device total.
+  // Kernels (gpu_scheduler.h). Every call below first advances the GPU's timeline to now.
+  // A context of this process on physical GPU `gpu`; nullopt when all slots are taken.
+  std::optional<ContextRef> OpenContext(int gpu, int ordinal, uint32_t context_id);
+  // Its queued kernels still run; the slot is freed when they have.
+  void CloseContext(ContextRef ctx);
+  Submission Submit(ContextRef ctx, const KernelLaunch& kernel);
+  // Kernel `seq` of the context (0: none, done). A context no longer open counts as done.
+  Progress ProgressOf(ContextRef ctx, uint64_t seq);
+  // The records export (fake_kernel_records.h) over the first `gpus` GPUs.
+  unsigned TakeRecords(int gpus, VgpuFakeKernelCursor* cursor, VgpuFakeKernelRecord* out,
+                       unsigned capacity);
+  // Service time of each process on device `dev` within [from_ns, to_ns), and the device total.
   std::vector<ProcessBusy> BusyByProcess(int dev, int64_t from_ns, int64_t to_ns,
                                          int64_t* device_busy_ns);
   uint64_t ProcessGpuNs(int pid, int dev);
@@ -113,11 +97,12 @@ class SharedState {
 
   void SetLost(int dev, bool lost);
   bool IsLost(int dev);
-  int64_t DeviceFreeAt(int dev);
 
  private:
   class Guard;
-  bool Map(std::string* error);
+  bool Map(const FakeConfig& config, std::string* error);
+  void Advance(int dev, int64_t now_ns);
+  ContextSlot* Find(ContextRef ctx);
   void EnsureMappedForThisProcess();
   void ReclaimDead();
   ProcessSlot* OwnSlot();

@@ -115,6 +115,40 @@ TEST_F(ExecTest, OneKernelAtATimeAcrossStreams) {
   EXPECT_EQ(cuStreamSynchronize(other), CUDA_ERROR_INVALID_HANDLE);
 }
 
+TEST_F(ExecTest, AnEventWaitsForTheLastKernelOfItsContext) {
+  CUstream other = nullptr;
+  ASSERT_EQ(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUevent idle = nullptr, behind = nullptr;
+  ASSERT_EQ(cuEventCreate(&idle, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&behind, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(idle, other), CUDA_SUCCESS);  // nothing pending: stamped as recorded
+  EXPECT_EQ(cuEventQuery(idle), CUDA_SUCCESS);
+  ASSERT_EQ(Launch(kLeadNs, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(behind, other), CUDA_SUCCESS);  // another stream of the same context
+  EXPECT_EQ(cuEventQuery(behind), CUDA_ERROR_NOT_READY);
+  ASSERT_EQ(cuEventSynchronize(behind), CUDA_SUCCESS);
+  // The lead kernel started after `idle` was stamped; `behind` is stamped with its end.
+  EXPECT_GE(Elapsed(idle, behind), kLeadNs / 1e6f);
+  EXPECT_LT(Elapsed(idle, behind), kLeadNs / 1e6f + kSlackMs);
+  EXPECT_EQ(cuStreamDestroy(other), CUDA_SUCCESS);
+}
+
+TEST_F(ExecTest, EventsStayExactBehindMoreKernelsThanAQueueHolds) {
+  CUevent a = nullptr, b = nullptr;
+  ASSERT_EQ(cuEventCreate(&a, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventCreate(&b, 0), CUDA_SUCCESS);
+  ASSERT_EQ(Launch(50'000'000, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(a, stream_), CUDA_SUCCESS);
+  // More than the 4096 a context queues: launches block, and the lead kernel's queue entry is
+  // reused long before anyone asks for `a`. The queue holds 410 ms of work when the launches
+  // resume: it never drains, however slow the host.
+  constexpr int kKernels = 5000;
+  for (int i = 0; i < kKernels; ++i) ASSERT_EQ(Launch(100'000, 1, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventRecord(b, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuEventSynchronize(b), CUDA_SUCCESS);
+  EXPECT_NEAR(Elapsed(a, b), kKernels * 0.1f, 1e-3f);
+}
+
 TEST_F(ExecTest, EventErrors) {
   CUevent a = nullptr, b = nullptr, nt = nullptr;
   ASSERT_EQ(cuEventCreate(&a, 0), CUDA_SUCCESS);

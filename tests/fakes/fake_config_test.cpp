@@ -69,6 +69,16 @@ TEST(LoadConfig, DefaultsDescribeOneH100) {
   EXPECT_EQ(cfg->context_memory, 64ULL << 20);
   EXPECT_EQ(cfg->module_memory, 2ULL << 20);
   EXPECT_EQ(cfg->state_dir.rfind("/tmp/vgpu-fake-", 0), 0u);
+  EXPECT_EQ(cfg->timeslice_ns, 2'000'000);
+  EXPECT_EQ(cfg->switch_ns, 0);
+}
+
+TEST(LoadConfig, TimeSliceAndSwitchCostInMicroseconds) {
+  std::string error;
+  auto cfg = Load({{"VGPU_FAKE_TIMESLICE_US", "500"}, {"VGPU_FAKE_SWITCH_US", " 25 "}}, &error);
+  ASSERT_TRUE(cfg) << error;
+  EXPECT_EQ(cfg->timeslice_ns, 500'000);
+  EXPECT_EQ(cfg->switch_ns, 25'000);
 }
 
 TEST(LoadConfig, PerGpuListsRepeatTheirLastValue) {
@@ -92,10 +102,18 @@ TEST(LoadConfig, PerGpuListsRepeatTheirLastValue) {
 
 TEST(LoadConfig, RejectsBadValuesWithTheVariableName) {
   const std::pair<const char*, const char*> bad[] = {
-      {"VGPU_FAKE_GPUS", "many"},          {"VGPU_FAKE_GPUS", "17"},
-      {"VGPU_FAKE_GPU_MEMORY", "lots"},    {"VGPU_FAKE_GPU_MEMORY", "0"},
-      {"VGPU_FAKE_GPU_SMS", "0"},          {"VGPU_FAKE_GPU_UUIDS", "GPU-xyz"},
-      {"VGPU_FAKE_CONTEXT_MEMORY", "big"}, {"VGPU_FAKE_MODULE_MEMORY", "-2m"},
+      {"VGPU_FAKE_GPUS", "many"},
+      {"VGPU_FAKE_GPUS", "17"},
+      {"VGPU_FAKE_GPU_MEMORY", "lots"},
+      {"VGPU_FAKE_GPU_MEMORY", "0"},
+      {"VGPU_FAKE_GPU_SMS", "0"},
+      {"VGPU_FAKE_GPU_UUIDS", "GPU-xyz"},
+      {"VGPU_FAKE_CONTEXT_MEMORY", "big"},
+      {"VGPU_FAKE_MODULE_MEMORY", "-2m"},
+      {"VGPU_FAKE_TIMESLICE_US", "0"},
+      {"VGPU_FAKE_TIMESLICE_US", "2ms"},
+      {"VGPU_FAKE_TIMESLICE_US", "10000001"},
+      {"VGPU_FAKE_SWITCH_US", "-1"},
   };
   for (const auto& [name, value] : bad) {
     std::string error;

@@ -1,102 +1,27 @@
 // Cross-process behaviour: usage seen by NVML in another process, OOM across processes,
 // reclaim after SIGKILL, per-process utilization, CUDA_VISIBLE_DEVICES, errors before cuInit.
+// Time slicing between processes: time_slicing_test.cpp.
 
 #include <cuda.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "child_process.h"
 #include "cuda_test_util.h"
 #include "nvml_api.h"
 #include "test_env.h"
 
-extern char** environ;
-
 namespace vgpu::fake::test {
 namespace {
 
-// A child process running fake_driver_child with its stdin/stdout on pipes.
-class Child {
+// A child process running fake_driver_child.
+class Child : public ChildProcess {
  public:
-  Child(std::vector<std::string> args, std::vector<std::string> extra_env = {}) {
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, in[1]);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    std::vector<std::string> strings{FAKE_DRIVER_CHILD};
-    strings.insert(strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& s : strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string entry(*e);
-      const std::string name = entry.substr(0, entry.find('=') + 1);
-      bool overridden = false;
-      for (const auto& x : extra_env) overridden |= x.rfind(name, 0) == 0;
-      if (!overridden) env_strings.push_back(entry);
-    }
-    env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
-    std::vector<char*> envp;
-    for (auto& s : env_strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    if (posix_spawn(&pid_, FAKE_DRIVER_CHILD, &fa, nullptr, argv.data(), envp.data()) != 0)
-      pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    stdin_ = in[1];
-    out_ = fdopen(out[0], "r");
-  }
-  ~Child() {
-    if (stdin_ >= 0) close(stdin_);
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (out_ != nullptr) fclose(out_);
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  std::string ReadLine() {
-    char buf[256] = {};
-    if (out_ == nullptr || std::fgets(buf, sizeof buf, out_) == nullptr) return "";
-    std::string line(buf);
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    return line;
-  }
-  // Closes stdin so the child exits normally; returns its exit status.
-  int Finish() {
-    close(stdin_);
-    stdin_ = -1;
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-  // SIGKILLs the child and reaps it.
-  void Kill() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  FILE* out_ = nullptr;
+  explicit Child(std::vector<std::string> args, std::vector<std::string> extra_env = {})
+      : ChildProcess(FAKE_DRIVER_CHILD, std::move(args), std::move(extra_env)) {}
 };
 
 class MultiProcessTest : public ::testing::Test {
@@ -175,36 +100,6 @@ TEST_F(MultiProcessTest, ProcessUtilizationNamesTheBusyProcess) {
     }
   }
   EXPECT_TRUE(found);
-}
-
-TEST_F(MultiProcessTest, KernelsOfDifferentProcessesRunOneAtATime) {
-  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
-  CUcontext ctx = nullptr;
-  ASSERT_EQ(cuCtxCreate_v2(&ctx, 0, 1), CUDA_SUCCESS);
-  CUmodule m = nullptr;
-  CUfunction f = nullptr;
-  ASSERT_EQ(cuModuleLoadData(&m, "x"), CUDA_SUCCESS);
-  ASSERT_EQ(cuModuleGetFunction(&f, m, "k"), CUDA_SUCCESS);
-  CUevent before = nullptr, after = nullptr;
-  ASSERT_EQ(cuEventCreate(&before, 0), CUDA_SUCCESS);
-  ASSERT_EQ(cuEventCreate(&after, 0), CUDA_SUCCESS);
-
-  Child child({"launch", "1", "500"});  // queues 500 ms on GPU 1 and answers at once
-  ASSERT_EQ(child.ReadLine(), "ready 0");
-  ASSERT_EQ(cuEventRecord(before, nullptr), CUDA_SUCCESS);  // our stream is idle: now
-  uint64_t ns = 1'000'000;
-  void* params[] = {&ns};
-  ASSERT_EQ(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr), CUDA_SUCCESS);
-  ASSERT_EQ(cuEventRecord(after, nullptr), CUDA_SUCCESS);
-  EXPECT_EQ(cuEventQuery(after), CUDA_ERROR_NOT_READY);  // queued behind the child's kernel
-  ASSERT_EQ(cuEventSynchronize(after), CUDA_SUCCESS);
-  float ms = 0;
-  ASSERT_EQ(cuEventElapsedTime(&ms, before, after), CUDA_SUCCESS);
-  // Our 1 ms kernel started only when the child's ended: elapsed = the rest of the child's
-  // 500 ms (minus the time the child took to answer) + 1 ms.
-  EXPECT_GT(ms, 2.0F);
-  EXPECT_LE(ms, 501.0F);
-  EXPECT_EQ(cuCtxDestroy(ctx), CUDA_SUCCESS);
 }
 
 TEST_F(MultiProcessTest, XidEventsReachRegisteredEventSets) {

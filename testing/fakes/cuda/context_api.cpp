@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "../sim_clock.h"
 #include "driver_state.h"
+#include "kernel_queue.h"
 
 using namespace vgpu::fake;
 
@@ -29,7 +29,7 @@ CUresult CreateExplicit(CUcontext* pctx, unsigned flags, CUdevice dev) {
 }
 
 CUresult Synchronize(CUcontext ctx) {
-  int64_t until = 0;
+  WaitTarget target;
   {
     std::lock_guard<std::mutex> lock(D().mu);
     if (ctx == nullptr) {
@@ -39,9 +39,9 @@ CUresult Synchronize(CUcontext ctx) {
     } else if (!Has(D().contexts, ctx)) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
-    until = ctx->tail_ns;
+    target = ContextTarget(ctx);
   }
-  SleepUntilNs(until);
+  WaitUntilDone(target);
   return CUDA_SUCCESS;
 }
 

@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "../sim_clock.h"
 #include "driver_state.h"
+#include "kernel_queue.h"
 
 using namespace vgpu::fake;
 
@@ -36,9 +36,9 @@ bool InsideOneRange(CUdeviceptr ptr, size_t bytes) {
          inside(D().mappings, [](const Mapping& m) { return m.size; });
 }
 
-// Validates the device ranges; `wait_until` gets the time a synchronous call must wait for.
+// Validates the device ranges; `wait` gets what a synchronous call must wait for.
 CUresult Check(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream, bool per_thread,
-               bool synchronous, int64_t* wait_until) {
+               bool synchronous, WaitTarget* wait) {
   std::lock_guard<std::mutex> lock(D().mu);
   CUctx_st* ctx = nullptr;
   if (auto rc = CurrentContext(&ctx); rc != CUDA_SUCCESS) return rc;
@@ -50,16 +50,16 @@ CUresult Check(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream, 
   if (auto rc = ResolveStream(synchronous ? nullptr : stream, per_thread, &s); rc != CUDA_SUCCESS) {
     return rc;
   }
-  *wait_until = synchronous ? StreamTail(s) : 0;
+  if (synchronous) *wait = StreamTarget(s);
   return CUDA_SUCCESS;
 }
 
 CUresult Copy(void* host_dst, CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream,
               bool per_thread, bool synchronous) {
-  int64_t until = 0;
-  CUresult rc = Check(dst, src, bytes, stream, per_thread, synchronous, &until);
+  WaitTarget wait;
+  CUresult rc = Check(dst, src, bytes, stream, per_thread, synchronous, &wait);
   if (rc != CUDA_SUCCESS) return rc;
-  SleepUntilNs(until);
+  WaitUntilDone(wait);
   if (host_dst != nullptr) std::memset(host_dst, 0, bytes);
   return CUDA_SUCCESS;
 }

@@ -147,7 +147,7 @@ CUresult cuInit(unsigned int flags) {
     d.init_result = CUDA_ERROR_INVALID_VALUE;
     return d.init_result;
   }
-  d.shared = SharedState::Open(cfg->state_dir, &error);
+  d.shared = SharedState::Open(cfg->state_dir, *cfg, &error);
   if (d.shared == nullptr) {
     (void)std::fprintf(stderr, "fake libcuda: %s\n", error.c_str());
     d.init_result = CUDA_ERROR_OPERATING_SYSTEM;

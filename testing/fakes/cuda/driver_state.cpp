@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "../sim_clock.h"
+#include "kernel_queue.h"
 
 namespace vgpu::fake {
 
@@ -17,9 +17,11 @@ std::vector<CUctx_st*>& ContextStack() {
   return stack;
 }
 
-KernelSpec MakeKernelSpec(unsigned gx, unsigned gy, unsigned gz, void** params) {
+KernelSpec MakeKernelSpec(const unsigned (&grid)[3], const unsigned (&block)[3], void** params) {
   KernelSpec spec;
-  spec.blocks = static_cast<uint64_t>(gx) * gy * gz;
+  std::copy(std::begin(grid), std::end(grid), spec.grid);
+  std::copy(std::begin(block), std::end(block), spec.block);
+  spec.blocks = static_cast<uint64_t>(grid[0]) * grid[1] * grid[2];
   if (params != nullptr && params[0] != nullptr) {
     spec.timed = true;
     spec.ns_per_wave = *static_cast<const uint64_t*>(params[0]);
@@ -82,16 +84,31 @@ CUdeviceptr ReserveAddress(uint64_t size, uint64_t alignment) {
   return base;
 }
 
+std::unique_ptr<CUstream_st> NewStream(CUctx_st* ctx) {
+  auto s = std::make_unique<CUstream_st>();
+  s->ctx = ctx;
+  s->id = D().next_stream_id++;
+  return s;
+}
+
 CUresult CreateContext(CUdevice dev, unsigned flags, bool primary, CUctx_st** out) {
   const int physical = PhysicalOf(dev);
   if (auto rc = Charge(physical, D().config.context_memory); rc != CUDA_SUCCESS) return rc;
   auto ctx = std::make_unique<CUctx_st>();
+  ctx->id = D().next_context_id;
+  // Every context has its own queue on the GPU, time-sliced against all others.
+  auto sched = D().shared->OpenContext(physical, dev, ctx->id);
+  if (!sched) {
+    Uncharge(physical, D().config.context_memory);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  ++D().next_context_id;
+  ctx->sched = *sched;
   ctx->ordinal = dev;
   ctx->physical = physical;
   ctx->flags = flags;
   ctx->primary = primary;
-  ctx->legacy_stream = std::make_unique<CUstream_st>();
-  ctx->legacy_stream->ctx = ctx.get();
+  ctx->legacy_stream = NewStream(ctx.get());
   ctx->legacy_stream->legacy = true;
   *out = Adopt(D().contexts, std::move(ctx));
   return CUDA_SUCCESS;
@@ -127,7 +144,13 @@ void DestroyContext(CUctx_st* ctx) {
   }
   EraseOwnedBy(d.mipmapped_arrays, ctx);
   EraseOwnedBy(d.streams, ctx);
+  for (auto& [e, owned] : d.events) {
+    if (owned->ctx == ctx) ForgetEvent(e);  // it may wait in another context's list
+  }
   EraseOwnedBy(d.events, ctx);
+  ForgetWaitingEvents(ctx);
+  // Kernels already queued still run (and keep the GPU busy) until they are done.
+  d.shared->CloseContext(ctx->sched);
   Uncharge(ctx->physical, d.config.context_memory);
   d.contexts.erase(ctx);
 }
@@ -143,36 +166,12 @@ CUresult ResolveStream(CUstream handle, bool per_thread, CUstream_st** out) {
       return CUDA_SUCCESS;
     }
     auto& slot = ctx->per_thread_streams[std::this_thread::get_id()];
-    if (!slot) {
-      slot = std::make_unique<CUstream_st>();
-      slot->ctx = ctx;
-    }
+    if (!slot) slot = NewStream(ctx);
     *out = slot.get();
     return CUDA_SUCCESS;
   }
   if (!Has(D().streams, handle)) return CUDA_ERROR_INVALID_HANDLE;
   *out = handle;
-  return CUDA_SUCCESS;
-}
-
-int64_t StreamTail(const CUstream_st* s) {
-  // The legacy default stream waits for all blocking work of its context.
-  return s->legacy ? std::max(s->tail_ns, s->ctx->tail_ns) : s->tail_ns;
-}
-
-CUresult EnqueueKernel(CUstream_st* s, const KernelSpec& spec) {
-  if (s->capture) {
-    auto node = std::make_unique<CUgraphNode_st>();
-    node->kind = CUgraphNode_st::Kind::kKernel;
-    node->kernel = spec;
-    s->capture->nodes.push_back(std::move(node));
-    return CUDA_SUCCESS;
-  }
-  CUctx_st* ctx = s->ctx;
-  const int64_t duration = KernelDurationNs(spec, Gpu(ctx->physical).sms);
-  const KernelTimes t = D().shared->ScheduleKernel(ctx->physical, StreamTail(s), duration);
-  s->tail_ns = t.end_ns;
-  ctx->tail_ns = std::max(ctx->tail_ns, t.end_ns);
   return CUDA_SUCCESS;
 }
 

@@ -2,7 +2,8 @@
 
 // In-process state of the fake CUDA driver: handles (contexts, streams, events, modules,
 // graphs, pools, arrays), allocations, and the per-thread context stack. Device-wide facts
-// shared between processes (used memory, busy clock) live in SharedState.
+// shared between processes (used memory, every context's queue of kernels and the GPU's
+// timeline) live in SharedState.
 //
 // Every handle is a pointer to an object owned by a registry; a call validates a handle by
 // looking it up, so stale or foreign handles give CUDA_ERROR_INVALID_HANDLE/CONTEXT instead of
@@ -27,10 +28,12 @@ struct KernelSpec {
   bool timed = false;
   uint64_t ns_per_wave = 0;
   uint64_t blocks = 1;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
 };
 inline constexpr int64_t kDefaultKernelNs = 2000;
 
-KernelSpec MakeKernelSpec(unsigned gx, unsigned gy, unsigned gz, void** params);
+KernelSpec MakeKernelSpec(const unsigned (&grid)[3], const unsigned (&block)[3], void** params);
 int64_t KernelDurationNs(const KernelSpec& spec, int sms);
 
 }  // namespace vgpu::fake
@@ -56,7 +59,8 @@ struct CUstream_st {
   unsigned flags = 0;
   int priority = 0;
   bool legacy = false;
-  int64_t tail_ns = 0;                  // end of the last work queued on this stream
+  uint32_t id = 0;                      // process-unique (the records' streamId)
+  uint64_t last_seq = 0;                // seq (in its context) of the last kernel queued here
   std::unique_ptr<CUgraph_st> capture;  // non-null while capturing
 };
 
@@ -65,7 +69,12 @@ struct CUctx_st {
   int physical = 0;
   unsigned flags = 0;
   bool primary = false;
-  int64_t tail_ns = 0;  // end of the last work queued in this context
+  uint32_t id = 0;               // process-unique (the records' contextId)
+  vgpu::fake::ContextRef sched;  // its queue on the GPU (SharedState)
+  uint64_t submitted = 0;        // seq of the last kernel queued in this context
+  // Events recorded here whose kernel has not been seen complete: resolved at the latest when
+  // that kernel's queue entry is reused (kernel_queue.cpp).
+  std::vector<CUevent_st*> waiting_events;
   std::unique_ptr<CUstream_st> legacy_stream;
   std::map<std::thread::id, std::unique_ptr<CUstream_st>> per_thread_streams;
 };
@@ -74,6 +83,11 @@ struct CUevent_st {
   CUctx_st* ctx = nullptr;
   unsigned flags = 0;
   bool recorded = false;
+  bool resolved = true;  // time_ns is known
+  // While not resolved: it completes with kernel `target_seq` of context `target_ctx`.
+  vgpu::fake::ContextRef target_ctx;
+  uint64_t target_seq = 0;
+  CUctx_st* waiting_in = nullptr;  // the context whose waiting_events holds it
   int64_t time_ns = 0;
 };
 
@@ -157,6 +171,9 @@ struct PrimaryContext {
 
 struct Driver {
   std::mutex mu;
+  uint32_t next_context_id = 1;  // ids of the kernel records (fake_kernel_records.h)
+  uint32_t next_stream_id = 1;
+  uint32_t next_correlation_id = 1;
   bool init_done = false;
   CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
   FakeConfig config;
@@ -200,9 +217,7 @@ void DestroyContext(CUctx_st* ctx);  // frees everything the context owns
 // Resolves a stream handle: 0 -> legacy (or per-thread with per_thread), CU_STREAM_LEGACY,
 // CU_STREAM_PER_THREAD, or a created stream.
 CUresult ResolveStream(CUstream handle, bool per_thread, CUstream_st** out);
-// Time after which everything queued on `s` has completed.
-int64_t StreamTail(const CUstream_st* s);
-CUresult EnqueueKernel(CUstream_st* s, const KernelSpec& spec);
+std::unique_ptr<CUstream_st> NewStream(CUctx_st* ctx);
 CUresult FreeAllocation(CUdeviceptr ptr);
 
 }  // namespace vgpu::fake

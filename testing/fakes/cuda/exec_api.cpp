@@ -1,10 +1,11 @@
-// Streams, events and kernel launches on the simulated timeline (see driver_state.h). Launches
-// return at once; synchronization sleeps until the simulated completion time.
+// Streams, events and kernel launches on the simulated GPUs (see kernel_queue.h). Launches return
+// at once unless their context's queue is full; synchronization sleeps until the simulated
+// completion.
 
 #include <algorithm>
 
-#include "../sim_clock.h"
 #include "driver_state.h"
+#include "kernel_queue.h"
 
 using namespace vgpu::fake;
 
@@ -20,18 +21,32 @@ bool LiveFunction(CUfunction f) {
   return false;
 }
 
-CUresult Launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                unsigned bz, CUstream hStream, void** params, bool per_thread) {
+// One try at a launch: kQueueFull when the context's queue is full.
+CUresult TryLaunch(CUfunction f, const unsigned (&grid)[3], const unsigned (&block)[3],
+                   CUstream hStream, void** params, bool per_thread, uint32_t* correlation_id) {
   std::lock_guard<std::mutex> lock(D().mu);
   if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
   CUstream_st* s = nullptr;
   if (auto rc = ResolveStream(hStream, per_thread, &s); rc != CUDA_SUCCESS) return rc;
   if (!LiveFunction(f)) return CUDA_ERROR_INVALID_HANDLE;
-  if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
-      static_cast<uint64_t>(bx) * by * bz > 1024) {
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0 || block[0] == 0 || block[1] == 0 ||
+      block[2] == 0 || static_cast<uint64_t>(block[0]) * block[1] * block[2] > 1024) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  return EnqueueKernel(s, MakeKernelSpec(gx, gy, gz, params));
+  if (*correlation_id == 0) *correlation_id = NextCorrelationId();
+  return EnqueueKernel(s, MakeKernelSpec(grid, block, params), *correlation_id);
+}
+
+CUresult Launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                unsigned bz, CUstream hStream, void** params, bool per_thread) {
+  const unsigned grid[3] = {gx, gy, gz};
+  const unsigned block[3] = {bx, by, bz};
+  uint32_t correlation_id = 0;
+  for (;;) {
+    const CUresult rc = TryLaunch(f, grid, block, hStream, params, per_thread, &correlation_id);
+    if (rc != kQueueFull) return rc;
+    WaitForQueueSpace();  // without the lock: other threads of the process go on
+  }
 }
 
 CUresult LaunchEx(const CUlaunchConfig* config, CUfunction f, void** params, bool per_thread) {
@@ -41,15 +56,15 @@ CUresult LaunchEx(const CUlaunchConfig* config, CUfunction f, void** params, boo
 }
 
 CUresult StreamSynchronize(CUstream h, bool per_thread) {
-  int64_t until = 0;
+  WaitTarget target;
   {
     std::lock_guard<std::mutex> lock(D().mu);
     CUstream_st* s = nullptr;
     if (auto rc = ResolveStream(h, per_thread, &s); rc != CUDA_SUCCESS) return rc;
     if (s->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    until = StreamTail(s);
+    target = StreamTarget(s);
   }
-  SleepUntilNs(until);
+  WaitUntilDone(target);
   return CUDA_SUCCESS;
 }
 
@@ -58,9 +73,11 @@ CUresult StreamQuery(CUstream h, bool per_thread) {
   CUstream_st* s = nullptr;
   if (auto rc = ResolveStream(h, per_thread, &s); rc != CUDA_SUCCESS) return rc;
   if (s->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  return NowNs() >= StreamTail(s) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return IsDone(StreamTarget(s)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
+// Validation only: within a context kernels already run in submission order, so an event of the
+// same context is always behind the stream's next kernel; waits across contexts are not modelled.
 CUresult StreamWaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
   std::lock_guard<std::mutex> lock(D().mu);
   CUstream_st* s = nullptr;
@@ -68,7 +85,6 @@ CUresult StreamWaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread)
   if (!Has(D().events, e)) return CUDA_ERROR_INVALID_HANDLE;
   if (flags != CU_EVENT_WAIT_DEFAULT && flags != CU_EVENT_WAIT_EXTERNAL)
     return CUDA_ERROR_INVALID_VALUE;
-  if (e->recorded) s->tail_ns = std::max(s->tail_ns, e->time_ns);
   return CUDA_SUCCESS;
 }
 
@@ -79,9 +95,7 @@ CUresult EventRecord(CUevent e, CUstream h, bool per_thread) {
   CUstream_st* s = nullptr;
   if (auto rc = ResolveStream(h, per_thread, &s); rc != CUDA_SUCCESS) return rc;
   if (s->capture) return CUDA_SUCCESS;  // an event node: no timing effect on replay
-  // The event completes when the stream reaches it: after queued work, or now if idle.
-  e->time_ns = std::max(NowNs(), StreamTail(s));
-  e->recorded = true;
+  RecordEvent(e, s);
   return CUDA_SUCCESS;
 }
 
@@ -126,8 +140,7 @@ CUresult ElapsedTime(float* ms, CUevent start, CUevent end) {
   if (((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) != 0)
     return CUDA_ERROR_INVALID_HANDLE;
   if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  const int64_t now = NowNs();
-  if (start->time_ns > now || end->time_ns > now) return CUDA_ERROR_NOT_READY;
+  if (!EventComplete(start) || !EventComplete(end)) return CUDA_ERROR_NOT_READY;
   *ms = static_cast<float>(static_cast<double>(end->time_ns - start->time_ns) / 1e6);
   return CUDA_SUCCESS;
 }
@@ -174,8 +187,7 @@ CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int 
   if (phStream == nullptr || (flags != CU_STREAM_DEFAULT && flags != CU_STREAM_NON_BLOCKING)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  auto s = std::make_unique<CUstream_st>();
-  s->ctx = ctx;
+  auto s = NewStream(ctx);
   s->flags = flags;
   s->priority = std::clamp(priority, -5, 0);  // out-of-range priorities are clamped, as documented
   *phStream = Adopt(D().streams, std::move(s));
@@ -189,7 +201,7 @@ CUresult cuStreamDestroy_v2(CUstream hStream) {
   std::lock_guard<std::mutex> lock(D().mu);
   if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
   if (!Has(D().streams, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-  D().streams.erase(hStream);  // queued work still completes on the device timeline
+  D().streams.erase(hStream);  // queued work still completes on the GPU
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy(CUstream hStream) {
@@ -264,18 +276,20 @@ CUresult cuEventQuery(CUevent e) {
   std::lock_guard<std::mutex> lock(D().mu);
   if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
   if (!Has(D().events, e)) return CUDA_ERROR_INVALID_HANDLE;
-  return !e->recorded || NowNs() >= e->time_ns ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return EventComplete(e) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult cuEventSynchronize(CUevent e) {
-  int64_t until = 0;
+  WaitTarget target;
   {
     std::lock_guard<std::mutex> lock(D().mu);
     if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
     if (!Has(D().events, e)) return CUDA_ERROR_INVALID_HANDLE;
-    until = e->recorded ? e->time_ns : 0;
+    target = EventTarget(e);
   }
-  SleepUntilNs(until);
+  WaitUntilDone(target);
+  std::lock_guard<std::mutex> lock(D().mu);
+  if (Has(D().events, e)) EventComplete(e);  // fixes its timestamp
   return CUDA_SUCCESS;
 }
 
@@ -290,6 +304,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
   std::lock_guard<std::mutex> lock(D().mu);
   if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
   if (!Has(D().events, e)) return CUDA_ERROR_INVALID_HANDLE;
+  ForgetEvent(e);
   D().events.erase(e);
   return CUDA_SUCCESS;
 }

@@ -1,8 +1,10 @@
 // CUDA graphs: built from kernel / memory-allocation / memory-free nodes or by stream capture;
-// a launch replays the nodes in order on the simulated timeline. An allocation node charges its
-// memory at launch (like cuMemAllocAsync); its address is fixed when the node is created.
+// a launch replays the nodes in order in the launching stream's context. An allocation node
+// charges its memory at launch (like cuMemAllocAsync); its address is fixed when the node is
+// created.
 
 #include "driver_state.h"
+#include "kernel_queue.h"
 
 using namespace vgpu::fake;
 
@@ -25,20 +27,27 @@ CUresult AddKernelNode(CUgraphNode* phGraphNode, CUgraph g, const Params* p) {
   }
   auto node = std::make_unique<CUgraphNode_st>();
   node->kind = CUgraphNode_st::Kind::kKernel;
-  node->kernel = MakeKernelSpec(p->gridDimX, p->gridDimY, p->gridDimZ, p->kernelParams);
+  const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+  const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+  node->kernel = MakeKernelSpec(grid, block, p->kernelParams);
   return AddNode(phGraphNode, g, std::move(node));
 }
 
-CUresult GraphLaunch(CUgraphExec exec, CUstream h, bool per_thread) {
+// Replays nodes from `*next` on; stops with kQueueFull (and `*next` at the node to retry) when
+// the context's queue is full.
+CUresult ReplayFrom(CUgraphExec exec, CUstream h, bool per_thread, size_t* next,
+                    uint32_t* correlation_id) {
   std::lock_guard<std::mutex> lock(D().mu);
   if (auto rc = CheckInit(); rc != CUDA_SUCCESS) return rc;
   if (!Has(D().graph_execs, exec)) return CUDA_ERROR_INVALID_VALUE;
   CUstream_st* s = nullptr;
   if (auto rc = ResolveStream(h, per_thread, &s); rc != CUDA_SUCCESS) return rc;
-  for (const auto& node : exec->nodes) {
+  if (*correlation_id == 0) *correlation_id = NextCorrelationId();
+  for (; *next < exec->nodes.size(); ++*next) {
+    const auto& node = exec->nodes[*next];
     switch (node.kind) {
       case CUgraphNode_st::Kind::kKernel:
-        if (auto rc = EnqueueKernel(s, node.kernel); rc != CUDA_SUCCESS) return rc;
+        if (auto rc = EnqueueKernel(s, node.kernel, *correlation_id); rc != CUDA_SUCCESS) return rc;
         break;
       case CUgraphNode_st::Kind::kMemAlloc: {
         if (D().allocations.contains(node.dptr)) return CUDA_ERROR_INVALID_VALUE;  // not freed
@@ -53,6 +62,16 @@ CUresult GraphLaunch(CUgraphExec exec, CUstream h, bool per_thread) {
     }
   }
   return CUDA_SUCCESS;
+}
+
+CUresult GraphLaunch(CUgraphExec exec, CUstream h, bool per_thread) {
+  size_t next = 0;
+  uint32_t correlation_id = 0;  // one for the launch, shared by its kernels (as CUPTI reports)
+  for (;;) {
+    const CUresult rc = ReplayFrom(exec, h, per_thread, &next, &correlation_id);
+    if (rc != kQueueFull) return rc;
+    WaitForQueueSpace();
+  }
 }
 
 CUresult Instantiate(CUgraphExec* phGraphExec, CUgraph g) {
