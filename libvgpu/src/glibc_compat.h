@@ -19,6 +19,11 @@ VGPU_PIN(pthread_mutex_init, "GLIBC_2.2.5");
 VGPU_PIN(pthread_mutex_lock, "GLIBC_2.2.5");
 VGPU_PIN(pthread_mutex_unlock, "GLIBC_2.2.5");
 VGPU_PIN(__register_atfork, "GLIBC_2.3.2");
+/* The SM limiter's measuring thread (moved into libc in 2.34 too). */
+VGPU_PIN(pthread_create, "GLIBC_2.2.5");
+VGPU_PIN(pthread_join, "GLIBC_2.2.5");
+VGPU_PIN(pthread_attr_setstacksize, "GLIBC_2.2.5");
+VGPU_PIN(pthread_sigmask, "GLIBC_2.2.5");
 #undef VGPU_PIN
 #endif
 

@@ -79,6 +79,7 @@ bool EventMarks::Record(StreamTrack& t, bool start, int64_t now) {
   }
   t.ring[(t.head + t.count) % kMarkRing] = Mark{event, now, start};
   ++t.count;
+  if (!start) __atomic_store_n(&t.unclosed, 0, __ATOMIC_RELAXED);
   t.idle = false;
   t.newest_mark_ns = now;
   ++events_recorded_;
@@ -94,7 +95,9 @@ void EventMarks::BeforeLaunch(StreamTrack& t, int64_t now) {
     if (t.count == 0) Record(t, /*start=*/true, now);
     return;
   }
-  if (now - last < kContinuousNs) return;
+  // Launches since the newest mark may still run: a start mark now would only complete after them,
+  // and their time would be lost. The interval goes on (it counts the gap: conservative).
+  if (now - last < kContinuousNs || __atomic_load_n(&t.unclosed, __ATOMIC_RELAXED) > 0) return;
   // The sampler may not have seen the stream drain yet (it polls every millisecond): after a pause
   // the newest mark tells, for one query.
   const bool drained =
@@ -117,7 +120,7 @@ bool EventMarks::MayRecord(const StreamTrack& t, bool capturing) const {
 void EventMarks::CloseOpen(int64_t now, bool capturing) {
   for (StreamTrack& t : tracks_) {
     if (!t.used || !MayRecord(t, capturing)) continue;
-    if (__atomic_load_n(&t.last_launch_ns, __ATOMIC_RELAXED) > t.newest_mark_ns) Record(t, false, now);
+    if (__atomic_load_n(&t.unclosed, __ATOMIC_RELAXED) > 0) Record(t, false, now);
   }
 }
 
@@ -126,8 +129,8 @@ int EventMarks::Poll(int64_t now, bool capturing, TimeSpan* out, int max, int64_
   *busy_ns = 0;
   for (StreamTrack& t : tracks_) {
     if (!t.used) continue;
-    if (t.count == 0 && __atomic_load_n(&t.last_launch_ns, __ATOMIC_RELAXED) <= t.newest_mark_ns)
-      continue;
+    const uint32_t unclosed = __atomic_load_n(&t.unclosed, __ATOMIC_RELAXED);
+    if (t.count == 0 && unclosed == 0) continue;
     if (t.context != current_context_) {
       if (driver_->ctx_set_current == nullptr || driver_->ctx_set_current(t.context) != CUDA_SUCCESS)
         continue;
@@ -135,9 +138,7 @@ int EventMarks::Poll(int64_t now, bool capturing, TimeSpan* out, int max, int64_
     }
     // A batch nobody closed (the app went quiet without synchronising): close it so that it is
     // measured. Not on another thread's per-thread stream, nor during a capture.
-    const int64_t last = __atomic_load_n(&t.last_launch_ns, __ATOMIC_RELAXED);
-    if (last > t.newest_mark_ns && now - t.newest_mark_ns >= kOpenBatchNs && !t.per_thread &&
-        !capturing)
+    if (unclosed > 0 && now - t.newest_mark_ns >= kOpenBatchNs && !t.per_thread && !capturing)
       Record(t, false, now);
     while (t.count > 0) {
       const Mark m = t.ring[t.head];

@@ -9,6 +9,8 @@
 
 #include "clock.h"
 
+extern "C" void* vgpu_real_dlsym(void* handle, const char* name);  // real_driver.h
+
 namespace vgpu::sm::kernel_records {
 namespace {
 
@@ -141,9 +143,11 @@ void* OpenLibrary(const char* configured) {
   return nullptr;
 }
 
+// libvgpu's dlsym override hands out its own cupti* guards (cupti_guard.cpp): our lookups go to
+// the real dlsym, so that our calls reach libcupti itself.
 template <typename Fn>
 Fn Symbol(void* handle, const char* name) {
-  return reinterpret_cast<Fn>(dlsym(handle, name));
+  return reinterpret_cast<Fn>(vgpu_real_dlsym(handle, name));
 }
 
 bool StartLocked(const char* configured) {

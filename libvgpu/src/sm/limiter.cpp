@@ -222,6 +222,7 @@ void AfterLaunch(CUresult result) {
   if (ts.device != &d || ts.track == nullptr) return;
   ts.last_ns = armed.at_ns;
   __atomic_store_n(&ts.track->last_launch_ns, armed.at_ns, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&ts.track->unclosed, 1, __ATOMIC_RELAXED);
   if (armed.at_ns < ts.mark_due_ns) return;
   pthread_mutex_lock(&d.mu);
   if (ts.track->generation == ts.generation) d.marks.RecordEnd(*ts.track, armed.at_ns);

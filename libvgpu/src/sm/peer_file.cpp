@@ -21,12 +21,44 @@ bool LockSlotByte(int fd, int32_t slot) {
 
 // Creates the lock directory when it is missing (a plain LD_PRELOAD run without HAMi's mount),
 // open to every user like /tmp, so that tenants of all containers and users can meet there.
+// (open with O_DIRECTORY rather than stat: stat binds GLIBC_2.33, libvgpu loads into glibc 2.17.)
+bool IsDirectory(const char* dir) {
+  const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+bool EnsureParent(const char* dir) {
+  if (IsDirectory(dir)) return true;
+  char parent[512];
+  const int n = snprintf(parent, sizeof(parent), "%s", dir);
+  if (n <= 0 || n >= static_cast<int>(sizeof(parent))) return false;
+  for (char* slash = parent + n - 1; slash > parent; --slash) {
+    if (*slash == '/') {
+      *slash = '\0';
+      if (!EnsureParent(parent)) return false;
+      break;
+    }
+  }
+  return mkdir(dir, 0755) == 0 || errno == EEXIST;
+}
+
 bool EnsureDirectory(const char* dir) {
-  struct stat st {};
-  if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode);
+  if (IsDirectory(dir)) return true;
+  char parent[512];
+  const int n = snprintf(parent, sizeof(parent), "%s", dir);
+  if (n <= 0 || n >= static_cast<int>(sizeof(parent))) return false;
+  for (char* slash = parent + n - 1; slash > parent; --slash) {
+    if (*slash == '/') {  // make the missing parents first (mkdir -p), with ordinary modes
+      *slash = '\0';
+      if (!IsDirectory(parent) && !EnsureParent(parent)) return false;
+      break;
+    }
+  }
   if (mkdir(dir, 01777) != 0 && errno != EEXIST) return false;
   (void)chmod(dir, 01777);  // the umask cut the mode; failure only narrows who can join
-  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+  return IsDirectory(dir);
 }
 
 }  // namespace
