@@ -294,7 +294,9 @@ TEST_F(LibvgpuTest, SmLimitMeasuresShortBatchesBetweenSynchronisations) {
   const double measured_ms = std::stod(r.err.substr(at + 8));
   // 3.5 ms of kernels. (Without the synchronisation hooks the batches would stay open.)
   EXPECT_GE(measured_ms, 2.9) << Describe(r);
-  EXPECT_LE(measured_ms, 4.5) << Describe(r);  // the 2 ms pauses between batches are not counted
+  // The six 2 ms pauses between batches are not counted (they would make it 15.5); a loaded test
+  // machine may leave its GPU idle between two launches of a batch, which is counted.
+  EXPECT_LE(measured_ms, 8.0) << Describe(r);
 }
 
 // The launch-overhead probe (bench/gpu/launch_overhead.sh) compares two entry points in one
