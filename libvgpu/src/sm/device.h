@@ -81,6 +81,7 @@ struct Device {
   uint64_t throttled_ns;    // atomic
   uint64_t max_wait_ns;     // atomic
   int64_t waiting_since_ns; // atomic: a launching thread waits for budget since then (0: none)
+  int64_t last_wait_ns;     // atomic: when a launch last waited for budget
 
   // --- the sampler only ---
   PeerFile peers;

@@ -175,6 +175,7 @@ int64_t Throttle(Device& d, int64_t now) {
       },
       [&d] { return !Enforcing(d); }, kStepNs);
   __atomic_store_n(&d.waiting_since_ns, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&d.last_wait_ns, end, __ATOMIC_RELAXED);
   const auto waited = static_cast<uint64_t>(end - start);
   __atomic_fetch_add(&d.budget_waits, 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&d.throttled_ns, waited, __ATOMIC_RELAXED);

@@ -295,7 +295,11 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
     if (!Limited(d) || Lifted(d)) continue;
     const MeterState& m = d.meter;
     const bool others = m.others_seen_ns != 0 && now - m.others_seen_ns < kOthersMemoryNs;
-    need |= others || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
+    // A tenant the limit binds (it waited for budget in the last 2 s) is measured exactly: its
+    // share is what the limit is about, and its waits hide what records cost it.
+    const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
+    const bool binding = waited != 0 && now - waited < 2 * kRecordsHoldNs;
+    need |= others || binding || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
   }
   if (need) g_records_needed_ns = now;
   if (now - g_records_needed_ns < kRecordsHoldNs) return kMeasureRecords;
