@@ -36,7 +36,7 @@ constexpr int64_t kWindowEveryNs = 2'000'000'000;    // sampled mode: a window o
 constexpr int64_t kWindowNs = 100'000'000;           //   of 100 ms
 constexpr int64_t kWindowTailNs = 60'000'000;        //   whose records arrive up to 60 ms later
 constexpr int64_t kRatioPeriodNs = 250'000'000;      // records mode: the ratio's period
-constexpr double kNearLimit = 0.75;                  // usage above this share of the limit: exact records
+constexpr double kNearLimit = 0.6;  // estimated usage above this share of the limit: exact records
 constexpr double kSaturating = 0.9;
 constexpr int kScratch = 16384;
 
@@ -140,7 +140,14 @@ void FinishRatio(MeterState& m) {
   m.ratio_events_ns = 0;
 }
 
-void Tick(Device& d, int64_t now, Measure measure, bool window_counts, bool final) {
+// What the sampled mode's calibration window counts now: events while the kernel kind is on (the
+// window), records of the kernels launched meanwhile until they have all arrived (window + tail).
+struct WindowCounts {
+  bool events;
+  bool records;
+};
+
+void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool final) {
   MeterState& m = d.meter;
   const int64_t dt = m.last_tick_ns != 0 ? now - m.last_tick_ns : 0;
   m.last_tick_ns = now;
@@ -178,7 +185,7 @@ void Tick(Device& d, int64_t now, Measure measure, bool window_counts, bool fina
     if (measure == kMeasureSampled) {
       // Records of the sampling window only calibrate the scale; events are what is charged.
       const Attribution a = SettleRecords(d, now, false, final);
-      if (window_counts) NoteRatio(m, a.busy_ns, event_busy);
+      NoteRatio(m, window.records ? a.busy_ns : 0, window.events ? event_busy : 0);
       charged = static_cast<int64_t>(static_cast<double>(event_busy) * m.records_per_event);
       busy = charged;
     } else if (others && n_events > 0) {
@@ -308,8 +315,8 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
 }
 
 // Turns CUPTI on and off for the measure (sampled mode: windows), and flushes it.
-bool DriveCupti(Measure measure, int64_t now) {
-  bool window_counts = false;
+WindowCounts DriveCupti(Measure measure, int64_t now) {
+  WindowCounts counts{false, false};
   if (measure == kMeasureRecords) {
     kernel_records::SetEnabled(true);
     g_window_open = false;
@@ -325,7 +332,7 @@ bool DriveCupti(Measure measure, int64_t now) {
       kernel_records::SetEnabled(false);
       g_window_open = false;
     }
-    window_counts = g_window_collecting;
+    counts = WindowCounts{g_window_open, g_window_collecting};
     if (g_window_collecting && !g_window_open && now - g_window_start_ns >= kWindowNs + kWindowTailNs) {
       g_window_collecting = false;
       for (Device& d : g_devices) {
@@ -333,7 +340,7 @@ bool DriveCupti(Measure measure, int64_t now) {
       }
     }
   } else {
-    return false;
+    return counts;
   }
   if (kernel_records::Enabled() || g_window_collecting) {
     if (now - g_last_flush_ns >= kFlushIntervalNs) {
@@ -341,7 +348,7 @@ bool DriveCupti(Measure measure, int64_t now) {
       g_last_flush_ns = now;
     }
   }
-  return window_counts;
+  return counts;
 }
 
 bool DeviceBusy(const Device& d, int64_t now) {
@@ -371,13 +378,13 @@ bool Pass(bool final) {
   const Measure measure = ChooseMeasure(now, any_active);
   __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);
   // Records cost the application ~1 µs per launch: none while no limit holds.
-  const bool window_counts = any_enforced ? DriveCupti(measure, now) : false;
+  const WindowCounts window = any_enforced ? DriveCupti(measure, now) : WindowCounts{false, false};
   if (!any_enforced && kernel_records::Enabled()) kernel_records::SetEnabled(false);
   if (final && g_cupti_ok) kernel_records::Flush();
   DistributeRecords(now, measure == kMeasureRecords);
   for (Device& d : g_devices) {
     if (!Limited(d) || Lifted(d)) continue;
-    if (final || DeviceBusy(d, now) || !d.marks.Idle()) Tick(d, now, measure, window_counts, final);
+    if (final || DeviceBusy(d, now) || !d.marks.Idle()) Tick(d, now, measure, window, final);
   }
   return any_active || g_window_collecting;
 }

@@ -172,6 +172,24 @@ TEST_F(SmLimitTest, HostBoundTenantIsChargedItsKernelsNotItsGaps) {
   EXPECT_NE(events[0].err.find("kernel records unavailable"), std::string::npos) << events[0].err;
 }
 
+// A host-bound loop of short kernels launched less than 100 µs apart: CUDA events see one busy
+// interval (the GPU's gaps between its kernels included), kernel records see ~half of it. Its
+// limit is held by the records; a limit that does not bind leaves it alone, measured by events
+// scaled with the records of short calibration windows (sampled mode), so it pays little for them.
+TEST_F(SmLimitTest, HostBoundLoopWhoseEventsOverstateItIsHeldByRecords) {
+  const Tenant loop{.kernel_us = 40, .sync_every = 16, .gap_us = 60};
+  const auto native = RunTogether({loop});
+  Tenant limited = loop;
+  limited.limit = 30;
+  const auto held = RunTogether({limited});
+  limited.limit = 90;
+  const auto free = RunTogether({limited});
+  EXPECT_GT(native[0].share, 40) << Describe(native);
+  EXPECT_NEAR(held[0].share, 30, 3.0) << Describe(held);
+  EXPECT_GT(free[0].share, native[0].share - 5) << Describe(free);
+  EXPECT_NE(free[0].stats.find("measure=sampled"), std::string::npos) << Describe(free);
+}
+
 // The processes of one container share its budget; a process killed in the middle of its budget
 // leaves nothing behind: the survivor keeps the container's limit, a new process starts at once.
 TEST_F(SmLimitTest, ContainerOfSeveralProcessesSurvivesASigkill) {
