@@ -11,7 +11,7 @@
 # all three take ≈11 min, more than one 10-minute device call; "shared" runs only the tenants
 # that share the GPU, with their baselines; "mixed" the launch-bound loop at 30 beside the matmul
 # loop at 70, VGPU_LIBRARY_B adding the same pair with a second build; "duty" the launch-bound
-# loop pausing itself without libvgpu; where the loop loses speed: bench/gpu/small_speed.sh).
+# loop pausing itself without libvgpu).
 # Each tenant runs pinned to a CPU core of its own (when the machine has enough): the launch-bound
 # workload's speed is the CPU's, and an unpinned Python loop varied by ±15 % from run to run. The
 # baselines run before and after the limited scenarios; their mean is the reference.
@@ -81,7 +81,7 @@ run_group trio_20_30_50 matmul:20:force matmul:30:force matmul:50:force
 run_group base2_matmul matmul:native:-
 run_group base2_graph graph:native:-
 fi
-# Only the tenants that share the GPU (e.g. to compare settings such as VGPU_SM_SHARED_CREDIT_MS).
+# Only the tenants that share the GPU.
 if part shared; then
 run_group base_matmul matmul:native:-
 run_group pair_30_70 matmul:30:force matmul:70:force
