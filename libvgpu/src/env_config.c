@@ -136,7 +136,8 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
     } else if (strcasecmp(policy, VGPU_CORE_POLICY_DISABLE) == 0) {
       out->core_policy = VGPU_POLICY_DISABLE;
     } else if (strcasecmp(policy, VGPU_CORE_POLICY_DEFAULT) != 0) {
-      rc = report(err, err_len, rc, "invalid %s: '%s' (expected default, force or disable); using default",
+      rc = report(err, err_len, rc,
+                  "invalid %s: '%s' (expected default, force or disable); using default",
                   VGPU_ENV_CORE_POLICY, policy);
     }
   }
@@ -171,14 +172,14 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
                   name, sm);
       sm_value = 0;
     }
-    out->sm_percent[i] = (sm_value >= 100 || out->core_policy == VGPU_POLICY_DISABLE)
-                             ? 0
-                             : (uint32_t)sm_value;
+    out->sm_percent[i] =
+        (sm_value >= 100 || out->core_policy == VGPU_POLICY_DISABLE) ? 0 : (uint32_t)sm_value;
   }
 
   out->oom_killer = vgpu_parse_bool(lookup(VGPU_ENV_OOM_KILLER, ctx));
   const char* stats = lookup_value(lookup, ctx, VGPU_ENV_SM_STATS);
-  out->sm_stats = stats == NULL ? 0 : (strcmp(stats, "2") == 0 ? 2 : (strcmp(stats, "0") == 0 ? 0 : 1));
+  out->sm_stats =
+      stats == NULL ? 0 : (strcmp(stats, "2") == 0 ? 2 : (strcmp(stats, "0") == 0 ? 0 : 1));
   const char* stretch = lookup_value(lookup, ctx, VGPU_ENV_SM_ALONE_STRETCH);
   uint64_t stretch_ms = 1000;
   if (stretch != NULL && (parse_percent(stretch, &stretch_ms) != 0 || stretch_ms > 1000)) {
@@ -192,7 +193,8 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
   copy_text(out->shared_cache, sizeof(out->shared_cache),
             cache != NULL ? cache : VGPU_DEFAULT_SHARED_CACHE);
   const char* lock_dir = lookup_value(lookup, ctx, VGPU_ENV_LOCK_DIR);
-  copy_text(out->lock_dir, sizeof(out->lock_dir), lock_dir != NULL ? lock_dir : VGPU_DEFAULT_LOCK_DIR);
+  copy_text(out->lock_dir, sizeof(out->lock_dir),
+            lock_dir != NULL ? lock_dir : VGPU_DEFAULT_LOCK_DIR);
   const char* cupti = lookup_value(lookup, ctx, VGPU_ENV_CUPTI_LIBRARY);
   copy_text(out->cupti_library, sizeof(out->cupti_library), cupti != NULL ? cupti : "");
   return rc;
@@ -230,4 +232,3 @@ int vgpu_split_visible_devices(const char* text, char tokens[][VGPU_REGION_UUID_
   }
   return n;
 }
-

@@ -29,8 +29,9 @@ int vgpu_parse_bool(const char* text);
 
 /* GPU_CORE_UTILIZATION_POLICY. */
 enum vgpu_core_policy {
-  VGPU_POLICY_DEFAULT = 0, /* limit while the node monitor says the GPU is shared (or says nothing) */
-  VGPU_POLICY_FORCE = 1,   /* always limit */
+  VGPU_POLICY_DEFAULT =
+      0,                 /* limit while the node monitor says the GPU is shared (or says nothing) */
+  VGPU_POLICY_FORCE = 1, /* always limit */
   VGPU_POLICY_DISABLE = 2, /* never limit */
 };
 
@@ -41,14 +42,14 @@ struct vgpu_settings {
   uint32_t mem_percent[VGPU_REGION_MAX_DEVICES]; /* 0 = not a percentage */
   /* Percent of the card, 1..99; 0 = unlimited (unset, 0, >= 100, malformed, or policy disable). */
   uint32_t sm_percent[VGPU_REGION_MAX_DEVICES];
-  int32_t core_policy; /* enum vgpu_core_policy */
-  int32_t priority;    /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
-  int oom_killer;      /* ACTIVE_OOM_KILLER */
-  int sm_stats;        /* VGPU_SM_STATS: 0 off, 1 exit report */
+  int32_t core_policy;         /* enum vgpu_core_policy */
+  int32_t priority;            /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
+  int oom_killer;              /* ACTIVE_OOM_KILLER */
+  int sm_stats;                /* VGPU_SM_STATS: 0 off, 1 exit report */
   int32_t sm_alone_stretch_ms; /* VGPU_SM_ALONE_STRETCH_MS: 0..1000, default 1000 */
   int shared_cache_set;
-  char shared_cache[512]; /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */
-  char lock_dir[256];     /* VGPU_SM_PEER_DIR or /tmp/vgpulock */
+  char shared_cache[512];  /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */
+  char lock_dir[256];      /* VGPU_SM_PEER_DIR or /tmp/vgpulock */
   char cupti_library[512]; /* VGPU_CUPTI_LIBRARY: "" = search, "off" = events only */
 };
 

@@ -198,8 +198,8 @@ int vgpu_state_nvml(void) {
     int visible[VGPU_REGION_MAX_DEVICES];
     int nvis = 0;
     char tokens[VGPU_REGION_MAX_DEVICES][VGPU_REGION_UUID_LEN];
-    const int ntok =
-        vgpu_split_visible_devices(getenv(VGPU_ENV_VISIBLE_DEVICES), tokens, VGPU_REGION_MAX_DEVICES);
+    const int ntok = vgpu_split_visible_devices(getenv(VGPU_ENV_VISIBLE_DEVICES), tokens,
+                                                VGPU_REGION_MAX_DEVICES);
     if (ntok < 0) {
       for (unsigned i = 0; i < n; ++i) visible[nvis++] = (int)i;
     } else {

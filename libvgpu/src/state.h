@@ -13,9 +13,9 @@
 struct vgpu_state {
   struct vgpu_settings settings; /* the environment, read once (vgpu_state_settings) */
   int settings_ready;            /* atomic */
-  int cuda_ready;   /* atomic: CUDA side initialised (devices known, slot claimed) */
-  int nvml_ready;   /* atomic: region devices registered from NVML */
-  int device_count; /* visible CUDA devices */
+  int cuda_ready;                /* atomic: CUDA side initialised (devices known, slot claimed) */
+  int nvml_ready;                /* atomic: region devices registered from NVML */
+  int device_count;              /* visible CUDA devices */
   int region_dev[VGPU_REGION_MAX_DEVICES]; /* CUDA ordinal -> region record, -1 = untracked */
   int oom_killer;
   int in_container_region; /* CUDA_DEVICE_MEMORY_SHARED_CACHE was set */

@@ -1,17 +1,20 @@
-/* sm_tenant: one tenant of the SM-limit integration tests (tests/libvgpu/sm/sm_integration_test.cpp).
- * A whole process, started the way a pod starts one: libvgpu.so preloaded, the fake driver (and
- * the fake CUPTI) on the library path, the limits in the environment. It runs a loop of the fake
- * driver's kernels from TENANT_START_NS to TENANT_END_NS (CLOCK_MONOTONIC) and prints one line:
- *   work_ns=<GPU time of its kernels that started and completed inside the window> window_ns=<...>
- *   launches=<...>
- * The work is counted from what the program itself launched and saw complete (kernel duration ×
- * kernels), so it is the ground truth of what the tenant got, whatever the limiter measured.
+/* sm_tenant: one tenant of the SM-limit integration tests
+ * (tests/libvgpu/sm/sm_integration_test.cpp). A whole process, started the way a pod starts one:
+ * libvgpu.so preloaded, the fake driver (and the fake CUPTI) on the library path, the limits in the
+ * environment. It runs a loop of the fake driver's kernels from TENANT_START_NS to TENANT_END_NS
+ * (CLOCK_MONOTONIC) and prints one line: work_ns=<GPU time of its kernels that started and
+ * completed inside the window> window_ns=<...> launches=<...> The work is counted from what the
+ * program itself launched and saw complete (kernel duration × kernels), so it is the ground truth
+ * of what the tenant got, whatever the limiter measured.
  *
  * Environment: TENANT_KERNEL_US (duration of one kernel, default 2000), TENANT_SYNC_EVERY (launches
  * between two cuStreamSynchronize, default 4), TENANT_GAP_US (host time between launches, a
- * host-bound loop; default 0), TENANT_START_NS, TENANT_END_NS. */
+ * host-bound loop; default 0), TENANT_START_NS, TENANT_END_NS, TENANT_PROFILER=1 (the application
+ * takes CUPTI's activity API itself, as a profiler does: libcupti loaded globally, its buffer
+ * callbacks registered through the symbol the process resolves). */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,14 +31,37 @@ static int64_t env_int(const char* name, int64_t fallback) {
   return text != NULL && *text != '\0' ? strtoll(text, NULL, 10) : fallback;
 }
 
-#define CU(call)                                                      \
-  do {                                                                \
-    CUresult rc_ = (call);                                            \
-    if (rc_ != CUDA_SUCCESS) {                                        \
-      printf("FAIL %s returned %d\n", #call, (int)rc_);               \
-      return 1;                                                       \
-    }                                                                 \
+#define CU(call)                                        \
+  do {                                                  \
+    CUresult rc_ = (call);                              \
+    if (rc_ != CUDA_SUCCESS) {                          \
+      printf("FAIL %s returned %d\n", #call, (int)rc_); \
+      return 1;                                         \
+    }                                                   \
   } while (0)
+
+/* A profiler's buffer callbacks (CUPTI's types, spelled out: no cupti.h needed). */
+static void request_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 64 * 1024;
+  *buffer = aligned_alloc(8, *size);
+  *max_records = 0;
+}
+static void complete_buffer(void* ctx, uint32_t stream, uint8_t* buffer, size_t size,
+                            size_t valid) {
+  (void)ctx;
+  (void)stream;
+  (void)size;
+  (void)valid;
+  free(buffer);
+}
+
+static int take_cupti(void) {
+  if (dlopen("libcupti.so.13", RTLD_NOW | RTLD_GLOBAL) == NULL) return -1;
+  typedef int (*register_fn)(void (*)(uint8_t**, size_t*, size_t*),
+                             void (*)(void*, uint32_t, uint8_t*, size_t, size_t));
+  register_fn reg = (register_fn)dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks");
+  return reg != NULL ? reg(request_buffer, complete_buffer) : -1;
+}
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -45,6 +71,10 @@ int main(void) {
   const int64_t start = env_int("TENANT_START_NS", now_ns());
   const int64_t end = env_int("TENANT_END_NS", start + 1000000000);
   CU(cuInit(0));
+  if (env_int("TENANT_PROFILER", 0) != 0 && take_cupti() != 0) {
+    printf("FAIL cannot take CUPTI's activity API\n");
+    return 1;
+  }
   CUdevice dev;
   CUcontext ctx;
   CU(cuDeviceGet(&dev, 0));
@@ -59,8 +89,8 @@ int main(void) {
   uint64_t ns = (uint64_t)kernel_ns;
   void* params[] = {&ns};
   int64_t launches = 0;
-  int64_t batch = 0;          /* launched since the last synchronisation */
-  int64_t batch_counted = 0;  /* of them, launched inside the window */
+  int64_t batch = 0;         /* launched since the last synchronisation */
+  int64_t batch_counted = 0; /* of them, launched inside the window */
   int64_t work = 0;
   for (int64_t t = now_ns(); t < end; t = now_ns()) {
     CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));

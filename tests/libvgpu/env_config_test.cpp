@@ -112,9 +112,9 @@ TEST(ReadSettings, SmPercentTable) {
     uint32_t want;
     bool malformed;
   } const cases[] = {
-      {"30", 30, false}, {" 45 ", 45, false}, {"0", 0, false},   {"99", 99, false},
-      {"100", 0, false}, {"250", 0, false},   {"30k", 0, true},  {"30%", 0, true},
-      {"-5", 0, true},   {"abc", 0, true},    {"3 0", 0, true},  {"99999999999999", 0, false},
+      {"30", 30, false}, {" 45 ", 45, false}, {"0", 0, false},  {"99", 99, false},
+      {"100", 0, false}, {"250", 0, false},   {"30k", 0, true}, {"30%", 0, true},
+      {"-5", 0, true},   {"abc", 0, true},    {"3 0", 0, true}, {"99999999999999", 0, false},
   };
   for (const Case& c : cases) {
     Env env{{"CUDA_DEVICE_SM_LIMIT", c.value}};
@@ -140,9 +140,15 @@ TEST(ReadSettings, PolicyPriorityAndExtensions) {
   } const cases[] = {
       {{}, VGPU_POLICY_DEFAULT, 1, 0, 0},
       {{{"GPU_CORE_UTILIZATION_POLICY", "FORCE"}, {"CUDA_DEVICE_SM_LIMIT", "20"}},
-       VGPU_POLICY_FORCE, 1, 20, 0},
+       VGPU_POLICY_FORCE,
+       1,
+       20,
+       0},
       {{{"GPU_CORE_UTILIZATION_POLICY", "disable"}, {"CUDA_DEVICE_SM_LIMIT", "20"}},
-       VGPU_POLICY_DISABLE, 1, 0, 0},  // disable: never limited
+       VGPU_POLICY_DISABLE,
+       1,
+       0,
+       0},  // disable: never limited
       {{{"GPU_CORE_UTILIZATION_POLICY", "sometimes"}}, VGPU_POLICY_DEFAULT, 1, 0, -1},
       {{{"CUDA_TASK_PRIORITY", "0"}}, VGPU_POLICY_DEFAULT, 0, 0, 0},
       {{{"CUDA_TASK_PRIORITY", "high"}}, VGPU_POLICY_DEFAULT, 1, 0, -1},

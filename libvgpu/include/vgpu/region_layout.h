@@ -55,7 +55,8 @@ struct vgpu_region_device {
   uint8_t lock[VGPU_REGION_LOCK_BYTES]; /* robust process-shared pthread mutex (opaque) */
   /* --- SM (compute) limit of the container on this GPU: libvgpu/src/sm/, docs/sm-limit.md --- */
   int32_t sm_sharing; /* atomic; the node monitor's VGPU_SM_SHARING_* flag (policy default) */
-  uint32_t sm_policy; /* GPU_CORE_UTILIZATION_POLICY of the processes: 0 default, 1 force, 2 disable */
+  uint32_t
+      sm_policy; /* GPU_CORE_UTILIZATION_POLICY of the processes: 0 default, 1 force, 2 disable */
   /* atomic; the container's GPU-time budget as a GCRA counter: the CLOCK_MONOTONIC time at which
    * the GPU time charged so far is paid off at the limit's rate. Launches wait while it lies in the
    * future; it never falls further behind `now` than the burst window. */

@@ -49,9 +49,9 @@ struct SpanEdge {
 };
 
 struct Attribution {
-  int64_t busy_ns;     // time in [from, to) covered by our own spans (their union)
-  int64_t ours_ns;     // the part of it that was ours
-  int64_t shared_ns;   // the part of busy_ns also covered by another tenant's span
+  int64_t busy_ns;    // time in [from, to) covered by our own spans (their union)
+  int64_t ours_ns;    // the part of it that was ours
+  int64_t shared_ns;  // the part of busy_ns also covered by another tenant's span
 };
 
 // Splits [from, to) as described above. `scratch` must hold 2 × (n_mine + n_others) edges; spans

@@ -36,11 +36,11 @@ inline void ChargeShared(int64_t* tat, int64_t now, int64_t burst_ns, int64_t co
 
 // What the rhythm of a throttled tenant depends on (decided by the sampler, read by the gate).
 struct RhythmInput {
-  int32_t percent;        // 1..99
-  int32_t stretch_ms;     // GPU work of a long stretch (VGPU_SM_ALONE_STRETCH_MS); 0 = none
-  bool alone;             // no other tenant used this GPU lately
-  bool saturating;        // the tenant keeps the GPU busy whenever it may run
-  bool yield_to_high;     // low priority, and a high-priority tenant uses this GPU
+  int32_t percent;     // 1..99
+  int32_t stretch_ms;  // GPU work of a long stretch (VGPU_SM_ALONE_STRETCH_MS); 0 = none
+  bool alone;          // no other tenant used this GPU lately
+  bool saturating;     // the tenant keeps the GPU busy whenever it may run
+  bool yield_to_high;  // low priority, and a high-priority tenant uses this GPU
 };
 
 struct Rhythm {

@@ -40,20 +40,23 @@ extern "C" {
 __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityRegisterCallbacks(
     CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed) {
   vgpu::sm::kernel_records::MarkTakenByApplication("cuptiActivityRegisterCallbacks");
-  auto real = Real<CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc)>(
-      "cuptiActivityRegisterCallbacks");
+  auto real =
+      Real<CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc)>(
+          "cuptiActivityRegisterCallbacks");
   return real != nullptr ? real(requested, completed) : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
 __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityRegisterTimestampCallback(
     CUpti_TimestampCallbackFunc fn) {
-  auto real = Real<CUptiResult (*)(CUpti_TimestampCallbackFunc)>("cuptiActivityRegisterTimestampCallback");
+  auto real =
+      Real<CUptiResult (*)(CUpti_TimestampCallbackFunc)>("cuptiActivityRegisterTimestampCallback");
   const CUptiResult rc = real != nullptr ? real(fn) : CUPTI_ERROR_NOT_INITIALIZED;
   if (rc == CUPTI_SUCCESS) vgpu::sm::kernel_records::ApplicationClock(fn);
   return rc;
 }
 
-__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityDisable(CUpti_ActivityKind kind) {
+__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityDisable(
+    CUpti_ActivityKind kind) {
   auto real = Real<CUptiResult (*)(CUpti_ActivityKind)>("cuptiActivityDisable");
   const CUptiResult rc = real != nullptr ? real(kind) : CUPTI_ERROR_NOT_INITIALIZED;
   if (rc == CUPTI_SUCCESS && OurKind(kind)) vgpu::sm::kernel_records::ApplicationDisabledKernels();

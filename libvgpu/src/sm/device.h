@@ -17,7 +17,8 @@ enum DeviceState : int32_t { kStateUnknown = 0, kStateUnlimited = 1, kStateLimit
 
 // How this process measures GPU time now (process-wide; VgpuSmStats.measure).
 enum Measure : int32_t {
-  kMeasureEvents = 0,   // CUDA events only (no usable CUPTI): includes the GPU's gaps between kernels
+  kMeasureEvents =
+      0,  // CUDA events only (no usable CUPTI): includes the GPU's gaps between kernels
   kMeasureRecords = 1,  // kernel records, split with the other tenants: exact
   kMeasureSampled = 2,  // events scaled by the records/events ratio of short record windows
 };
@@ -40,18 +41,18 @@ struct MeterState {
   int n_pending;
   int64_t busy_until;  // own busy time is counted up to here (records of several streams overlap)
   int64_t last_tick_ns;
-  int64_t others_seen_ns;      // another tenant of the GPU was active then
-  int64_t high_seen_ns;        // a high-priority one
-  int64_t active_until_ns;     // what we last told the others
-  double usage;                // charged share of the GPU (EWMA over ~300 ms)
-  double busy_sum;             // kernel-busy time, decayed over ~1 s
-  double running_sum;          // time the app was not waiting for budget, decayed alike
-  double records_per_event;    // kernel-busy time per event-measured time (sampled mode's scale)
+  int64_t others_seen_ns;    // another tenant of the GPU was active then
+  int64_t high_seen_ns;      // a high-priority one
+  int64_t active_until_ns;   // what we last told the others
+  double usage;              // charged share of the GPU (EWMA over ~300 ms)
+  double busy_sum;           // kernel-busy time, decayed over ~1 s
+  double running_sum;        // time the app was not waiting for budget, decayed alike
+  double records_per_event;  // kernel-busy time per event-measured time (sampled mode's scale)
   bool has_ratio;
-  int64_t ratio_records_ns;    // accumulators of the current calibration period
+  int64_t ratio_records_ns;  // accumulators of the current calibration period
   int64_t ratio_events_ns;
   int64_t ratio_from_ns;
-  uint64_t records;            // kernel records received
+  uint64_t records;  // kernel records received
 };
 
 struct Device {
@@ -73,15 +74,15 @@ struct Device {
   // --- the launch path and the sampler ---
   pthread_mutex_t mu;  // guards `marks`
   EventMarks marks;
-  int64_t last_launch_ns;   // atomic, written by every launch
-  uint64_t launches;        // atomic
-  int64_t resume_credit_ns; // atomic, written by the sampler (budget.h Rhythm)
-  int64_t burst_ns;         // atomic, written by the sampler
-  uint64_t budget_waits;    // atomic
-  uint64_t throttled_ns;    // atomic
-  uint64_t max_wait_ns;     // atomic
-  int64_t waiting_since_ns; // atomic: a launching thread waits for budget since then (0: none)
-  int64_t last_wait_ns;     // atomic: when a launch last waited for budget
+  int64_t last_launch_ns;    // atomic, written by every launch
+  uint64_t launches;         // atomic
+  int64_t resume_credit_ns;  // atomic, written by the sampler (budget.h Rhythm)
+  int64_t burst_ns;          // atomic, written by the sampler
+  uint64_t budget_waits;     // atomic
+  uint64_t throttled_ns;     // atomic
+  uint64_t max_wait_ns;      // atomic
+  int64_t waiting_since_ns;  // atomic: a launching thread waits for budget since then (0: none)
+  int64_t last_wait_ns;      // atomic: when a launch last waited for budget
 
   // --- the sampler only ---
   PeerFile peers;

@@ -24,7 +24,8 @@ void EventMarks::Release(StreamTrack& t, CUevent event) {
 }
 
 void EventMarks::Forget(StreamTrack& t) {
-  for (uint32_t i = 0; i < t.count; ++i) driver_->event_destroy(t.ring[(t.head + i) % kMarkRing].event);
+  for (uint32_t i = 0; i < t.count; ++i)
+    driver_->event_destroy(t.ring[(t.head + i) % kMarkRing].event);
   if (t.has_last_done) driver_->event_destroy(t.last_done.event);
   for (uint32_t i = 0; i < t.pool_count; ++i) driver_->event_destroy(t.pool[i]);
   const uint32_t generation = t.generation + 1;
@@ -102,7 +103,8 @@ void EventMarks::BeforeLaunch(StreamTrack& t, int64_t now) {
   // the newest mark tells, for one query.
   const bool drained =
       t.count == 0 ||
-      (t.idle = driver_->event_query(t.ring[(t.head + t.count - 1) % kMarkRing].event) == CUDA_SUCCESS);
+      (t.idle =
+           driver_->event_query(t.ring[(t.head + t.count - 1) % kMarkRing].event) == CUDA_SUCCESS);
   if (drained) Record(t, /*start=*/true, now);
 }
 
@@ -132,7 +134,8 @@ int EventMarks::Poll(int64_t now, bool capturing, TimeSpan* out, int max, int64_
     const uint32_t unclosed = __atomic_load_n(&t.unclosed, __ATOMIC_RELAXED);
     if (t.count == 0 && unclosed == 0) continue;
     if (t.context != current_context_) {
-      if (driver_->ctx_set_current == nullptr || driver_->ctx_set_current(t.context) != CUDA_SUCCESS)
+      if (driver_->ctx_set_current == nullptr ||
+          driver_->ctx_set_current(t.context) != CUDA_SUCCESS)
         continue;
       current_context_ = t.context;
     }
@@ -148,7 +151,8 @@ int EventMarks::Poll(int64_t now, bool capturing, TimeSpan* out, int max, int64_
       --t.count;
       if (q == CUDA_SUCCESS && !m.start && t.has_last_done) {
         float ms = 0;
-        if (driver_->event_elapsed_time(&ms, t.last_done.event, m.event) == CUDA_SUCCESS && ms > 0) {
+        if (driver_->event_elapsed_time(&ms, t.last_done.event, m.event) == CUDA_SUCCESS &&
+            ms > 0) {
           const auto gpu = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
           *busy_ns += gpu;
           if (n < max) out[n++] = TimeSpan{now - gpu, now};

@@ -40,8 +40,8 @@ struct StreamTrack {
   uintptr_t key;
   CUstream stream;
   CUcontext context;
-  bool per_thread;     // a thread's per-thread default stream: only that thread can record on it
-  uintptr_t thread;    // that thread
+  bool per_thread;   // a thread's per-thread default stream: only that thread can record on it
+  uintptr_t thread;  // that thread
   Mark ring[kMarkRing];
   uint32_t head;
   uint32_t count;

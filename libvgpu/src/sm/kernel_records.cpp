@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -99,8 +100,8 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
   // the application registered since: shift them back by that clock's offset, sampled now.
   const ClockFn app_clock = __atomic_load_n(&g_app_clock, __ATOMIC_ACQUIRE);
   const int64_t shift = app_clock != nullptr ? static_cast<int64_t>(app_clock()) - NowNs()
-                        : g_realtime          ? RealtimeOffsetNs()
-                                              : 0;
+                        : g_realtime         ? RealtimeOffsetNs()
+                                             : 0;
   pthread_mutex_lock(&g_mu);
   while (valid > 0 && g_api.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
@@ -118,7 +119,8 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     ++g_count;
   }
   const auto index = static_cast<size_t>(buffer - g_pool) / kBufferBytes;
-  if (buffer >= g_pool && index < static_cast<size_t>(kBuffers)) g_free[g_free_count++] = static_cast<int>(index);
+  if (buffer >= g_pool && index < static_cast<size_t>(kBuffers))
+    g_free[g_free_count++] = static_cast<int>(index);
   pthread_mutex_unlock(&g_mu);
 }
 
@@ -129,14 +131,14 @@ void* OpenLibrary(const char* configured) {
   for (const char* name : kSonames) {
     if (void* h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) return h;
   }
-  if (configured != nullptr && configured[0] != '\0') return dlopen(configured, RTLD_NOW | RTLD_LOCAL);
+  if (configured != nullptr && configured[0] != '\0')
+    return dlopen(configured, RTLD_NOW | RTLD_LOCAL);
   for (const char* name : kSonames) {
     if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
   }
-  static const char* const kToolkit[] = {"/usr/local/cuda/lib64/libcupti.so.13",
-                                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                                         "/usr/local/cuda/lib64/libcupti.so",
-                                         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
+  static const char* const kToolkit[] = {
+      "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+      "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
   for (const char* path : kToolkit) {
     if (void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) return h;
   }
@@ -169,8 +171,8 @@ bool StartLocked(const char* configured) {
   api.flush_all = Symbol<FlushAllFn>(handle, "cuptiActivityFlushAll");
   api.next_record = Symbol<NextRecordFn>(handle, "cuptiActivityGetNextRecord");
   api.dropped = Symbol<DroppedFn>(handle, "cuptiActivityGetNumDroppedRecords");
-  if (api.register_callbacks == nullptr || api.enable == nullptr || api.disable == nullptr || api.flush_all == nullptr ||
-      api.next_record == nullptr) {
+  if (api.register_callbacks == nullptr || api.enable == nullptr || api.disable == nullptr ||
+      api.flush_all == nullptr || api.next_record == nullptr) {
     g_why = "libcupti lacks the activity API";
     return false;
   }
@@ -207,14 +209,16 @@ bool Start(const char* configured, const char** why) {
     if (g_forked) {
       g_why = "CUPTI does not survive fork";
     } else if (__atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) != 0) {
-      g_why = "the application took CUPTI's activity API";
+      g_why = nullptr;  // said below, with the call
     } else {
       g_started = StartLocked(configured);
     }
   }
   const bool ok = g_started && __atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) == 0;
   if (!ok && why != nullptr) {
-    *why = g_why != nullptr ? g_why : "the application took CUPTI's activity API";
+    static char taken[128];
+    snprintf(taken, sizeof(taken), "the application called %s, a profiler?", TakenBy());
+    *why = g_why != nullptr && !TakenByApplication() ? g_why : taken;
   }
   pthread_mutex_unlock(&g_mu);
   return ok;

@@ -7,6 +7,8 @@
 // launch path only records a CUDA event now and then (event_marks.h) and counts.
 // Linked into libvgpu.so: no libstdc++, no exceptions, no allocation.
 
+#include "limiter.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +20,6 @@
 #include "budget.h"
 #include "clock.h"
 #include "kernel_records.h"
-#include "limiter.h"
 
 int vgpu_sm_any_limited = 0;
 
@@ -105,7 +106,8 @@ void InitDevice(Device& d, int ordinal) {
   __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);
   CUuuid uuid{};
   d.uuid_hex[0] = '\0';
-  if (g_driver.device_get_uuid != nullptr && g_driver.device_get_uuid(&uuid, ordinal) == CUDA_SUCCESS)
+  if (g_driver.device_get_uuid != nullptr &&
+      g_driver.device_get_uuid(&uuid, ordinal) == CUDA_SUCCESS)
     HexUuid(uuid, d.uuid_hex);
   d.marks.Init(&g_driver);
   d.meter.records_per_event = 1.0;
@@ -151,8 +153,8 @@ bool Capturing(CUstream stream, int per_thread) {
 
 void AtomicMax(uint64_t* target, uint64_t value) {
   uint64_t old = __atomic_load_n(target, __ATOMIC_RELAXED);
-  while (value > old &&
-         !__atomic_compare_exchange_n(target, &old, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  while (value > old && !__atomic_compare_exchange_n(target, &old, value, true, __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED)) {
   }
 }
 
@@ -197,17 +199,18 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   // stream, a pause) the track decides whether a start mark opens a new interval.
   const uintptr_t key = StreamKey(stream, per_thread);
   ThreadStream& ts = t_stream;
-  const bool continuing = ts.device == &d && ts.key == key && ts.track != nullptr &&
-                          __atomic_load_n(&ts.track->generation, __ATOMIC_ACQUIRE) == ts.generation &&
-                          now - ts.last_ns < kContinuousNs;
+  const bool continuing =
+      ts.device == &d && ts.key == key && ts.track != nullptr &&
+      __atomic_load_n(&ts.track->generation, __ATOMIC_ACQUIRE) == ts.generation &&
+      now - ts.last_ns < kContinuousNs;
   if (!continuing) {
     CUcontext context = nullptr;
     if (g_driver.ctx_get_current != nullptr) g_driver.ctx_get_current(&context);
     pthread_mutex_lock(&d.mu);
     StreamTrack* t = d.marks.Find(stream, per_thread, context);
     if (t != nullptr) d.marks.BeforeLaunch(*t, now);
-    ts = ThreadStream{&d, t, t != nullptr ? t->generation : 0, key, now,
-                      t != nullptr ? t->newest_mark_ns + kMarkIntervalNs : 0};
+    ts = ThreadStream{&d,  t,   t != nullptr ? t->generation : 0,
+                      key, now, t != nullptr ? t->newest_mark_ns + kMarkIntervalNs : 0};
     pthread_mutex_unlock(&d.mu);
   }
   t_armed = ArmedLaunch{&d, now};
@@ -270,9 +273,11 @@ bool CapturesActive() {
 
 void Warn(const char* message) {
   char line[512];
-  const int n = snprintf(line, sizeof(line), "[vgpu sm-limit] pid %d: %s\n", static_cast<int>(getpid()), message);
+  const int n = snprintf(line, sizeof(line), "[vgpu sm-limit] pid %d: %s\n",
+                         static_cast<int>(getpid()), message);
   if (n > 0) {
-    const ssize_t ignored = write(2, line, static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1);
+    const ssize_t ignored = write(
+        2, line, static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1);
     (void)ignored;
   }
 }
@@ -294,7 +299,8 @@ void vgpu_sm_init(const VgpuSmDriver* driver, const VgpuSmConfig* config) {
     g_driver = *driver;
     g_config = *config;
     bool any = false;
-    for (int i = 0; i < config->device_count && i < kMaxDevices; ++i) any |= config->percent[i] > 0 && config->percent[i] < 100;
+    for (int i = 0; i < config->device_count && i < kMaxDevices; ++i)
+      any |= config->percent[i] > 0 && config->percent[i] < 100;
     for (Device& d : g_devices) pthread_mutex_init(&d.mu, nullptr);
     if (any) {
       pthread_atfork(nullptr, nullptr, ChildAfterFork);

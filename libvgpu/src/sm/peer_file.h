@@ -22,10 +22,11 @@ constexpr int kPeerRing = 4096;  // spans per slot: ≥ 40 ms of a launch-bound 
 constexpr int64_t kPeerLockBase = 1 << 30;
 
 struct PeerSlotHead {
-  int32_t pid;              // the owner, for people looking at the file
-  int32_t priority;         // CUDA_TASK_PRIORITY: 0 high, 1 low
-  int64_t active_until_ns;  // atomic; CLOCK_MONOTONIC: the owner was launching work until about then
-  uint64_t published;       // atomic; spans written so far (ring index = published % kPeerRing)
+  int32_t pid;       // the owner, for people looking at the file
+  int32_t priority;  // CUDA_TASK_PRIORITY: 0 high, 1 low
+  int64_t
+      active_until_ns;  // atomic; CLOCK_MONOTONIC: the owner was launching work until about then
+  uint64_t published;   // atomic; spans written so far (ring index = published % kPeerRing)
   uint64_t reserved[5];
 };
 

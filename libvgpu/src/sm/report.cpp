@@ -28,7 +28,8 @@ void ReportStats() {
         static_cast<unsigned long long>(s.records), static_cast<unsigned long long>(s.dropped));
     if (n > 0) {
       const ssize_t ignored =
-          write(2, line, static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1);
+          write(2, line,
+                static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1);
       (void)ignored;
     }
   }

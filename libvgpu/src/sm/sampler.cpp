@@ -26,16 +26,16 @@ constinit int g_sampler_idle = 0;
 namespace {
 
 constexpr int64_t kTickNs = 1'000'000;
-constexpr int64_t kFlushIntervalNs = 4'000'000;      // cuptiActivityFlushAll costs ~100 µs
-constexpr int64_t kSettleDelayNs = 8'000'000;        // others publish their records meanwhile
-constexpr int64_t kActiveHoldNs = 250'000'000;       // a tenant is active this long after a launch
-constexpr int64_t kOthersMemoryNs = 1'000'000'000;   // alone: nobody else active for this long
-constexpr int64_t kIdleAfterNs = 300'000'000;        // the thread sleeps after this long without launches
-constexpr int64_t kRecordsHoldNs = 1'000'000'000;    // records mode outlives its reason this long
-constexpr int64_t kWindowEveryNs = 2'000'000'000;    // sampled mode: a window of records every 2 s
-constexpr int64_t kWindowNs = 100'000'000;           //   of 100 ms
-constexpr int64_t kWindowTailNs = 60'000'000;        //   whose records arrive up to 60 ms later
-constexpr int64_t kRatioPeriodNs = 250'000'000;      // records mode: the ratio's period
+constexpr int64_t kFlushIntervalNs = 4'000'000;     // cuptiActivityFlushAll costs ~100 µs
+constexpr int64_t kSettleDelayNs = 8'000'000;       // others publish their records meanwhile
+constexpr int64_t kActiveHoldNs = 250'000'000;      // a tenant is active this long after a launch
+constexpr int64_t kOthersMemoryNs = 1'000'000'000;  // alone: nobody else active for this long
+constexpr int64_t kIdleAfterNs = 300'000'000;  // the thread sleeps after this long without launches
+constexpr int64_t kRecordsHoldNs = 1'000'000'000;  // records mode outlives its reason this long
+constexpr int64_t kWindowEveryNs = 2'000'000'000;  // sampled mode: a window of records every 2 s
+constexpr int64_t kWindowNs = 100'000'000;         //   of 100 ms
+constexpr int64_t kWindowTailNs = 60'000'000;      //   whose records arrive up to 60 ms later
+constexpr int64_t kRatioPeriodNs = 250'000'000;    // records mode: the ratio's period
 constexpr double kNearLimit = 0.6;  // estimated usage above this share of the limit: exact records
 constexpr double kSaturating = 0.9;
 constexpr int kScratch = 16384;
@@ -214,7 +214,8 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   // Estimates the rhythm and the choice of measure rest on. Saturating: kernel-busy over the time
   // the app was free to launch (its queue drains while it waits: a saturating tenant exceeds 1).
   if (dt > 0) {
-    m.usage = Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
+    m.usage =
+        Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
     const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
     const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
     m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);
@@ -222,9 +223,8 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   }
   const bool saturating = m.running_sum > 50e6 && m.busy_sum >= kSaturating * m.running_sum;
   const bool high = m.high_seen_ns != 0 && now - m.high_seen_ns < kOthersMemoryNs;
-  const Rhythm rhythm =
-      RhythmFor(RhythmInput{d.percent, g_config.alone_stretch_ms, !others, saturating,
-                            d.priority != 0 && high});
+  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, g_config.alone_stretch_ms, !others,
+                                              saturating, d.priority != 0 && high});
   __atomic_store_n(&d.resume_credit_ns, rhythm.resume_credit_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);
 
@@ -333,7 +333,8 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
       g_window_open = false;
     }
     counts = WindowCounts{g_window_open, g_window_collecting};
-    if (g_window_collecting && !g_window_open && now - g_window_start_ns >= kWindowNs + kWindowTailNs) {
+    if (g_window_collecting && !g_window_open &&
+        now - g_window_start_ns >= kWindowNs + kWindowTailNs) {
       g_window_collecting = false;
       for (Device& d : g_devices) {
         if (Limited(d)) FinishRatio(d.meter);
@@ -420,7 +421,8 @@ void Charge(Device& d, int64_t gpu_ns, int64_t busy_ns, int64_t now) {
   __atomic_fetch_add(&d.busy_ns, busy, __ATOMIC_RELAXED);
   // This process's share, for the node monitor (HAMi's per-process usage and last kernel time).
   const int slot = g_config.region_slot != nullptr ? *g_config.region_slot : -1;
-  if (g_config.region != nullptr && slot >= 0 && slot < VGPU_REGION_MAX_PROCS && d.region_index >= 0) {
+  if (g_config.region != nullptr && slot >= 0 && slot < VGPU_REGION_MAX_PROCS &&
+      d.region_index >= 0) {
     vgpu_region_proc& proc = g_config.region->procs[slot];
     __atomic_fetch_add(&proc.sm_gpu_time_ns[d.region_index], charged, __ATOMIC_RELAXED);
     if (busy > 0)

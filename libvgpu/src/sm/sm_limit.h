@@ -33,12 +33,12 @@ typedef struct VgpuSmDriver {
 } VgpuSmDriver;
 
 typedef struct VgpuSmConfig {
-  int device_count;                        /* CUDA ordinals described */
+  int device_count;                         /* CUDA ordinals described */
   int32_t percent[VGPU_REGION_MAX_DEVICES]; /* 1..99 limited; 0 unlimited (policy disable too) */
-  int32_t policy;                          /* enum vgpu_core_policy */
-  int32_t priority;                        /* 0 high, 1 low */
-  int32_t stats;                           /* VGPU_SM_STATS level */
-  int32_t alone_stretch_ms;                /* VGPU_SM_ALONE_STRETCH_MS */
+  int32_t policy;                           /* enum vgpu_core_policy */
+  int32_t priority;                         /* 0 high, 1 low */
+  int32_t stats;                            /* VGPU_SM_STATS level */
+  int32_t alone_stretch_ms;                 /* VGPU_SM_ALONE_STRETCH_MS */
   /* The container's region, and per CUDA ordinal the index of its device record (-1: none; the
    * budget is then this process's own). */
   struct vgpu_region* region;
@@ -59,12 +59,12 @@ extern int vgpu_sm_any_limited;
 
 /* Statistics of this process's limiter for CUDA ordinal `device` (tests, the exit report). */
 typedef struct VgpuSmStats {
-  int32_t percent;       /* the limit, 0 = unlimited */
-  int32_t measure;       /* how the GPU time is measured now: 0 events, 1 kernel records, 2 sampled */
-  uint64_t launches;     /* launches through the limiter */
-  uint64_t busy_ns;      /* own kernel-busy time measured (before the split with other tenants) */
-  uint64_t charged_ns;   /* GPU time charged to the budget */
-  uint64_t shared_ns;    /* part of busy_ns when other tenants' kernels were busy too */
+  int32_t percent;     /* the limit, 0 = unlimited */
+  int32_t measure;     /* how the GPU time is measured now: 0 events, 1 kernel records, 2 sampled */
+  uint64_t launches;   /* launches through the limiter */
+  uint64_t busy_ns;    /* own kernel-busy time measured (before the split with other tenants) */
+  uint64_t charged_ns; /* GPU time charged to the budget */
+  uint64_t shared_ns;  /* part of busy_ns when other tenants' kernels were busy too */
   uint64_t throttled_ns; /* time launches waited for budget */
   uint64_t budget_waits; /* launches that waited */
   uint64_t max_wait_ns;  /* the longest single wait */

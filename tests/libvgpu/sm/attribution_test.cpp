@@ -19,7 +19,7 @@ struct Case {
 };
 
 Attribution Split(const std::vector<TimeSpan>& mine, const std::vector<OwnedSpan>& others,
-                int64_t from, int64_t to) {
+                  int64_t from, int64_t to) {
   std::vector<SpanEdge> scratch(2 * (mine.size() + others.size()) + 2);
   return Attribute(mine.data(), static_cast<int>(mine.size()), others.data(),
                    static_cast<int>(others.size()), from, to, scratch.data(),
@@ -30,8 +30,22 @@ TEST(Attribution, Table) {
   const Case cases[] = {
       {"alone: the union of our spans", {{0, 10}, {20, 30}}, {}, 0, 100, 20, 20, 0},
       {"our overlapping streams count once", {{0, 10}, {5, 15}}, {}, 0, 100, 15, 15, 0},
-      {"our kernel inside another's stretched one is ours", {{20, 30}}, {{0, 100, 0}}, 0, 100, 10, 10, 10},
-      {"another's kernel inside our stretched one is theirs", {{0, 100}}, {{20, 30, 0}}, 0, 100, 100, 90, 10},
+      {"our kernel inside another's stretched one is ours",
+       {{20, 30}},
+       {{0, 100, 0}},
+       0,
+       100,
+       10,
+       10,
+       10},
+      {"another's kernel inside our stretched one is theirs",
+       {{0, 100}},
+       {{20, 30, 0}},
+       0,
+       100,
+       100,
+       90,
+       10},
       {"equal spans share", {{0, 100}}, {{0, 100, 0}}, 0, 100, 100, 50, 100},
       {"within 1/16 is a tie", {{0, 100}}, {{0, 105, 0}}, 0, 100, 100, 50, 100},
       {"beyond 1/16 the shorter wins", {{0, 100}}, {{0, 120, 3}}, 0, 200, 100, 100, 100},
@@ -39,9 +53,22 @@ TEST(Attribution, Table) {
       {"spans that only touch do not overlap", {{0, 10}}, {{10, 20, 0}}, 0, 100, 10, 10, 0},
       {"clipped to the window", {{0, 100}}, {}, 40, 60, 20, 20, 0},
       {"others outside our spans do not matter", {{0, 10}}, {{50, 60, 0}}, 0, 100, 10, 10, 0},
-      {"two others' islands in our stretched kernel", {{0, 1000}},
-       {{100, 200, 0}, {500, 550, 1}}, 0, 1000, 1000, 850, 150},
-      {"duration is the whole span's, not the clipped part", {{-1000, 10}}, {{0, 20, 0}}, 0, 100, 10, 0, 10},
+      {"two others' islands in our stretched kernel",
+       {{0, 1000}},
+       {{100, 200, 0}, {500, 550, 1}},
+       0,
+       1000,
+       1000,
+       850,
+       150},
+      {"duration is the whole span's, not the clipped part",
+       {{-1000, 10}},
+       {{0, 20, 0}},
+       0,
+       100,
+       10,
+       0,
+       10},
   };
   for (const Case& c : cases) {
     const Attribution a = Split(c.mine, c.others, c.from, c.to);

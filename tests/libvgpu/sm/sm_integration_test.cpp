@@ -33,11 +33,11 @@ int64_t NowNs() {
 }
 
 struct Tenant {
-  int limit = 0;                 // 0: no limit
-  std::string container = "a";   // tenants of one container share its region
-  int kernel_us = 1500;  // not a divisor of the fake GPU's 2 ms slice: kernels get preempted
+  int limit = 0;                // 0: no limit
+  std::string container = "a";  // tenants of one container share its region
+  int kernel_us = 1500;         // not a divisor of the fake GPU's 2 ms slice: kernels get preempted
   int sync_every = 4;
-  int gap_us = 0;                // host time between launches (a host-bound loop)
+  int gap_us = 0;  // host time between launches (a host-bound loop)
   std::string policy = "force";
   Env extra;
 };
@@ -102,7 +102,8 @@ class SmLimitTest : public ::testing::Test {
         ADD_FAILURE() << "no result: " << out << o.err;
       }
       const size_t stats = o.err.find("[vgpu sm-limit] pid=");
-      if (stats != std::string::npos) o.stats = o.err.substr(stats, o.err.find('\n', stats) - stats);
+      if (stats != std::string::npos)
+        o.stats = o.err.substr(stats, o.err.find('\n', stats) - stats);
       outcomes.push_back(o);
     }
     return outcomes;
@@ -134,7 +135,8 @@ TEST_F(SmLimitTest, SaturatingTenantAloneGetsItsLimit) {
 // Two and four saturating tenants of different containers: each gets its limit (the GPU is
 // time-sliced between them; their kernels' records overlap and are split).
 TEST_F(SmLimitTest, SaturatingTenantsShareTheGpuByTheirLimits) {
-  auto r = RunTogether({Tenant{.limit = 30, .container = "a"}, Tenant{.limit = 70, .container = "b"}});
+  auto r =
+      RunTogether({Tenant{.limit = 30, .container = "a"}, Tenant{.limit = 70, .container = "b"}});
   EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
   EXPECT_NEAR(r[1].share, 70, 4.0) << Describe(r);
   EXPECT_GT(Stat(r[1], "shared_ms"), 0) << Describe(r);
@@ -226,6 +228,19 @@ TEST_F(SmLimitTest, LongStretchesOnlyForASaturatingTenantAlone) {
   Tenant other{.limit = 40, .container = "b"};
   r = RunTogether({alone, other}, 3.0);
   EXPECT_LT(Stat(r[0], "max_wait_ms"), 100) << Describe(r);
+}
+
+// An application that takes CUPTI's activity API itself (a profiler) stops the limiter's kernel
+// records: it says so in one line, measures with events from then on, and the limit still holds.
+TEST_F(SmLimitTest, AnApplicationTakingCuptiIsToldAndTheLimitHolds) {
+  Tenant t{.limit = 30, .extra = {{"TENANT_PROFILER", "1"}}};
+  const auto r = RunTogether({t});
+  EXPECT_NE(r[0].err.find("the application called cuptiActivityRegisterCallbacks"),
+            std::string::npos)
+      << r[0].err;
+  EXPECT_NE(r[0].stats.find("measure=events"), std::string::npos) << Describe(r);
+  EXPECT_LE(r[0].share, 33) << Describe(r);
+  EXPECT_GT(r[0].share, 20) << Describe(r);
 }
 
 // Without the lock directory (a plain LD_PRELOAD run), it is created: tenants still see each other.
