@@ -15,6 +15,11 @@ string(REGEX REPLACE "^#define CUDA_VERSION ([0-9]+).*" "\\1" VGPU_CUDA_HEADERS_
 add_library(vgpu_cuda_headers INTERFACE)
 target_include_directories(vgpu_cuda_headers SYSTEM INTERFACE ${VGPU_CUDA_INCLUDE_DIR})
 
+# The environment contract's names (libvgpu/include/vgpu/env_contract.h): one home for every
+# variable name, used by the library, the device plugin's Allocate, the webhook and `vgpu run`.
+add_library(vgpu_env_contract INTERFACE)
+target_include_directories(vgpu_env_contract INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/libvgpu/include)
+
 macro(vgpu_apply_sanitizers)
   if(VGPU_SANITIZERS)
     add_compile_options(-fsanitize=${VGPU_SANITIZERS} -fno-omit-frame-pointer -fno-sanitize-recover=all)

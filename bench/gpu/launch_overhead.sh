@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Launch overhead of libvgpu with an SM limit set but not binding, on a real GPU, with three probes:
 #   paired  one process launching an empty kernel through libvgpu's hook and through the driver's
-#           own entry point in alternating blocks (libvgpu/tests_support/paired_launch.c): the
+#           own entry point in alternating blocks (tests/libvgpu/support/paired_launch.c): the
 #           hook's cost with the host's drift cancelled out of every pair; each configuration
 #           runs once per round and prints the median paired overhead and its quartiles
 #   driver  empty-kernel cuLaunchKernel loop (bench/libvgpu/limited_launch_cost.cu `launches`)
@@ -24,7 +24,7 @@ PROBES=${2:-paired driver torch}
 W=$(mktemp -d)
 nvcc -O2 -std=c++17 -o "$W/lcc" "$ROOT/bench/libvgpu/limited_launch_cost.cu" -lcuda || exit 1
 gcc -O2 -std=gnu11 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$W/paired" \
-  "$ROOT/libvgpu/tests_support/paired_launch.c" -lcuda -ldl || exit 1
+  "$ROOT/tests/libvgpu/support/paired_launch.c" -lcuda -ldl || exit 1
 PIN=()
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 4 ]; then PIN=(taskset -c 3); fi
 rate() { "$@" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])["launches_per_s"])'; }

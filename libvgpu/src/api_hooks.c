@@ -4,9 +4,9 @@
 #include <stddef.h>
 
 #include "env_config.h"
-#include "launch_limiter.h"
 #include "proc_table.h"
 #include "real_driver.h"
+#include "sm/launch_limiter.h"
 #include "state.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))

@@ -4,8 +4,8 @@
 #include <cuda.h>
 #include <stddef.h>
 
-#include "launch_limiter.h"
 #include "real_driver.h"
+#include "sm/launch_limiter.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define MISSING CUDA_ERROR_NOT_FOUND

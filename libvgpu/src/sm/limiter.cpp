@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "../env_config.h"
-#include "../launch_limiter.h"
 #include "budget.h"
 #include "clock.h"
 #include "kernel_records.h"
+#include "launch_limiter.h"
 
 int vgpu_sm_any_limited = 0;
 

@@ -1,4 +1,4 @@
-// The SM limiter end to end, without a GPU: tenant processes (libvgpu/tests_support/sm_tenant.c)
+// The SM limiter end to end, without a GPU: tenant processes (tests/libvgpu/support/sm_tenant.c)
 // started the way a pod starts them — libvgpu.so preloaded, the fake driver and the fake CUPTI on
 // the library path, HAMi's environment — share one simulated GPU that time-slices their contexts
 // like a real one (docs/fake-driver.md). Each tenant reports the GPU time its kernels got inside a
@@ -182,12 +182,13 @@ TEST_F(SmLimitTest, HostBoundLoopWhoseEventsOverstateItIsHeldByRecords) {
   const Tenant loop{.kernel_us = 40, .sync_every = 16, .gap_us = 60};
   const auto native = RunTogether({loop});
   Tenant limited = loop;
-  limited.limit = 30;
+  limited.limit = 20;
   const auto held = RunTogether({limited});
   limited.limit = 90;
   const auto free = RunTogether({limited});
-  EXPECT_GT(native[0].share, 40) << Describe(native);
-  EXPECT_NEAR(held[0].share, 30, 3.0) << Describe(held);
+  // Natively 35–50 % of the GPU on a 2-core machine, depending on its load; events see ~100 %.
+  EXPECT_GT(native[0].share, 28) << Describe(native);
+  EXPECT_NEAR(held[0].share, 20, 3.0) << Describe(held);
   EXPECT_GT(free[0].share, native[0].share - 5) << Describe(free);
   EXPECT_NE(free[0].stats.find("measure=sampled"), std::string::npos) << Describe(free);
 }
