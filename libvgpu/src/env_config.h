@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mem_arith.h" /* NOLINT: users of the memory views still include this header */
 #include "vgpu/region_layout.h"
 
 #ifdef __cplusplus

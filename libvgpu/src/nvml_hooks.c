@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "env_config.h"
+#include "mem_arith.h"
 #include "nvml_types.h"
 #include "real_driver.h"
 #include "state.h"

@@ -1,4 +1,5 @@
 #include "env_config.h"
+#include "mem_arith.h"
 
 #include <gtest/gtest.h>
 
