@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/run_env.h"
 #include "cli_app.h"
-#include "libvgpu/run/run_env.h"
 
 #ifndef VGPU_BUILD_TREE_LIBVGPU
 #define VGPU_BUILD_TREE_LIBVGPU ""

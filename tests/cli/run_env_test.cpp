@@ -1,4 +1,4 @@
-#include "libvgpu/run/run_env.h"
+#include "cli/run_env.h"
 
 #include <gtest/gtest.h>
 
