@@ -16,6 +16,7 @@
 
 #include "cli/run_env.h"
 #include "cli_app.h"
+#include "vgpu/env_contract.h"
 
 #ifndef VGPU_BUILD_TREE_LIBVGPU
 #define VGPU_BUILD_TREE_LIBVGPU ""
@@ -140,7 +141,7 @@ Action RegisterRun(CLI::App& parent, Io io) {
     if (state->gpucores >= 0) options.gpucores = state->gpucores;
     options.oom_killer = state->oom_killer;
 
-    const char* env_lib = getenv("VGPU_LIBRARY");
+    const char* env_lib = getenv(VGPU_ENV_LIBRARY);
     auto lib = run::FindLibrary(state->lib, env_lib != nullptr ? env_lib : "", BinaryDir(),
                                 VGPU_BUILD_TREE_LIBVGPU, FileExists);
     if (!lib.ok()) {

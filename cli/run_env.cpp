@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "vgpu/env_contract.h"
+
 namespace vgpu::run {
 
 namespace {
@@ -58,7 +60,7 @@ Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string&
   }
   EnvMap env;
   env["LD_PRELOAD"] = inherited_preload.empty() ? library : library + ":" + inherited_preload;
-  env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = region;
+  env[VGPU_ENV_SHARED_CACHE] = region;
   std::string mem;
   if (options.gpumem_mib) mem = std::to_string(*options.gpumem_mib) + "m";
   if (options.gpumem_percent) mem = std::to_string(*options.gpumem_percent) + "%";
@@ -66,18 +68,18 @@ Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string&
   if (!options.gpus.empty()) {
     auto gpus = ParseGpuList(options.gpus);
     if (!gpus.ok()) return gpus.status();
-    env["CUDA_VISIBLE_DEVICES"] = options.gpus;
-    env["NVIDIA_VISIBLE_DEVICES"] = options.gpus;
+    env[VGPU_ENV_VISIBLE_DEVICES] = options.gpus;
+    env[VGPU_ENV_NVIDIA_VISIBLE_DEVICES] = options.gpus;
     // Limits index the visible devices, as the device plugin writes them.
     for (size_t i = 0; i < gpus->size(); ++i) {
-      if (!mem.empty()) env["CUDA_DEVICE_MEMORY_LIMIT_" + std::to_string(i)] = mem;
-      if (!cores.empty()) env["CUDA_DEVICE_SM_LIMIT_" + std::to_string(i)] = cores;
+      if (!mem.empty()) env[std::string(VGPU_ENV_MEMORY_LIMIT) + "_" + std::to_string(i)] = mem;
+      if (!cores.empty()) env[std::string(VGPU_ENV_SM_LIMIT) + "_" + std::to_string(i)] = cores;
     }
   } else {
-    if (!mem.empty()) env["CUDA_DEVICE_MEMORY_LIMIT"] = mem;
-    if (!cores.empty()) env["CUDA_DEVICE_SM_LIMIT"] = cores;
+    if (!mem.empty()) env[VGPU_ENV_MEMORY_LIMIT] = mem;
+    if (!cores.empty()) env[VGPU_ENV_SM_LIMIT] = cores;
   }
-  if (options.oom_killer) env["ACTIVE_OOM_KILLER"] = "true";
+  if (options.oom_killer) env[VGPU_ENV_OOM_KILLER] = "true";
   return env;
 }
 
@@ -90,7 +92,7 @@ Result<std::string> FindLibrary(const std::string& flag, const std::string& env_
   }
   if (!env_value.empty()) {
     if (exists(env_value)) return env_value;
-    return NotFound("VGPU_LIBRARY=" + env_value + ": no such file");
+    return NotFound(VGPU_ENV_LIBRARY "=" + env_value + ": no such file");
   }
   std::vector<std::string> candidates;
   if (!binary_dir.empty()) {
@@ -104,7 +106,7 @@ Result<std::string> FindLibrary(const std::string& flag, const std::string& env_
   std::string tried;
   for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c;
   return NotFound("libvgpu.so not found (tried " + tried +
-                  "); pass --lib PATH or set VGPU_LIBRARY");
+                  "); pass --lib PATH or set " VGPU_ENV_LIBRARY);
 }
 
 }  // namespace vgpu::run

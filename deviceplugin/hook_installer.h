@@ -7,11 +7,12 @@
 #include <string>
 
 #include "core/base/status.h"
+#include "vgpu/env_contract.h"
 
 namespace vgpu::deviceplugin {
 
 struct HookLayout {
-  std::string hook_path = "/usr/local";
+  std::string hook_path = VGPU_DEFAULT_HOOK_PATH;
   std::string version;  // libvgpu.so.<version>
 
   std::string VgpuDir() const { return hook_path + "/vgpu"; }
@@ -24,7 +25,7 @@ struct HookLayout {
 // empty) and writes ld.so.preload naming the library's path inside containers. Also creates the
 // containers directory and /tmp/vgpulock-style lock directory `lock_dir` (mode 0777).
 Status InstallHook(const HookLayout& layout, const std::string& libvgpu_source,
-                   const std::string& lock_dir = "/tmp/vgpulock");
+                   const std::string& lock_dir = VGPU_DEFAULT_LOCK_DIR);
 
 // <hook>/vgpu/containers/<podUID>_<container>: the container's shared region directory.
 Status EnsureContainerDir(const HookLayout& layout, const std::string& pod_uid,

@@ -9,6 +9,7 @@
 
 #include "core/config/device_config.h"
 #include "deviceplugin/plugin.h"
+#include "vgpu/env_contract.h"
 
 namespace vgpu::deviceplugin {
 
@@ -24,7 +25,7 @@ struct Flags {
   std::string resource_name = "nvidia.com/gpu";
   std::string device_config;
   std::string node_config;
-  std::string hook_path = "/usr/local";
+  std::string hook_path = VGPU_DEFAULT_HOOK_PATH;
   std::string libvgpu;
   std::string libvgpu_version;
   std::string inventory_format = "json";
@@ -33,7 +34,7 @@ struct Flags {
   std::optional<std::string> log_level;  // LIBCUDA_LOG_LEVEL for containers
   int health_recovery_seconds = 60;
   int report_interval_seconds = 30;
-  std::string lock_dir = "/tmp/vgpulock";
+  std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;
 };
 
 // Registers every flag (each with --help text) on `app`, writing into `flags`.

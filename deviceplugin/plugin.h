@@ -23,6 +23,7 @@
 #include "deviceplugin/devices.h"
 #include "deviceplugin/gpu_backend.h"
 #include "deviceplugin/health.h"
+#include "vgpu/env_contract.h"
 
 namespace grpc {
 class Server;
@@ -40,7 +41,7 @@ struct PluginOptions {
   allocate::ResponseSettings response;  // hook path, libvgpu version, core policy, ...
   std::string libvgpu_source;           // installed into the hook path at start (may be empty)
   bool install_hook = true;
-  std::string lock_dir = "/tmp/vgpulock";
+  std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;
   codec::InventoryFormat inventory_format = codec::InventoryFormat::kJson;
   std::vector<std::string> filter_uuids;
   std::vector<int> filter_indexes;

@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
   ext.defaults.cores = static_cast<int>(default_cores >= 0 ? default_cores : nvidia.default_cores);
   ext.defaults.gpu_num =
       static_cast<int>(default_gpu_num >= 0 ? default_gpu_num : nvidia.default_gpu_num);
-  ext.core_policy = nvidia.disable_core_limit ? "disable" : nvidia.gpu_core_policy;
+  ext.core_policy =
+      nvidia.disable_core_limit ? std::string(config::kCorePolicyDisable) : nvidia.gpu_core_policy;
   Result<sched::NodePolicy> np = sched::ParseNodePolicy(node_policy);
   if (!np.ok()) return Fail("--node-scheduler-policy: " + np.status().message());
   Result<sched::GpuPolicy> gp = sched::ParseGpuPolicy(gpu_policy);

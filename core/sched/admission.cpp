@@ -1,5 +1,7 @@
 #include "core/sched/admission.h"
 
+#include "vgpu/env_contract.h"
+
 namespace vgpu::sched {
 namespace {
 
@@ -66,12 +68,12 @@ std::string MutateContainer(const json& c, const codec::ContainerRequest& ask,
   }
 
   json envs = json::array();
-  if (ask.priority && !HasEnv(c, "CUDA_TASK_PRIORITY")) {
-    envs.push_back({{"name", "CUDA_TASK_PRIORITY"}, {"value", std::to_string(*ask.priority)}});
+  if (ask.priority && !HasEnv(c, VGPU_ENV_TASK_PRIORITY)) {
+    envs.push_back({{"name", VGPU_ENV_TASK_PRIORITY}, {"value", std::to_string(*ask.priority)}});
   }
-  if (!cfg.core_policy.empty() && cfg.core_policy != "default" &&
-      !HasEnv(c, "GPU_CORE_UTILIZATION_POLICY")) {
-    envs.push_back({{"name", "GPU_CORE_UTILIZATION_POLICY"}, {"value", cfg.core_policy}});
+  if (!cfg.core_policy.empty() && cfg.core_policy != VGPU_CORE_POLICY_DEFAULT &&
+      !HasEnv(c, VGPU_ENV_CORE_POLICY)) {
+    envs.push_back({{"name", VGPU_ENV_CORE_POLICY}, {"value", cfg.core_policy}});
   }
   if (!envs.empty()) {
     auto env = c.find("env");
