@@ -20,10 +20,10 @@ std::string NewUuid4() {
   hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
   char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  (void)std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx",
+                      static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xffff),
+                      static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
+                      static_cast<unsigned long long>(lo & 0xffffffffffffULL));
   return buf;
 }
 

@@ -20,7 +20,7 @@ void OnSignal(int) {
 }
 
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "vgpu-scheduler: %s\n", message.c_str());
+  (void)std::fprintf(stderr, "vgpu-scheduler: %s\n", message.c_str());
   return 1;
 }
 
@@ -121,13 +121,13 @@ int main(int argc, char** argv) {
   Result<std::unique_ptr<scheduler::SchedulerService>> svc =
       scheduler::SchedulerService::Start(service_options, **client);
   if (!svc.ok()) return Fail(svc.status().ToString());
-  std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*svc)->port(),
-               (*svc)->metrics_port(),
-               server.https_bind.empty()
-                   ? ""
-                   : (", webhook (TLS) on " + std::to_string((*svc)->https_port())).c_str());
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  (void)std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*svc)->port(),
+                     (*svc)->metrics_port(),
+                     server.https_bind.empty()
+                         ? ""
+                         : (", webhook (TLS) on " + std::to_string((*svc)->https_port())).c_str());
+  (void)std::signal(SIGINT, OnSignal);
+  (void)std::signal(SIGTERM, OnSignal);
   while (!g_stop) {
     (*svc)->WaitReady(std::chrono::milliseconds(0));  // refreshes /readyz
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

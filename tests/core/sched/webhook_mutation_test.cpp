@@ -7,7 +7,7 @@ namespace {
 
 using nlohmann::json;
 
-json Pod(json container) {
+json Pod(const json& container) {
   return {{"metadata", {{"name", "p"}, {"namespace", "team"}}},
           {"spec", {{"containers", json::array({container})}}}};
 }
