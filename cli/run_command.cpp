@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/run_env.h"
 #include "cli_app.h"
-#include "run_env.h"
 #include "vgpu/env_contract.h"
 
 #ifndef VGPU_BUILD_TREE_LIBVGPU
@@ -64,6 +64,7 @@ int RunChild(const std::vector<std::string>& command, const run::EnvMap& env) {
   if (pid == 0) {
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
     for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());

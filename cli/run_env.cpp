@@ -1,4 +1,4 @@
-#include "run_env.h"
+#include "cli/run_env.h"
 
 #include <set>
 
@@ -69,7 +69,7 @@ Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string&
     auto gpus = ParseGpuList(options.gpus);
     if (!gpus.ok()) return gpus.status();
     env[VGPU_ENV_VISIBLE_DEVICES] = options.gpus;
-    env["NVIDIA_VISIBLE_DEVICES"] = options.gpus;
+    env[VGPU_ENV_NVIDIA_VISIBLE_DEVICES] = options.gpus;
     // Limits index the visible devices, as the device plugin writes them.
     for (size_t i = 0; i < gpus->size(); ++i) {
       if (!mem.empty()) env[std::string(VGPU_ENV_MEMORY_LIMIT) + "_" + std::to_string(i)] = mem;
@@ -92,7 +92,7 @@ Result<std::string> FindLibrary(const std::string& flag, const std::string& env_
   }
   if (!env_value.empty()) {
     if (exists(env_value)) return env_value;
-    return NotFound(std::string(VGPU_ENV_LIBRARY) + "=" + env_value + ": no such file");
+    return NotFound(VGPU_ENV_LIBRARY "=" + env_value + ": no such file");
   }
   std::vector<std::string> candidates;
   if (!binary_dir.empty()) {
@@ -106,7 +106,7 @@ Result<std::string> FindLibrary(const std::string& flag, const std::string& env_
   std::string tried;
   for (const auto& c : candidates) tried += (tried.empty() ? "" : ", ") + c;
   return NotFound("libvgpu.so not found (tried " + tried +
-                  "); pass --lib PATH or set VGPU_LIBRARY");
+                  "); pass --lib PATH or set " VGPU_ENV_LIBRARY);
 }
 
 }  // namespace vgpu::run

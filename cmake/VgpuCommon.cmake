@@ -15,17 +15,67 @@ string(REGEX REPLACE "^#define CUDA_VERSION ([0-9]+).*" "\\1" VGPU_CUDA_HEADERS_
 add_library(vgpu_cuda_headers INTERFACE)
 target_include_directories(vgpu_cuda_headers SYSTEM INTERFACE ${VGPU_CUDA_INCLUDE_DIR})
 
-# The environment contract's names (libvgpu/include/vgpu/env_contract.h): one home for every
-# variable name, used by the library, the device plugin's Allocate, the webhook and `vgpu run`.
+# HAMi's environment contract (libvgpu/include/vgpu/env_contract.h): variable names and default
+# paths shared by libvgpu.so, the device plugin's Allocate, the webhook and `vgpu run`. Defined
+# here, not in libvgpu/, so that components configured without libvgpu can use it.
 add_library(vgpu_env_contract INTERFACE)
-target_include_directories(vgpu_env_contract INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/libvgpu/include)
+target_include_directories(vgpu_env_contract INTERFACE ${PROJECT_SOURCE_DIR}/libvgpu/include)
 
-macro(vgpu_apply_sanitizers)
-  if(VGPU_SANITIZERS)
-    add_compile_options(-fsanitize=${VGPU_SANITIZERS} -fno-omit-frame-pointer -fno-sanitize-recover=all)
-    add_link_options(-fsanitize=${VGPU_SANITIZERS})
-  endif()
-endmacro()
+# Sanitizers, per target. Every compiled target of the project links vgpu_sanitizers
+# (vgpu_sanitize_host_targets, called once at the end of the top-level CMakeLists.txt) except
+# code loaded into or run as foreign processes: the components in VGPU_FOREIGN_COMPONENTS
+# (libvgpu.so, the fake driver) and targets marked with vgpu_foreign_target() (programs run with
+# libvgpu.so preloaded). A sanitizer runtime must be the first library of a process, which an
+# LD_PRELOAD'ed or dlopen'ed library cannot guarantee.
+add_library(vgpu_sanitizers INTERFACE)
+if(VGPU_SANITIZERS)
+  target_compile_options(vgpu_sanitizers INTERFACE
+    -fsanitize=${VGPU_SANITIZERS} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(vgpu_sanitizers INTERFACE -fsanitize=${VGPU_SANITIZERS})
+endif()
+
+# Marks targets that must never be sanitized (see vgpu_sanitizers).
+function(vgpu_foreign_target)
+  set_target_properties(${ARGN} PROPERTIES VGPU_FOREIGN TRUE)
+endfunction()
+
+# Every target defined in folder `dir` and its subfolders, into `out`.
+function(_vgpu_targets_under dir out)
+  get_property(_targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(_subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(_sub IN LISTS _subdirs)
+    _vgpu_targets_under(${_sub} _sub_targets)
+    list(APPEND _targets ${_sub_targets})
+  endforeach()
+  set(${out} ${_targets} PARENT_SCOPE)
+endfunction()
+
+# Links vgpu_sanitizers into every compiled target of the project (libraries, executables, tests,
+# benchmarks) but those of VGPU_FOREIGN_COMPONENTS and those marked vgpu_foreign_target().
+function(vgpu_sanitize_host_targets)
+  set(_foreign_dirs "")
+  foreach(_dir IN LISTS VGPU_FOREIGN_COMPONENTS)
+    list(APPEND _foreign_dirs ${PROJECT_SOURCE_DIR}/${_dir})
+  endforeach()
+  _vgpu_targets_under(${PROJECT_SOURCE_DIR} _targets)
+  foreach(_t IN LISTS _targets)
+    get_target_property(_type ${_t} TYPE)
+    if(NOT _type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
+      continue()
+    endif()
+    get_target_property(_foreign ${_t} VGPU_FOREIGN)
+    get_target_property(_src ${_t} SOURCE_DIR)
+    foreach(_dir IN LISTS _foreign_dirs)
+      string(FIND "${_src}/" "${_dir}/" _pos)
+      if(_pos EQUAL 0)
+        set(_foreign TRUE)
+      endif()
+    endforeach()
+    if(NOT _foreign)
+      target_link_libraries(${_t} PRIVATE vgpu_sanitizers)
+    endif()
+  endforeach()
+endfunction()
 
 # Git commit of the source tree at configure time (best effort: "unknown" outside a checkout).
 execute_process(COMMAND git -C ${CMAKE_SOURCE_DIR} rev-parse --short=12 HEAD

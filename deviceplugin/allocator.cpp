@@ -20,15 +20,15 @@ std::string NewUuid4() {
   hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
   char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  (void)std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx",
+                      static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xffff),
+                      static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
+                      static_cast<unsigned long long>(lo & 0xffffffffffffULL));
   return buf;
 }
 
-Allocator::Allocator(ClusterClient& client, AllocatorConfig config)
-    : client_(client), config_(std::move(config)) {
+Allocator::Allocator(ClusterApi& api, AllocatorConfig config)
+    : api_(api), config_(std::move(config)) {
   if (!config_.new_cache_id) {
     config_.new_cache_id = NewUuid4;
   }
@@ -43,7 +43,7 @@ void Allocator::ReleaseLock(const std::string& lock_value) {
   if (lock_value.empty()) {
     return;
   }
-  Status s = client_.RemoveNodeAnnotationIf(config_.node, std::string(ann::kNodeLock), lock_value);
+  Status s = api_.RemoveNodeAnnotationIf(config_.node, std::string(ann::kNodeLock), lock_value);
   if (!s.ok()) {
     spdlog::warn("msg=\"node lock not released\" node={} error=\"{}\"", config_.node, s.ToString());
   }
@@ -52,7 +52,7 @@ void Allocator::ReleaseLock(const std::string& lock_value) {
 Status Allocator::Fail(const PodRef& pod, const std::string& lock_value, bool release_lock,
                        const Status& why) {
   const std::string ref = pod.ns + "/" + pod.name;
-  Status patched = client_.PatchPodAnnotations(
+  Status patched = api_.PatchPodAnnotations(
       pod.ns, pod.name, {{std::string(ann::kBindPhase), std::string(ann::kBindPhaseFailed)}});
   if (!patched.ok()) {
     spdlog::warn("msg=\"could not mark pod failed\" pod={} error=\"{}\"", ref, patched.ToString());
@@ -96,7 +96,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
   std::lock_guard guard(mu_);
   const std::string& node_name = config_.node;
 
-  auto node = client_.GetNode(node_name);
+  auto node = api_.GetNode(node_name);
   if (!node.ok()) {
     return Unavailable("vgpu Allocate on node " + node_name +
                        ": cannot read the node from the API server: " + node.status().ToString() +
@@ -119,7 +119,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
   std::vector<allocate::PodView> pods;
   std::optional<size_t> found;
   if (owner) {
-    auto owner_pod = client_.GetPod(owner->ns, owner->name);
+    auto owner_pod = api_.GetPod(owner->ns, owner->name);
     if (owner_pod.ok()) {
       auto view = allocate::PodViewFromJson(*owner_pod);
       if (view.ok()) {
@@ -136,7 +136,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     }
   }
   if (!found) {
-    auto pods_json = client_.ListPodsOnNode(node_name);
+    auto pods_json = api_.ListPodsOnNode(node_name);
     if (!pods_json.ok()) {
       ReleaseLock(lock_value);
       return Unavailable("vgpu Allocate on node " + node_name +
@@ -217,7 +217,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
   if (done) {
     patch[std::string(ann::kBindPhase)] = std::string(ann::kBindPhaseSuccess);
   }
-  Status written = client_.PatchPodAnnotations(pod.ns, pod.name, patch);
+  Status written = api_.PatchPodAnnotations(pod.ns, pod.name, patch);
   if (!written.ok()) {
     return Fail(ref, lock_value, own_lock,
                 written.WithContext("writing back " + std::string(ann::kDevicesToAllocate)));

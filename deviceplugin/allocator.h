@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/allocate/container_response.h"
-#include "deviceplugin/cluster_client.h"
+#include "deviceplugin/cluster_api.h"
 
 namespace vgpu::deviceplugin {
 
@@ -27,7 +27,7 @@ struct AllocatorConfig {
 
 class Allocator {
  public:
-  Allocator(ClusterClient& client, AllocatorConfig config);
+  Allocator(ClusterApi& api, AllocatorConfig config);
 
   // The GPUs this node has; entries naming any other GPU are rejected.
   void SetNodeGpus(std::set<std::string> uuids);
@@ -46,7 +46,7 @@ class Allocator {
               const Status& why);
   void ReleaseLock(const std::string& lock_value);
 
-  ClusterClient& client_;
+  ClusterApi& api_;
   AllocatorConfig config_;
   std::mutex mu_;  // one Allocate at a time: each is a read-modify-write of the pod's annotations
   std::set<std::string> gpus_;

@@ -12,7 +12,7 @@
 namespace vgpu::deviceplugin {
 
 struct HookLayout {
-  std::string hook_path = "/usr/local";
+  std::string hook_path = VGPU_DEFAULT_HOOK_PATH;
   std::string version;  // libvgpu.so.<version>
 
   std::string VgpuDir() const { return hook_path + "/vgpu"; }

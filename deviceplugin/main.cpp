@@ -8,7 +8,7 @@
 
 #include "core/config/config_files.h"
 #include "deviceplugin/fake_gpus.h"
-#include "deviceplugin/kube_cluster_client.h"
+#include "deviceplugin/kube_cluster_api.h"
 #include "deviceplugin/nvml_backend.h"
 #include "deviceplugin/options.h"
 #include "deviceplugin/plugin.h"
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   auto kube_client = kube::Client::New(*kube_config);
   if (!kube_client.ok()) return Fail(kube_client.status());
   auto cluster =
-      std::make_unique<KubeClusterClient>(std::shared_ptr<kube::Client>(std::move(*kube_client)));
+      std::make_unique<KubeClusterApi>(std::shared_ptr<kube::Client>(std::move(*kube_client)));
 
   DevicePlugin plugin(std::move(*options), std::move(cluster), std::move(backend));
   if (Status s = plugin.Start(); !s.ok()) return Fail(s);

@@ -107,7 +107,7 @@ class NvmlBackend : public GpuBackend {
       g.uuid = uuid;
       g.index = static_cast<int>(i);
       g.model = name;
-      g.memory_mib = static_cast<int64_t>(mem.total / (1024 * 1024));
+      g.memory_mib = static_cast<int64_t>(mem.total / (1024ULL * 1024ULL));
       NvmlPciInfo pci{};
       if (api_.get_pci != nullptr && api_.get_pci(dev, &pci) == kNvmlSuccess) {
         g.numa = ReadNumaNode(sysfs_root_, pci.bus_id);

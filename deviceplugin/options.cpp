@@ -45,11 +45,11 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option(
       "--ignored-xids", f.ignored_xids,
       "comma list of XIDs that do not make a GPU unhealthy (default 13,31,43,45,68,109)");
-  app.add_flag(
-      "--allow-disable-control", f.allow_disable_control,
-      "let containers opt out of limits with env CUDA_DISABLE_CONTROL=true (admin setting)");
+  app.add_flag("--allow-disable-control", f.allow_disable_control,
+               "let containers opt out of limits with env " VGPU_ENV_DISABLE_CONTROL
+               "=true (admin setting)");
   app.add_option("--libcuda-log-level", f.log_level,
-                 "LIBCUDA_LOG_LEVEL given to containers (0 errors .. 4 debug)");
+                 VGPU_ENV_LOG_LEVEL " given to containers (0 errors .. 4 debug)");
   app.add_option("--health-recovery-seconds", f.health_recovery_seconds,
                  "a GPU marked unhealthy recovers after this long without a critical XID, once it "
                  "answers NVML again")

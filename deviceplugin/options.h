@@ -25,7 +25,7 @@ struct Flags {
   std::string resource_name = "nvidia.com/gpu";
   std::string device_config;
   std::string node_config;
-  std::string hook_path = "/usr/local";
+  std::string hook_path = VGPU_DEFAULT_HOOK_PATH;
   std::string libvgpu;
   std::string libvgpu_version;
   std::string inventory_format = "json";

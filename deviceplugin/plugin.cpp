@@ -126,10 +126,10 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
   DevicePlugin& plugin_;
 };
 
-DevicePlugin::DevicePlugin(PluginOptions options, std::unique_ptr<ClusterClient> client,
+DevicePlugin::DevicePlugin(PluginOptions options, std::unique_ptr<ClusterApi> api,
                            std::unique_ptr<GpuBackend> backend)
     : options_(std::move(options)),
-      client_(std::move(client)),
+      api_(std::move(api)),
       backend_(std::move(backend)),
       health_(options_.ignored_xids, options_.health_recovery) {
   HookLayout layout{options_.response.hook_path, options_.response.libvgpu_version};
@@ -139,7 +139,7 @@ DevicePlugin::DevicePlugin(PluginOptions options, std::unique_ptr<ClusterClient>
   config.prepare_host = [layout](const std::string& uid, const std::string& container) {
     return EnsureContainerDir(layout, uid, container);
   };
-  allocator_ = std::make_unique<Allocator>(*client_, std::move(config));
+  allocator_ = std::make_unique<Allocator>(*api_, std::move(config));
   service_ = std::make_unique<Service>(*this);
 }
 
@@ -299,7 +299,7 @@ Status DevicePlugin::ReportInventory() {
       {codec::HandshakeState::kReported,
        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now())});
   patch[std::string(annotations::kNodeNvidiaRegister)] = encoded;
-  Status s = client_->PatchNodeAnnotations(options_.node_name, patch);
+  Status s = api_->PatchNodeAnnotations(options_.node_name, patch);
   if (!s.ok()) return s.WithContext("writing the inventory of node " + options_.node_name);
   std::lock_guard lock(mu_);
   if (encoded != last_inventory_) {

@@ -19,7 +19,7 @@
 #include "core/allocate/container_response.h"
 #include "core/codec/node_inventory.h"
 #include "deviceplugin/allocator.h"
-#include "deviceplugin/cluster_client.h"
+#include "deviceplugin/cluster_api.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/gpu_backend.h"
 #include "deviceplugin/health.h"
@@ -58,7 +58,7 @@ struct PluginOptions {
 
 class DevicePlugin {
  public:
-  DevicePlugin(PluginOptions options, std::unique_ptr<ClusterClient> client,
+  DevicePlugin(PluginOptions options, std::unique_ptr<ClusterApi> api,
                std::unique_ptr<GpuBackend> backend);
   ~DevicePlugin();
   DevicePlugin(const DevicePlugin&) = delete;
@@ -97,7 +97,7 @@ class DevicePlugin {
   uint64_t KubeletSocketId() const;
 
   PluginOptions options_;
-  std::unique_ptr<ClusterClient> client_;
+  std::unique_ptr<ClusterApi> api_;
   std::unique_ptr<GpuBackend> backend_;
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Service> service_;

@@ -86,7 +86,7 @@ Result<std::unique_ptr<Client>> Client::New(ClientConfig config) {
                            "\" must start with http:// or https://");
   }
   while (config.server.back() == '/') config.server.pop_back();
-  return std::unique_ptr<Client>(new Client(std::move(config)));
+  return std::unique_ptr<Client>(new Client(config));
 }
 
 const ClientConfig& Client::config() const {

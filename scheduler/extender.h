@@ -16,8 +16,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/sched/admission.h"
 #include "core/sched/pod_request.h"
+#include "core/sched/webhook_mutation.h"
 #include "scheduler/cluster_api.h"
 #include "scheduler/cluster_model.h"
 #include "scheduler/metrics.h"

@@ -20,7 +20,7 @@ void OnSignal(int) {
 }
 
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "vgpu-scheduler: %s\n", message.c_str());
+  (void)std::fprintf(stderr, "vgpu-scheduler: %s\n", message.c_str());
   return 1;
 }
 
@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
   ext.defaults.cores = static_cast<int>(default_cores >= 0 ? default_cores : nvidia.default_cores);
   ext.defaults.gpu_num =
       static_cast<int>(default_gpu_num >= 0 ? default_gpu_num : nvidia.default_gpu_num);
-  ext.core_policy = nvidia.disable_core_limit ? "disable" : nvidia.gpu_core_policy;
+  ext.core_policy =
+      nvidia.disable_core_limit ? std::string(config::kCorePolicyDisable) : nvidia.gpu_core_policy;
   Result<sched::NodePolicy> np = sched::ParseNodePolicy(node_policy);
   if (!np.ok()) return Fail("--node-scheduler-policy: " + np.status().message());
   Result<sched::GpuPolicy> gp = sched::ParseGpuPolicy(gpu_policy);
@@ -120,13 +121,13 @@ int main(int argc, char** argv) {
   Result<std::unique_ptr<scheduler::SchedulerService>> svc =
       scheduler::SchedulerService::Start(service_options, **client);
   if (!svc.ok()) return Fail(svc.status().ToString());
-  std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*svc)->port(),
-               (*svc)->metrics_port(),
-               server.https_bind.empty()
-                   ? ""
-                   : (", webhook (TLS) on " + std::to_string((*svc)->https_port())).c_str());
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  (void)std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*svc)->port(),
+                     (*svc)->metrics_port(),
+                     server.https_bind.empty()
+                         ? ""
+                         : (", webhook (TLS) on " + std::to_string((*svc)->https_port())).c_str());
+  (void)std::signal(SIGINT, OnSignal);
+  (void)std::signal(SIGTERM, OnSignal);
   while (!g_stop) {
     (*svc)->WaitReady(std::chrono::milliseconds(0));  // refreshes /readyz
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

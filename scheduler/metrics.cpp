@@ -28,7 +28,7 @@ std::string Escape(const std::string& v) {
 
 std::string Num(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
+  (void)std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 

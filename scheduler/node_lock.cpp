@@ -5,7 +5,7 @@
 
 #include "core/codec/annotations.h"
 #include "core/codec/node_lock.h"
-#include "core/sched/admission.h"
+#include "core/sched/webhook_mutation.h"
 
 namespace vgpu::scheduler {
 

@@ -13,7 +13,7 @@
 
 #include "api.grpc.pb.h"
 #include "deviceplugin/fake_gpus.h"
-#include "deviceplugin/kube_cluster_client.h"
+#include "deviceplugin/kube_cluster_api.h"
 #include "deviceplugin/plugin.h"
 #include "kube/config.h"
 #include "sim/apiserver/api_server.h"
@@ -65,7 +65,7 @@ void BM_AllocateWithApiCalls(benchmark::State& state) {
   o.response.hook_path = (dir / "hook").string();
   o.report_interval = std::chrono::hours(1);
   DevicePlugin plugin(
-      o, std::make_unique<KubeClusterClient>(std::shared_ptr<kube::Client>(std::move(*client))),
+      o, std::make_unique<KubeClusterApi>(std::shared_ptr<kube::Client>(std::move(*client))),
       std::make_unique<FakeGpuBackend>(*ParseFakeGpus("uuids=GPU-a;GPU-b", "n1")));
   if (Status s = plugin.Start(); !s.ok()) {
     state.SkipWithError(s.ToString().c_str());

@@ -1,7 +1,8 @@
 // What the SM limiter's measurement can rest on, measured on a real GPU (no libvgpu involved):
 //   overhead  — host cost per launch of CUPTI's CONCURRENT_KERNEL activity records, the cost and
 //               delivery latency of cuptiActivityFlushAll, which thread receives the buffers, and
-//               how a record's start relates to the host clock (timestamp callback: CLOCK_MONOTONIC)
+//               how a record's start relates to the host clock (timestamp callback:
+//               CLOCK_MONOTONIC)
 //   tenant    — one tenant of a two-process run: launches a fixed-work kernel in a loop and writes
 //               every kernel record (start, end in CLOCK_MONOTONIC ns) to a file, so that
 //               cupti_overlap.py can compare attribution rules with the work each tenant did.
@@ -20,15 +21,15 @@
 #include <atomic>
 #include <vector>
 
-#define CHECK_CUPTI(call)                                                   \
-  do {                                                                      \
-    CUptiResult _r = (call);                                                \
-    if (_r != CUPTI_SUCCESS) {                                              \
-      const char* _s = nullptr;                                             \
-      cuptiGetResultString(_r, &_s);                                        \
-      fprintf(stderr, "%s failed: %s\n", #call, _s ? _s : "?");             \
-      exit(1);                                                              \
-    }                                                                       \
+#define CHECK_CUPTI(call)                                       \
+  do {                                                          \
+    CUptiResult _r = (call);                                    \
+    if (_r != CUPTI_SUCCESS) {                                  \
+      const char* _s = nullptr;                                 \
+      cuptiGetResultString(_r, &_s);                            \
+      fprintf(stderr, "%s failed: %s\n", #call, _s ? _s : "?"); \
+      exit(1);                                                  \
+    }                                                           \
   } while (0)
 
 static int64_t NowNs() {
@@ -36,7 +37,9 @@ static int64_t NowNs() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
-static uint64_t CUPTIAPI MonotonicTimestamp() { return uint64_t(NowNs()); }
+static uint64_t CUPTIAPI MonotonicTimestamp() {
+  return uint64_t(NowNs());
+}
 
 __global__ void Work(int iters, float* sink) {
   float a = threadIdx.x * 0.001f;
@@ -101,7 +104,9 @@ static int Overhead(int argc, char** argv) {
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   for (int i = 0; i < 2000; ++i) Empty<<<1, 32, 0, s>>>();
   cudaStreamSynchronize(s);
-  const int64_t flush_every = strcmp(mode, "flush1") == 0 ? 1000000 : strcmp(mode, "flush5") == 0 ? 5000000 : 0;
+  const int64_t flush_every = strcmp(mode, "flush1") == 0   ? 1000000
+                              : strcmp(mode, "flush5") == 0 ? 5000000
+                                                            : 0;
   std::vector<int64_t> flush_cost;
   int64_t last_flush = NowNs();
   const int64_t t0 = NowNs();
@@ -125,12 +130,13 @@ static int Overhead(int argc, char** argv) {
     lat.push_back(r.arrived - r.end);
     dur.push_back(r.end - r.start);
   }
-  printf("overhead mode=%s launches=%d ns_per_launch=%.1f records=%zu buffers=%ld cb_on_launcher=%ld "
-         "flushes=%zu flush_ns_p50=%.0f flush_ns_p99=%.0f latency_us_p50=%.0f latency_us_p99=%.0f "
-         "kernel_ns_p50=%.0f\n",
-         mode, launches, double(t1 - t0) / launches, g_recs.size(), g_buffers.load(),
-         g_cb_same_thread.load(), flush_cost.size(), Pct(flush_cost, 0.5), Pct(flush_cost, 0.99),
-         Pct(lat, 0.5) / 1e3, Pct(lat, 0.99) / 1e3, Pct(dur, 0.5));
+  printf(
+      "overhead mode=%s launches=%d ns_per_launch=%.1f records=%zu buffers=%ld cb_on_launcher=%ld "
+      "flushes=%zu flush_ns_p50=%.0f flush_ns_p99=%.0f latency_us_p50=%.0f latency_us_p99=%.0f "
+      "kernel_ns_p50=%.0f\n",
+      mode, launches, double(t1 - t0) / launches, g_recs.size(), g_buffers.load(),
+      g_cb_same_thread.load(), flush_cost.size(), Pct(flush_cost, 0.5), Pct(flush_cost, 0.99),
+      Pct(lat, 0.5) / 1e3, Pct(lat, 0.99) / 1e3, Pct(dur, 0.5));
   // Alignment with the host clock: a launch onto an idle GPU starts a few microseconds later.
   if (strcmp(mode, "plain") != 0) {
     g_recs.clear();
@@ -143,9 +149,10 @@ static int Overhead(int argc, char** argv) {
     }
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::vector<int64_t> delay;
-    for (size_t i = 0; i < g_recs.size() && i < host.size(); ++i) delay.push_back(g_recs[i].start - host[i]);
-    printf("alignment start_minus_host_launch_us p1=%.1f p50=%.1f p99=%.1f (n=%zu)\n", Pct(delay, 0.01) / 1e3,
-           Pct(delay, 0.5) / 1e3, Pct(delay, 0.99) / 1e3, delay.size());
+    for (size_t i = 0; i < g_recs.size() && i < host.size(); ++i)
+      delay.push_back(g_recs[i].start - host[i]);
+    printf("alignment start_minus_host_launch_us p1=%.1f p50=%.1f p99=%.1f (n=%zu)\n",
+           Pct(delay, 0.01) / 1e3, Pct(delay, 0.5) / 1e3, Pct(delay, 0.99) / 1e3, delay.size());
   }
   return 0;
 }
@@ -196,9 +203,11 @@ static int Tenant(int argc, char** argv) {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::vector<int64_t> lat;
   for (const Rec& r : g_recs) lat.push_back(r.arrived - r.end);
-  printf("tenant blocks=%d iters=%d launched=%ld records=%zu latency_us_p50=%.0f p90=%.0f p99=%.0f max=%.0f\n",
-         blocks, iters, launched, g_recs.size(), Pct(lat, 0.5) / 1e3, Pct(lat, 0.9) / 1e3,
-         Pct(lat, 0.99) / 1e3, Pct(lat, 1.0) / 1e3);
+  printf(
+      "tenant blocks=%d iters=%d launched=%ld records=%zu latency_us_p50=%.0f p90=%.0f p99=%.0f "
+      "max=%.0f\n",
+      blocks, iters, launched, g_recs.size(), Pct(lat, 0.5) / 1e3, Pct(lat, 0.9) / 1e3,
+      Pct(lat, 0.99) / 1e3, Pct(lat, 1.0) / 1e3);
   FILE* f = fopen(out, "w");
   if (!f) return 1;
   fprintf(f, "# t0 %lld deadline %lld launched %ld blocks %d iters %d gap_us %d\n", (long long)t0,
@@ -240,9 +249,11 @@ static int Toggle(int argc, char** argv) {
     }
   }
   cudaStreamSynchronize(s);
-  printf("toggle launches_per_s=%.0f enable_us_p50=%.0f max=%.0f disable_flush_us_p50=%.0f max=%.0f records=%zu\n",
-         launched / ((NowNs() - t0) / 1e9), Pct(on_cost, 0.5) / 1e3, Pct(on_cost, 1.0) / 1e3,
-         Pct(off_cost, 0.5) / 1e3, Pct(off_cost, 1.0) / 1e3, g_recs.size());
+  printf(
+      "toggle launches_per_s=%.0f enable_us_p50=%.0f max=%.0f disable_flush_us_p50=%.0f max=%.0f "
+      "records=%zu\n",
+      launched / ((NowNs() - t0) / 1e9), Pct(on_cost, 0.5) / 1e3, Pct(on_cost, 1.0) / 1e3,
+      Pct(off_cost, 0.5) / 1e3, Pct(off_cost, 1.0) / 1e3, g_recs.size());
   return 0;
 }
 

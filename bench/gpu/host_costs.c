@@ -6,7 +6,8 @@
  * mutex, a read of a cache line another core wrote, cuEventQuery of a completed event,
  * cuEventRecord. Prints one JSON line of ns per call (medians of 15 rounds).
  *
- *   gcc -O2 -I/usr/local/cuda/include host_costs.c -lcuda -lpthread -o host_costs && ./host_costs */
+ *   gcc -O2 -I/usr/local/cuda/include host_costs.c -lcuda -lpthread -o host_costs && ./host_costs
+ */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <pthread.h>
@@ -59,9 +60,15 @@ static void op_mutex(void) {
   g_sink++;
   pthread_mutex_unlock(&g_mu);
 }
-static void op_shared_read(void) { g_sink += g_shared_line[0]; }
-static void op_event_query(void) { g_sink += cuEventQuery(g_event); }
-static void op_event_record(void) { g_sink += cuEventRecord(g_event, g_stream); }
+static void op_shared_read(void) {
+  g_sink += g_shared_line[0];
+}
+static void op_event_query(void) {
+  g_sink += cuEventQuery(g_event);
+}
+static void op_event_record(void) {
+  g_sink += cuEventRecord(g_event, g_stream);
+}
 
 static double time_op(void (*op)(void), int calls) {
   double per[kRounds];
@@ -86,11 +93,12 @@ int main(void) {
   }
   cuEventRecord(g_event, g_stream);
   cuStreamSynchronize(g_stream);
-  printf("{\"clock_gettime\": %.1f, \"cuCtxGetDevice\": %.1f, \"cuCtxGetCurrent\": %.1f, "
-         "\"mutex_pair\": %.1f, \"cuEventQuery_done\": %.1f, ",
-         time_op(op_clock, kCalls), time_op(op_ctx_get_device, kCalls),
-         time_op(op_ctx_get_current, kCalls), time_op(op_mutex, kCalls),
-         time_op(op_event_query, kCalls));
+  printf(
+      "{\"clock_gettime\": %.1f, \"cuCtxGetDevice\": %.1f, \"cuCtxGetCurrent\": %.1f, "
+      "\"mutex_pair\": %.1f, \"cuEventQuery_done\": %.1f, ",
+      time_op(op_clock, kCalls), time_op(op_ctx_get_device, kCalls),
+      time_op(op_ctx_get_current, kCalls), time_op(op_mutex, kCalls),
+      time_op(op_event_query, kCalls));
   double record = time_op(op_event_record, 2000);
   cuStreamSynchronize(g_stream);
   pthread_t th;

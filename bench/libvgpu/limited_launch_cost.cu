@@ -10,14 +10,13 @@
 //                                        # driver traffic, without the limiter)
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-
-#include <time.h>
 
 __global__ void empty_kernel() {}
 

@@ -90,7 +90,9 @@ void BM_FilterPrioritizeBind(benchmark::State& state) {
   }
   const auto pct = [](std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
+    return v.empty()
+               ? 0.0
+               : v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
   };
   state.counters["p50_ms"] = pct(latencies, 0.50);
   state.counters["p99_ms"] = pct(latencies, 0.99);

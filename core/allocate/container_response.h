@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/allocate/container_entry.h"
+#include "vgpu/env_contract.h"
 
 namespace vgpu::allocate {
 
@@ -25,11 +26,11 @@ struct ContainerResponse {
 };
 
 struct ResponseSettings {
-  std::string hook_path = "/usr/local";  // global.gpuHookPath
-  std::string libvgpu_version;           // host file is <hook>/vgpu/libvgpu.so.<version>
-  double memory_scaling = 1.0;           // > 1 means over-subscription
-  bool disable_core_limit = false;       // GPU_CORE_UTILIZATION_POLICY=disable
-  std::optional<std::string> log_level;  // LIBCUDA_LOG_LEVEL
+  std::string hook_path = VGPU_DEFAULT_HOOK_PATH;  // global.gpuHookPath
+  std::string libvgpu_version;                     // host file is <hook>/vgpu/libvgpu.so.<version>
+  double memory_scaling = 1.0;                     // > 1 means over-subscription
+  bool disable_core_limit = false;                 // GPU_CORE_UTILIZATION_POLICY=disable
+  std::optional<std::string> log_level;            // LIBCUDA_LOG_LEVEL
   // Whether a container may opt out of enforcement with CUDA_DISABLE_CONTROL=true. HAMi lets any
   // tenant do it; here it is an admin setting, off by default.
   bool allow_disable_control = false;

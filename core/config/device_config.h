@@ -13,13 +13,14 @@
 
 #include "core/base/status.h"
 #include "core/codec/pod_resources.h"
+#include "vgpu/env_contract.h"
 
 namespace vgpu::config {
 
-// `gpuCorePolicy`, exported to containers as GPU_CORE_UTILIZATION_POLICY.
-inline constexpr std::string_view kCorePolicyDefault = "default";
-inline constexpr std::string_view kCorePolicyForce = "force";
-inline constexpr std::string_view kCorePolicyDisable = "disable";
+// `gpuCorePolicy`, exported to containers as GPU_CORE_UTILIZATION_POLICY (VGPU_ENV_CORE_POLICY).
+inline constexpr std::string_view kCorePolicyDefault = VGPU_CORE_POLICY_DEFAULT;
+inline constexpr std::string_view kCorePolicyForce = VGPU_CORE_POLICY_FORCE;
+inline constexpr std::string_view kCorePolicyDisable = VGPU_CORE_POLICY_DISABLE;
 
 struct NvidiaConfig {
   std::string resource_count_name = "nvidia.com/gpu";

@@ -1,21 +1,16 @@
 #include "core/sched/fit.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <numeric>
+
+#include "core/base/strings.h"
 
 namespace vgpu::sched {
 namespace {
 
 bool ContainsIgnoreCase(const std::string& haystack_lower, const std::string& needle_lower) {
   return haystack_lower.find(needle_lower) != std::string::npos;
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 bool TypeAllowed(const GpuDevice& gpu, const PodRequest& pod) {

@@ -1,9 +1,9 @@
 #include "core/sched/pod_request.h"
 
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "core/base/strings.h"
 #include "core/sched/policy.h"
 
 namespace vgpu::sched {
@@ -11,26 +11,13 @@ namespace {
 
 using nlohmann::json;
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= s.size()) {
     size_t comma = s.find(',', start);
     if (comma == std::string::npos) comma = s.size();
-    std::string item = Trim(s.substr(start, comma - start));
+    std::string item(TrimSpace(std::string_view(s).substr(start, comma - start)));
     if (!item.empty()) out.push_back(std::move(item));
     start = comma + 1;
   }
@@ -120,7 +107,7 @@ Result<PodRequest> ParsePodRequest(const json& pod, const ResourceNames& names,
   {
     Result<std::string> v = get(kAnnoNumaBind);
     if (!v.ok()) return v.status();
-    const std::string b = Lower(Trim(*v));
+    const std::string b = Lower(TrimSpace(*v));
     if (b == "true" || b == "1" || b == "t") {
       req.numa_bind = true;
     } else if (!(b.empty() || b == "false" || b == "0" || b == "f")) {

@@ -1,37 +1,14 @@
 #include "core/sched/policy.h"
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <limits>
 #include <string>
 
+#include "core/base/strings.h"
+
 namespace vgpu::sched {
-namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool ParseInt64(std::string_view s, int64_t& out) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
-}  // namespace
 
 Result<NodePolicy> ParseNodePolicy(std::string_view text) {
-  const std::string t = Lower(Trim(text));
+  const std::string t = Lower(TrimSpace(text));
   if (t == "binpack") return NodePolicy::kBinpack;
   if (t == "spread") return NodePolicy::kSpread;
   return InvalidArgument("unknown node scheduler policy \"" + std::string(text) +
@@ -39,7 +16,7 @@ Result<NodePolicy> ParseNodePolicy(std::string_view text) {
 }
 
 Result<GpuPolicy> ParseGpuPolicy(std::string_view text) {
-  const std::string t = Lower(Trim(text));
+  const std::string t = Lower(TrimSpace(text));
   if (t == "binpack") return GpuPolicy::kBinpack;
   if (t == "spread") return GpuPolicy::kSpread;
   if (t == "topology-aware") return GpuPolicy::kTopologyAware;
@@ -52,7 +29,7 @@ Result<ScoringWeights> ParseScoringWeights(std::string_view text) {
   std::string_view rest = text;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
-    std::string_view item = Trim(rest.substr(0, comma));
+    std::string_view item = TrimSpace(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     if (item.empty()) continue;
     const size_t eq = item.find('=');
@@ -60,9 +37,10 @@ Result<ScoringWeights> ParseScoringWeights(std::string_view text) {
       return InvalidArgument("device scoring weight \"" + std::string(item) +
                              "\" is not key=value (want slot=<int>,core=<int>,memory=<int>)");
     }
-    const std::string key = Lower(Trim(item.substr(0, eq)));
-    int64_t value = 0;
-    if (!ParseInt64(Trim(item.substr(eq + 1)), value) || value < 0 || value > 100) {
+    const std::string key = Lower(TrimSpace(item.substr(0, eq)));
+    const std::optional<int64_t> parsed = ParseInt<int64_t>(TrimSpace(item.substr(eq + 1)));
+    const int64_t value = parsed.value_or(-1);
+    if (!parsed || value < 0 || value > 100) {
       return InvalidArgument("device scoring weight \"" + std::string(item) +
                              "\" needs an integer 0..100");
     }

@@ -1,5 +1,5 @@
-/* Hooks of driver initialisation and context creation: cuInit sets libvgpu's CUDA side up; a new
- * context's own device memory is measured right after it is created. */
+/* Hooks of initialisation: cuInit (the process's state is set up once the driver is), and context
+ * creation, after which the new context's memory is measured. */
 #include <cuda.h>
 #include <stddef.h>
 

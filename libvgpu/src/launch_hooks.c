@@ -1,5 +1,5 @@
-/* The launch paths: every kernel, cooperative, Ex and graph launch (each also _ptsz) goes through
- * the SM limiter's hooks (sm/launch_limiter.h) before and after the driver's own. */
+/* Hooks of the launch paths (kernels, cooperative kernels, cuLaunchKernelEx, graphs): one call to
+ * the SM limiter before each launch and one after (launch_limiter.h). */
 #include <cuda.h>
 #include <stddef.h>
 

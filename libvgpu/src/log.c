@@ -5,13 +5,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "vgpu/env_contract.h"
+
 static const char* const kNames[] = {"ERROR", "WARN", "INFO", "INFO", "DEBUG"};
 
 static int log_level(void) {
   static int cached = -1; /* benign race: every thread computes the same value */
   int level = __atomic_load_n(&cached, __ATOMIC_RELAXED);
   if (level < 0) {
-    const char* text = getenv("LIBCUDA_LOG_LEVEL");
+    const char* text = getenv(VGPU_ENV_LOG_LEVEL);
     level = (text != NULL && text[0] >= '0' && text[0] <= '9') ? atoi(text) : VGPU_LOG_WARN;
     __atomic_store_n(&cached, level, __ATOMIC_RELAXED);
   }

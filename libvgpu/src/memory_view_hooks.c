@@ -1,5 +1,5 @@
-/* The faked memory views of the driver API: a container sees its limit as the card's memory and
- * its own usage against it (NVML's views are in nvml_hooks.c). */
+/* Hooks of the faked memory views: cuMemGetInfo and cuDeviceTotalMem answer with the container's
+ * limit and usage instead of the card's. */
 #include <cuda.h>
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
-/* cuGetProcAddress: hands out libvgpu's hook of the ABI the caller asked for, wherever the driver
- * would hand out its own entry point (the table is generated from cudaTypedefs.h). */
+/* Hooks of cuGetProcAddress: the driver's answer is swapped for our hook of the same ABI, chosen
+ * from the table generated from cudaTypedefs.h (proc_table.h). */
 #include <cuda.h>
 #include <stddef.h>
 

@@ -24,10 +24,10 @@ std::string SimulatedGpuUuid(std::string_view node_name, int index) {
   const uint64_t a = Fnv1a(key, 0);
   const uint64_t b = Fnv1a(key, 0x9e3779b97f4a7c15ULL);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
-                static_cast<unsigned>(b >> 48),
-                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  (void)std::snprintf(buf, sizeof(buf), "GPU-%08x-%04x-%04x-%04x-%012llx",
+                      static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
+                      static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+                      static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
 }
 

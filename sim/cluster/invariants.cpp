@@ -1,20 +1,15 @@
 #include "sim/cluster/invariants.h"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 #include <string_view>
 #include <unordered_map>
 
+#include "core/base/strings.h"
+
 namespace vgpu::sim {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::vector<std::string> SplitCommaList(std::string_view list) {
   std::vector<std::string> out;

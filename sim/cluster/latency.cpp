@@ -12,13 +12,15 @@ double LatencyRecorder::Percentile(double p) const {
   std::sort(sorted.begin(), sorted.end());
   const double clamped = std::clamp(p, 0.0, 100.0);
   // Nearest rank: the smallest sample with at least p% of the samples at or below it.
-  const auto rank = static_cast<size_t>(std::ceil(clamped / 100.0 * sorted.size()));
+  const auto rank =
+      static_cast<size_t>(std::ceil(clamped / 100.0 * static_cast<double>(sorted.size())));
   return sorted[rank == 0 ? 0 : rank - 1];
 }
 
 double LatencyRecorder::Mean() const {
   if (samples_.empty()) return 0;
-  return std::accumulate(samples_.begin(), samples_.end(), 0.0) / samples_.size();
+  return std::accumulate(samples_.begin(), samples_.end(), 0.0) /
+         static_cast<double>(samples_.size());
 }
 
 double LatencyRecorder::Max() const {

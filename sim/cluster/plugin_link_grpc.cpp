@@ -17,7 +17,7 @@ constexpr auto kConnectTimeout = std::chrono::seconds(10);
 
 class GrpcLink : public PluginLink {
  public:
-  explicit GrpcLink(std::shared_ptr<grpc::Channel> channel)
+  explicit GrpcLink(const std::shared_ptr<grpc::Channel>& channel)
       : stub_(v1beta1::DevicePlugin::NewStub(channel)) {}
 
   Result<std::vector<std::string>> Devices() override {

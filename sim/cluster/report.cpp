@@ -127,7 +127,7 @@ Summary Summarise(const RunResult& run) {
 
 std::string FormatFixed(double value, int decimals) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+  (void)std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
   return buf;
 }
 

@@ -134,7 +134,7 @@ std::string SummariseFailures(const FilterResult& f, size_t nodes) {
   std::string out = "0/" + std::to_string(nodes) + " nodes are available";
   std::string sep = ": ";
   for (const auto& [reason, n] : counts) {
-    out += sep + std::to_string(n) + " " + reason;
+    out.append(sep).append(std::to_string(n)).append(" ").append(reason);
     sep = ", ";
   }
   return out;
@@ -397,7 +397,8 @@ class Run {
 
   void Progress() {
     if (!o_.progress) return;
-    o_.progress(static_cast<size_t>(result_.pods_placed + result_.pods_denied), sc_.pods.size());
+    o_.progress(static_cast<size_t>(result_.pods_placed) + static_cast<size_t>(result_.pods_denied),
+                sc_.pods.size());
   }
 
   void Stop() {

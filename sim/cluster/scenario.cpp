@@ -47,7 +47,7 @@ Status CheckKeys(const YAML::Node& map, const std::string& where,
   for (const auto& kv : map) {
     const std::string key = kv.first.Scalar();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return InvalidArgument(where + ": unknown key '" + key + "'");
+      return InvalidArgument(where + (": unknown key '" + key + "'"));
     }
   }
   return Status::Ok();

@@ -5,7 +5,7 @@
 #include "core/codec/annotations.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/fake_gpus.h"
-#include "deviceplugin/kube_cluster_client.h"
+#include "deviceplugin/kube_cluster_api.h"
 
 namespace vgpu::sim {
 
@@ -99,16 +99,16 @@ Status SimNode::StartAllocatorOnly(const NodeSpec& spec, const SimNodeOptions& o
   split.split_count = options.split_count;
   const std::string inventory = codec::EncodeInventory(
       deviceplugin::BuildInventory(gpus, split, {}), codec::InventoryFormat::kJson);
-  allocator_client_ = std::make_unique<deviceplugin::KubeClusterClient>(options.client);
+  allocator_api_ = std::make_unique<deviceplugin::KubeClusterApi>(options.client);
   VGPU_RETURN_IF_ERROR(
-      allocator_client_
+      allocator_api_
           ->PatchNodeAnnotations(spec.name,
                                  {{std::string(annotations::kNodeNvidiaRegister), inventory}})
           .WithContext("inventory of " + spec.name));
   deviceplugin::AllocatorConfig config;
   config.node = spec.name;
   config.response.hook_path = options.dir + "/hook";
-  allocator_ = std::make_unique<deviceplugin::Allocator>(*allocator_client_, config);
+  allocator_ = std::make_unique<deviceplugin::Allocator>(*allocator_api_, config);
   std::set<std::string> uuids;
   for (const auto& g : gpus) uuids.insert(g.uuid);
   allocator_->SetNodeGpus(uuids);
@@ -140,7 +140,7 @@ Status SimNode::StartPlugin(const NodeSpec& spec, const SimNodeOptions& options)
   po.lock_dir = options.dir + "/vgpulock";
   po.register_with_kubelet = grpc;
   node->plugin_ = std::make_unique<deviceplugin::DevicePlugin>(
-      po, std::make_unique<deviceplugin::KubeClusterClient>(options.client),
+      po, std::make_unique<deviceplugin::KubeClusterApi>(options.client),
       std::make_unique<deviceplugin::FakeGpuBackend>(Gpus(spec)));
   VGPU_RETURN_IF_ERROR(node->plugin_->Start().WithContext("device plugin of " + spec.name));
 

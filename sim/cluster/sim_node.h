@@ -55,8 +55,8 @@ class SimNode {
   ApiServer& api_;
   std::unique_ptr<GrpcKubeletEndpoint> endpoint_;
   std::unique_ptr<deviceplugin::DevicePlugin> plugin_;
-  std::unique_ptr<deviceplugin::ClusterClient> allocator_client_;  // kAllocatorOnly
-  std::unique_ptr<deviceplugin::Allocator> allocator_;             // kAllocatorOnly
+  std::unique_ptr<deviceplugin::ClusterApi> allocator_api_;  // kAllocatorOnly
+  std::unique_ptr<deviceplugin::Allocator> allocator_;       // kAllocatorOnly
   std::unique_ptr<PluginLink> link_;
   std::vector<std::string> all_replicas_;
   std::mutex mu_;

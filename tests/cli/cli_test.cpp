@@ -12,7 +12,7 @@ struct CliResult {
   std::string err;
 };
 
-CliResult RunVgpu(std::vector<std::string> args) {
+CliResult RunVgpu(const std::vector<std::string>& args) {
   std::ostringstream out;
   std::ostringstream err;
   const int rc = vgpu::cli::RunCli(args, out, err);

@@ -1,4 +1,4 @@
-#include "run_env.h"
+#include "cli/run_env.h"
 
 #include <gtest/gtest.h>
 

@@ -18,8 +18,8 @@ nlohmann::json NodeJson(const std::string& lock) {
 }
 
 nlohmann::json PodJson(const std::string& name, const std::string& to_allocate,
-                       std::vector<std::string> init = {},
-                       std::vector<std::string> app = {"main"}) {
+                       const std::vector<std::string>& init = {},
+                       const std::vector<std::string>& app = {"main"}) {
   nlohmann::json p = {{"metadata",
                        {{"name", name},
                         {"namespace", "default"},

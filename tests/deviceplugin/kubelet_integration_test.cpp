@@ -103,6 +103,7 @@ class DevicePluginBinaryTest : public ::testing::Test {
         "--report-interval-seconds=1",
     };
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     ASSERT_EQ(::posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ), 0);

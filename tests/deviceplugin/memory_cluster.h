@@ -1,16 +1,16 @@
 #pragma once
 
-// An in-memory ClusterClient for unit tests of the Allocate flow: it keeps node and pod objects
+// An in-memory ClusterApi for unit tests of the Allocate flow: it keeps node and pod objects
 // and applies annotation patches the way the API server does, and can play an unreachable server.
 
 #include <map>
 #include <mutex>
 
-#include "deviceplugin/cluster_client.h"
+#include "deviceplugin/cluster_api.h"
 
 namespace vgpu::deviceplugin::testing {
 
-class MemoryCluster : public ClusterClient {
+class MemoryCluster : public ClusterApi {
  public:
   void PutNode(nlohmann::json node) {
     std::lock_guard l(mu_);

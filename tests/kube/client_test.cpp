@@ -226,6 +226,7 @@ TEST_F(ClientFixture, ConcurrentCallersAndRateLimiterCounts) {
   constexpr int kThreads = 4;
   constexpr int kPerThread = 25;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   std::atomic<int> failures{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -238,7 +239,8 @@ TEST_F(ClientFixture, ConcurrentCallersAndRateLimiterCounts) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(client_->List(kPods, "default")->at("items").size(), size_t{kThreads * kPerThread});
+  EXPECT_EQ(client_->List(kPods, "default")->at("items").size(),
+            size_t{kThreads} * size_t{kPerThread});
   EXPECT_EQ((*client)->rate_limiter().granted(), kThreads * kPerThread * 2);
   EXPECT_EQ((*client)->rate_limiter().throttled(), 0);
 }

@@ -50,7 +50,7 @@ class KubeConfigTest : public ::testing::Test {
 };
 
 TEST(Base64Test, Decodes) {
-  for (std::string s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", kCertPem}) {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", kCertPem}) {
     auto d = Base64Decode(Base64(s));
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(*d, s);

@@ -1,11 +1,12 @@
 #include "env_config.h"
-#include "mem_arith.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
 #include <string>
+
+#include "mem_arith.h"
 
 namespace {
 

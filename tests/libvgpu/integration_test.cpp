@@ -75,7 +75,7 @@ class LibvgpuTest : public ::testing::Test {
   }
 
   // Total on device record 0 as a fresh process sees it after reaping.
-  uint64_t UsageSeenByNextProcess(Env env) {
+  uint64_t UsageSeenByNextProcess(const Env& env) {
     RunResult r = RunProcess(Probe({"usage"}), env);
     EXPECT_TRUE(ExitedOk(r)) << Describe(r);
     std::smatch m;
@@ -119,6 +119,7 @@ TEST_F(LibvgpuTest, ContextMemoryIsMeasuredAndCounted) {
 // N processes grab 1 MiB blocks at the same time under one 64 MiB limit: exactly 64 succeed.
 void SharedLimit(LibvgpuTest* t, const Env& env, int processes, int* total) {
   std::vector<std::unique_ptr<Child>> children;
+  children.reserve(processes);
   for (int i = 0; i < processes; ++i) {
     children.push_back(std::make_unique<Child>(
         std::vector<std::string>{VGPU_PROBE, "grab", std::to_string(kMiB)}, env, true));
@@ -172,6 +173,7 @@ TEST_F(LibvgpuTest, SigkillMidAllocationTwoHundredTimesLeavesZero) {
 TEST_F(LibvgpuTest, ThreeHundredConcurrentProcessInits) {
   const Env env = BaseEnv("4g");
   std::vector<std::unique_ptr<Child>> children;
+  children.reserve(300);
   for (int i = 0; i < 300; ++i) {
     children.push_back(
         std::make_unique<Child>(std::vector<std::string>{VGPU_PROBE, "init"}, env, false));

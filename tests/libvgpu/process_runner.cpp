@@ -50,7 +50,13 @@ Child::Child(const std::vector<std::string>& argv, const std::map<std::string, s
   }
   merged.erase("LD_PRELOAD");  // the test binary may be sanitized; children are not
   for (const auto& [k, v] : env) merged[k] = v;
-  for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
+  env_strings.reserve(merged.size());
+  for (const auto& [k, v] : merged) {
+    std::string entry = k;
+    entry += '=';
+    entry += v;
+    env_strings.push_back(std::move(entry));
+  }
   std::vector<char*> envp, args;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);

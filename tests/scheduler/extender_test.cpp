@@ -381,6 +381,7 @@ TEST_F(ExtenderTest, HundredConcurrentBindsToOneNodeAllSucceed) {
   Extender& ext = extender();
   std::vector<std::string> errors(kPods);
   std::vector<std::thread> threads;
+  threads.reserve(kPods);
   for (int i = 0; i < kPods; ++i) {
     threads.emplace_back([&, i] {
       json f = ext.Filter(FilterArgs(pods[i], {"n1"})).Json();

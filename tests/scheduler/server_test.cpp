@@ -97,6 +97,8 @@ TEST_F(ServerTest, ExtenderVerbsOverHttp) {
   httplib::Client mc("127.0.0.1", server->metrics_port());
   auto m = mc.Get("/metrics");
   ASSERT_TRUE(m);
+  // The first metric line is one string written as two literals.
+  // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
   for (const char* want :
        {"hami_gpu_memory_limit_bytes{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
         "device_type=\"NVIDIA-NVIDIA A10\"} 25165824000",
@@ -113,7 +115,7 @@ TEST_F(ServerTest, ExtenderVerbsOverHttp) {
 
 TEST_F(ServerTest, LegacyMetricNames) {
   api_.PutNode(testing::GpuNode("n1", 1));
-  const std::string page = metrics_.Render(model_, /*legacy=*/true);
+  const std::string page = metrics_.Render(model_, /*legacy_names=*/true);
   EXPECT_NE(page.find("GPUDeviceMemoryLimit{"), std::string::npos);
   EXPECT_NE(page.find("GPUDeviceCoreLimit{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
                       "device_type=\"NVIDIA-NVIDIA A10\"} 100"),

@@ -14,7 +14,7 @@ device_plugin_bin() { echo "${E2E_DEVICE_PLUGIN_BIN:-$E2E_VGPU_BUILD/deviceplugi
 build_vgpu() {
   if [[ -n ${E2E_SCHEDULER_BIN:-} && -n ${E2E_DEVICE_PLUGIN_BIN:-} ]]; then return 0; fi
   # Subfolders of core/ are selected by their own names.
-  local components="core;kube;deviceplugin;scheduler" d
+  local components="core;net;kube;deviceplugin;scheduler" d
   for d in "$E2E_REPO"/core/*/; do components+=";$(basename "$d")"; done
   log "building vgpu-scheduler and vgpu-device-plugin in $E2E_VGPU_BUILD"
   # -O2 as in the release preset: GCC 12 at CMake's default -O3 reports a false -Wrestrict.

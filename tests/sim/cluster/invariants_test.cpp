@@ -56,7 +56,7 @@ ClusterSnapshot Cluster() {
   return s;
 }
 
-PodState Placed(const char* name, const char* node, std::vector<AllocatedVgpu> devs) {
+PodState Placed(const char* name, const char* node, const std::vector<AllocatedVgpu>& devs) {
   PodState p{"default", name, node, VgpuRequest{static_cast<int>(devs.size()), 1, 0, 0}, {}, devs};
   return p;
 }

@@ -1,4 +1,4 @@
-#include "deviceplugin/kube_cluster_client.h"
+#include "deviceplugin/kube_cluster_api.h"
 
 namespace vgpu::deviceplugin {
 namespace {
@@ -20,15 +20,15 @@ std::string PointerToken(const std::string& key) {
 
 }  // namespace
 
-Result<nlohmann::json> KubeClusterClient::GetNode(const std::string& name) {
+Result<nlohmann::json> KubeClusterApi::GetNode(const std::string& name) {
   return client_->Get(kube::kNodes, "", name);
 }
 
-Result<nlohmann::json> KubeClusterClient::GetPod(const std::string& ns, const std::string& name) {
+Result<nlohmann::json> KubeClusterApi::GetPod(const std::string& ns, const std::string& name) {
   return client_->Get(kube::kPods, ns, name);
 }
 
-Result<std::vector<nlohmann::json>> KubeClusterClient::ListPodsOnNode(const std::string& node) {
+Result<std::vector<nlohmann::json>> KubeClusterApi::ListPodsOnNode(const std::string& node) {
   kube::ListOptions opts;
   opts.field_selector = "spec.nodeName=" + node;
   auto list = client_->List(kube::kPods, "", opts);
@@ -45,18 +45,17 @@ Result<std::vector<nlohmann::json>> KubeClusterClient::ListPodsOnNode(const std:
   return pods;
 }
 
-Status KubeClusterClient::PatchPodAnnotations(const std::string& ns, const std::string& name,
-                                              const AnnotationPatch& patch) {
+Status KubeClusterApi::PatchPodAnnotations(const std::string& ns, const std::string& name,
+                                           const AnnotationPatch& patch) {
   return client_->PatchAnnotations(kube::kPods, ns, name, patch).status();
 }
 
-Status KubeClusterClient::PatchNodeAnnotations(const std::string& name,
-                                               const AnnotationPatch& patch) {
+Status KubeClusterApi::PatchNodeAnnotations(const std::string& name, const AnnotationPatch& patch) {
   return client_->PatchAnnotations(kube::kNodes, "", name, patch).status();
 }
 
-Status KubeClusterClient::RemoveNodeAnnotationIf(const std::string& name, const std::string& key,
-                                                 const std::string& expected) {
+Status KubeClusterApi::RemoveNodeAnnotationIf(const std::string& name, const std::string& key,
+                                              const std::string& expected) {
   const std::string path = "/metadata/annotations/" + PointerToken(key);
   nlohmann::json ops = nlohmann::json::array(
       {{{"op", "test"}, {"path", path}, {"value", expected}}, {{"op", "remove"}, {"path", path}}});

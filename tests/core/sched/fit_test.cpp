@@ -35,6 +35,7 @@ PodRequest Ask(std::vector<ContainerRequest> app, GpuPolicy gp = GpuPolicy::kSpr
 
 std::vector<std::string> Uuids(const std::vector<AllocatedDevice>& devs) {
   std::vector<std::string> out;
+  out.reserve(devs.size());
   for (const auto& d : devs) out.push_back(d.uuid);
   return out;
 }

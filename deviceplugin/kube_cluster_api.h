@@ -1,17 +1,17 @@
 #pragma once
 
-// ClusterClient over the project's Kubernetes REST client (vgpu_kube).
+// ClusterApi over the project's Kubernetes REST client (vgpu_kube).
 
 #include <memory>
 
-#include "deviceplugin/cluster_client.h"
+#include "deviceplugin/cluster_api.h"
 #include "kube/client.h"
 
 namespace vgpu::deviceplugin {
 
-class KubeClusterClient : public ClusterClient {
+class KubeClusterApi : public ClusterApi {
  public:
-  explicit KubeClusterClient(std::shared_ptr<kube::Client> client) : client_(std::move(client)) {}
+  explicit KubeClusterApi(std::shared_ptr<kube::Client> client) : client_(std::move(client)) {}
 
   Result<nlohmann::json> GetNode(const std::string& name) override;
   Result<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override;

@@ -163,6 +163,7 @@ TEST(SimLive, HundredConcurrentBindsToOneNodeAllSucceed) {
   std::atomic<int> ok{0};
   std::vector<std::string> errors(kPods);
   std::vector<std::thread> threads;
+  threads.reserve(kPods);
   for (int i = 0; i < kPods; ++i) {
     threads.emplace_back([&, i] {
       auto client = c.NewExtenderClient();

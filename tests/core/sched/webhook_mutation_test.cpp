@@ -1,4 +1,4 @@
-#include "core/sched/admission.h"
+#include "core/sched/webhook_mutation.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@ namespace {
 
 using nlohmann::json;
 
-json Pod(json container) {
+json Pod(const json& container) {
   return {{"metadata", {{"name", "p"}, {"namespace", "team"}}},
           {"spec", {{"containers", json::array({container})}}}};
 }

@@ -5,8 +5,8 @@
 namespace vgpu::allocate {
 namespace {
 
-PodView Pod(std::string name, std::string phase, std::string bind_phase, std::string vgpu_node,
-            std::string bind_time = "100") {
+PodView Pod(std::string name, std::string phase, const std::string& bind_phase,
+            const std::string& vgpu_node, const std::string& bind_time = "100") {
   PodView p;
   p.ns = "default";
   p.name = std::move(name);

@@ -1,4 +1,4 @@
-#include "core/sched/admission.h"
+#include "core/sched/webhook_mutation.h"
 
 #include "vgpu/env_contract.h"
 

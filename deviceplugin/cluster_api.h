@@ -17,9 +17,9 @@ namespace vgpu::deviceplugin {
 // Annotation key -> new value; nullopt removes the annotation.
 using AnnotationPatch = std::map<std::string, std::optional<std::string>>;
 
-class ClusterClient {
+class ClusterApi {
  public:
-  virtual ~ClusterClient() = default;
+  virtual ~ClusterApi() = default;
   virtual Result<nlohmann::json> GetNode(const std::string& name) = 0;
   virtual Result<nlohmann::json> GetPod(const std::string& ns, const std::string& name) = 0;
   // Pods bound to `node` (spec.nodeName), all namespaces.

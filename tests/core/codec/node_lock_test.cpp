@@ -9,8 +9,8 @@ using std::chrono::sys_days;
 using namespace std::chrono_literals;
 
 Seconds At(int y, unsigned mo, unsigned d, int h, int mi, int s) {
-  return Seconds{sys_days{std::chrono::year(y) / mo / d}} + std::chrono::hours(h) +
-         std::chrono::minutes(mi) + std::chrono::seconds(s);
+  return Seconds{sys_days{std::chrono::year(y) / std::chrono::month(mo) / std::chrono::day(d)}} +
+         std::chrono::hours(h) + std::chrono::minutes(mi) + std::chrono::seconds(s);
 }
 
 TEST(TimeFormatTest, Rfc3339Table) {

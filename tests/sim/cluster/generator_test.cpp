@@ -55,7 +55,7 @@ TEST(Generator, MixCoversEveryRequestKind) {
     counts.insert(r.count);
     whole += r.cores == 100;
     percent += p.mem_percent.has_value();
-    selectors += p.annotations.count("nvidia.com/use-gputype");
+    selectors += static_cast<int>(p.annotations.count("nvidia.com/use-gputype"));
     implicit_count += !p.gpus.has_value();
     finite += p.duration_s.has_value();
   }
