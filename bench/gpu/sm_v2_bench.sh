@@ -22,6 +22,8 @@
 #     infer-closed   infer-closed: native, 30                                            ~2.5 min
 #   matmul           sm_limit_bench.sh's matmul part (alone 10/30/50/70, graph 30, pair
 #                    30+70, trio 20/30/50), MATMUL_REPS times (default 2)                ~3 min each
+#   cost             (not in the default) train: native, libvgpu without a limit, at 50 with
+#                    kernel records and with events, native and at 50 on two cores     ~8 min
 #   overhead         = overhead-small overhead-train: native / libvgpu without a limit /
 #                    a limit that does not bind, OVH_ROUNDS (default 5) rounds           ~6 min each
 #   robust           = robust-lock robust-shared robust-profiler                          ~8 min
@@ -42,7 +44,8 @@
 # options for train / train-sat / infer-*, e.g. TRAIN_ARGS="--layers 12 --batch 24"),
 # INFER_RATE (requests/s of infer-open; default from calib: INFER_DEMAND % (30) of the GPU),
 # NVML=0 (no per-process SM utilisation sampling; it never runs during overhead).
-# Tenants are pinned to cores 2, 3, 4 (the NVML sampler to core 0) where the host has 8 or more.
+# Tenants are pinned to one core each (2, 4, 6; the NVML sampler to core 0) where the host has 8
+# or more. Each tenant's JSON has cpu_pct: its threads' CPU over the window (the limiter's: vgpu-sm).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -110,7 +113,8 @@ kind_args() {  # kind_args KIND: the user's size options for that kind (word-spl
 
 # run_group REP NAME [@nolock] SPEC...  One group = tenants started together, one window.
 # SPEC = KIND:LIMIT[:CONTAINER[:EXTRA]]; LIMIT: native (no libvgpu), none (libvgpu, no limit) or
-# a percentage (policy force); tenants with the same CONTAINER tag share one region file
+# a percentage (policy force), each optionally followed by /events (VGPU_CUPTI_LIBRARY=off: the
+# limiter measures with CUDA events) and /2cpu (the tenant on two cores instead of one); tenants with the same CONTAINER tag share one region file
 # (default: each its own); EXTRA: more sm_workloads.py options, comma-separated.
 # @nolock: /tmp/vgpulock absent during the group (it is recreated afterwards).
 run_group() {
@@ -133,13 +137,18 @@ run_group() {
     # shellcheck disable=SC2207  # the user's option string, split into words on purpose
     args=($(kind_args "$kind"))
     [ -n "$extra" ] && IFS=, read -r -a ex <<<"$extra" && args+=("${ex[@]}")
-    case $limit in
+    local base=${limit%%/*} cpus=1
+    [[ "$limit" == */events* ]] && envs+=(VGPU_CUPTI_LIBRARY=off)
+    [[ "$limit" == */2cpu* ]] && cpus=2
+    case $base in
       native) ;;
       none) envs+=(LD_PRELOAD="$LIB" CUDA_DEVICE_MEMORY_SHARED_CACHE="$CACHEDIR/$tag.$box.cache") ;;
       *) envs+=(LD_PRELOAD="$LIB" CUDA_DEVICE_MEMORY_SHARED_CACHE="$CACHEDIR/$tag.$box.cache"
-                CUDA_DEVICE_SM_LIMIT="$limit" GPU_CORE_UTILIZATION_POLICY=force VGPU_SM_STATS=1) ;;
+                CUDA_DEVICE_SM_LIMIT="$base" GPU_CORE_UTILIZATION_POLICY=force VGPU_SM_STATS=1) ;;
     esac
-    if command -v taskset >/dev/null && [ "$(nproc)" -ge 8 ]; then pin=(taskset -c $((2 + i))); fi
+    if command -v taskset >/dev/null && [ "$(nproc)" -ge 8 ]; then
+      pin=(taskset -c "$((2 + 2 * i))$([ $cpus = 2 ] && echo ",$((3 + 2 * i))")")
+    fi
     "${pin[@]}" env "${envs[@]}" "$PY" "$WORK" "$kind" "${args[@]}" >"$RAW/$tag.$i.json" 2>"$RAW/$tag.$i.err" &
     pids+=($!)
     echo "$i $kind $limit $box $!" >>"$RAW/$tag.spec.tmp"
@@ -277,6 +286,14 @@ if part matmul; then
       VGPU_LIBRARY=$LIB bash "$HERE/sm_limit_bench.sh" | tee "$OUT/matmul/r$r.txt"
   done
   report matmul
+fi
+
+if part cost; then  # where a limit that does not bind costs a host-bound loop its speed
+  need_lib
+  need_calib train
+  rounds "$REPS" "cost_native train:native" "cost_none train:none" "cost_50 train:50" \
+    "cost_50_events train:50/events" "cost_native_2cpu train:native/2cpu" "cost_50_2cpu train:50/2cpu"
+  report cost
 fi
 
 if part robust-lock; then

@@ -351,6 +351,31 @@ def part_overhead(kind):
               "median <= %.0f %%" % bound, m <= bound if m is not None else None)
 
 
+def part_cost():
+    """What a limit that does not bind costs the train loop, and which threads spend the CPU."""
+    groups = ["cost_native", "cost_none", "cost_50", "cost_50_events", "cost_native_2cpu", "cost_50_2cpu"]
+    table(groups, gpu_s("train"))
+    print("\nCPU per thread over the window, %% of one core (median of the repetitions; > 1 %%):")
+    for grp in groups:
+        tt = tenants(grp, 0)
+        names = sorted({k for _, _, t in tt for k in t.res.get("cpu_pct", {})})
+        cpu = {k: med([t.res.get("cpu_pct", {}).get(k, 0.0) for _, _, t in tt]) for k in names}
+        total = med([sum(t.res.get("cpu_pct", {}).values()) for _, _, t in tt])
+        busy = ", ".join("%s %.1f" % (k, v) for k, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v > 1)
+        measure = sorted({str(t.stats.get("records", 0) > 0 and "records" or "events")
+                          for _, _, t in tt if t.stats})
+        print("  %-18s total %s  %s  %s" % (grp, "%.0f" % total if total else "-", busy, "/".join(measure)))
+    native = med(rates("cost_native"))
+    native2 = med(rates("cost_native_2cpu"))
+    for grp, ref in (("cost_none", native), ("cost_50", native), ("cost_50_events", native),
+                     ("cost_50_2cpu", native2)):
+        r = med(rates(grp))
+        slow = 100 * (1 - r / ref) if (r and ref) else None
+        bound = 1.0 if grp == "cost_none" else 2.0
+        check("%s slowdown vs its native" % grp, "%+.1f %%" % slow if slow is not None else "-",
+              "<= %.0f %%" % bound, slow <= bound if slow is not None else None)
+
+
 def part_robust_lock():
     table(["lock_native", "lock_absent_30", "lock_present_30"], gpu_s("train"))
     train_checks("lock_native", [("lock_absent_30", 30), ("lock_present_30", 30)])
@@ -431,7 +456,7 @@ PARTS = {
     "infer-pair": part_infer_pair, "infer-closed": part_infer_closed, "matmul": part_matmul,
     "overhead-small": lambda: part_overhead("small"), "overhead-train": lambda: part_overhead("train"),
     "robust-lock": part_robust_lock, "robust-shared": part_robust_shared,
-    "robust-profiler": part_robust_profiler,
+    "robust-profiler": part_robust_profiler, "cost": part_cost,
 }
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ KIND
                  CUPTI); also reports the kernel union the profiler saw over its whole run.
 """
 import argparse
+import glob
 import json
 import os
 import random
@@ -192,6 +193,22 @@ def open_loop(unit, a, warm_from, start_at, end_at):
     return per_second, lat, service, unserved, served
 
 
+def thread_cpu():
+    """CPU seconds per thread name of this process (/proc/self/task/*/stat: utime + stime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for task in glob.glob("/proc/self/task/*/stat"):
+        try:
+            with open(task) as f:
+                s = f.read()
+        except OSError:
+            continue
+        name = s[s.index("(") + 1:s.rindex(")")]
+        fields = s[s.rindex(")") + 2:].split()
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def pct(xs, p):
     """Nearest-rank percentile in ms."""
     if not xs:
@@ -275,6 +292,7 @@ def main():
     if a.kind != "infer-open":
         while time.time() < start_at:
             unit()
+    cpu0, cpu_t0 = thread_cpu(), time.time()
 
     if a.profile:
         # Native calibration: the profiled stretch is the whole call, so its kernels and its
@@ -310,6 +328,10 @@ def main():
         res.update(rate=sum(per_second) / (end_at - start_at), per_second=per_second,
                    p50_ms=pct(lat, 50), p99_ms=pct(lat, 99), max_ms=pct(lat, 100))
 
+    # Each thread's CPU from the window's start on, in % of one core (the limiter's thread is "vgpu-sm").
+    cpu1, span = thread_cpu(), max(time.time() - cpu_t0, 1e-3)
+    res["cpu_pct"] = {k: round(100 * (v - cpu0.get(k, 0.0)) / span, 1) for k, v in cpu1.items()
+                      if v - cpu0.get(k, 0.0) > 0}
     if opened:
         torch.cuda.synchronize()
         opened.__exit__(None, None, None)

@@ -24,6 +24,7 @@ VGPU_PIN(pthread_create, "GLIBC_2.2.5");
 VGPU_PIN(pthread_join, "GLIBC_2.2.5");
 VGPU_PIN(pthread_attr_setstacksize, "GLIBC_2.2.5");
 VGPU_PIN(pthread_sigmask, "GLIBC_2.2.5");
+VGPU_PIN(pthread_setname_np, "GLIBC_2.12");
 #undef VGPU_PIN
 #endif
 

@@ -450,6 +450,7 @@ void SamplerStart() {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     pthread_attr_destroy(&attr);
     if (g_started) {
+      pthread_setname_np(g_thread, "vgpu-sm");  // top -H, /proc/PID/task/*/comm
       atexit(StopAtExit);
     } else {
       Warn("cannot start the measuring thread: the limit cannot be enforced");
