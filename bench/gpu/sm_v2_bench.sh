@@ -22,8 +22,9 @@
 #     infer-closed   infer-closed: native, 30                                            ~2.5 min
 #   matmul           sm_limit_bench.sh's matmul part (alone 10/30/50/70, graph 30, pair
 #                    30+70, trio 20/30/50), MATMUL_REPS times (default 2)                ~3 min each
-#   cost             (not in the default) train: native, libvgpu without a limit, at 50 with
-#                    kernel records and with events, native and at 50 on two cores     ~8 min
+#   cost             (not in the default) train: native, libvgpu without a limit, at 30, 50, 90;
+#                    at 50 with LIBVGPU_PREV if set; with COST_MORE=1 also at 50 with events,
+#                    native and at 50 on two cores                                     ~6-9 min
 #   overhead         = overhead-small overhead-train: native / libvgpu without a limit /
 #                    a limit that does not bind, OVH_ROUNDS (default 5) rounds           ~6 min each
 #   robust           = robust-lock robust-shared robust-profiler                          ~8 min
@@ -114,7 +115,8 @@ kind_args() {  # kind_args KIND: the user's size options for that kind (word-spl
 # run_group REP NAME [@nolock] SPEC...  One group = tenants started together, one window.
 # SPEC = KIND:LIMIT[:CONTAINER[:EXTRA]]; LIMIT: native (no libvgpu), none (libvgpu, no limit) or
 # a percentage (policy force), each optionally followed by /events (VGPU_CUPTI_LIBRARY=off: the
-# limiter measures with CUDA events) and /2cpu (the tenant on two cores instead of one); tenants with the same CONTAINER tag share one region file
+# limiter measures with CUDA events), /2cpu (the tenant on two cores instead of one) and /prev
+# (the library LIBVGPU_PREV instead, to compare two builds in one run); tenants with the same CONTAINER tag share one region file
 # (default: each its own); EXTRA: more sm_workloads.py options, comma-separated.
 # @nolock: /tmp/vgpulock absent during the group (it is recreated afterwards).
 run_group() {
@@ -137,13 +139,14 @@ run_group() {
     # shellcheck disable=SC2207  # the user's option string, split into words on purpose
     args=($(kind_args "$kind"))
     [ -n "$extra" ] && IFS=, read -r -a ex <<<"$extra" && args+=("${ex[@]}")
-    local base=${limit%%/*} cpus=1
+    local base=${limit%%/*} cpus=1 lib=$LIB
     [[ "$limit" == */events* ]] && envs+=(VGPU_CUPTI_LIBRARY=off)
+    [[ "$limit" == */prev* ]] && lib=${LIBVGPU_PREV:?"/prev needs LIBVGPU_PREV"}
     [[ "$limit" == */2cpu* ]] && cpus=2
     case $base in
       native) ;;
-      none) envs+=(LD_PRELOAD="$LIB" CUDA_DEVICE_MEMORY_SHARED_CACHE="$CACHEDIR/$tag.$box.cache") ;;
-      *) envs+=(LD_PRELOAD="$LIB" CUDA_DEVICE_MEMORY_SHARED_CACHE="$CACHEDIR/$tag.$box.cache"
+      none) envs+=(LD_PRELOAD="$lib" CUDA_DEVICE_MEMORY_SHARED_CACHE="$CACHEDIR/$tag.$box.cache") ;;
+      *) envs+=(LD_PRELOAD="$lib" CUDA_DEVICE_MEMORY_SHARED_CACHE="$CACHEDIR/$tag.$box.cache"
                 CUDA_DEVICE_SM_LIMIT="$base" GPU_CORE_UTILIZATION_POLICY=force VGPU_SM_STATS=1) ;;
     esac
     if command -v taskset >/dev/null && [ "$(nproc)" -ge 8 ]; then
@@ -291,8 +294,12 @@ fi
 if part cost; then  # where a limit that does not bind costs a host-bound loop its speed
   need_lib
   need_calib train
-  rounds "$REPS" "cost_native train:native" "cost_none train:none" "cost_50 train:50" \
-    "cost_50_events train:50/events" "cost_native_2cpu train:native/2cpu" "cost_50_2cpu train:50/2cpu"
+  groups=("cost_native train:native" "cost_none train:none" "cost_30 train:30" "cost_50 train:50"
+          "cost_90 train:90")
+  [ -n "${LIBVGPU_PREV:-}" ] && groups+=("cost_50_prev train:50/prev")
+  [ -n "${COST_MORE:-}" ] && groups+=("cost_50_events train:50/events"
+                                      "cost_native_2cpu train:native/2cpu" "cost_50_2cpu train:50/2cpu")
+  rounds "$REPS" "${groups[@]}"
   report cost
 fi
 

@@ -353,7 +353,9 @@ def part_overhead(kind):
 
 def part_cost():
     """What a limit that does not bind costs the train loop, and which threads spend the CPU."""
-    groups = ["cost_native", "cost_none", "cost_50", "cost_50_events", "cost_native_2cpu", "cost_50_2cpu"]
+    groups = ["cost_native", "cost_none", "cost_30", "cost_50", "cost_90", "cost_50_prev", "cost_50_events",
+              "cost_native_2cpu", "cost_50_2cpu"]
+    groups = [g for g in groups if runs(g)]
     table(groups, gpu_s("train"))
     print("\nCPU per thread over the window, %% of one core (median of the repetitions; > 1 %%):")
     for grp in groups:
@@ -362,18 +364,22 @@ def part_cost():
         cpu = {k: med([t.res.get("cpu_pct", {}).get(k, 0.0) for _, _, t in tt]) for k in names}
         total = med([sum(t.res.get("cpu_pct", {}).values()) for _, _, t in tt])
         busy = ", ".join("%s %.1f" % (k, v) for k, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v > 1)
-        measure = sorted({str(t.stats.get("records", 0) > 0 and "records" or "events")
-                          for _, _, t in tt if t.stats})
-        print("  %-18s total %s  %s  %s" % (grp, "%.0f" % total if total else "-", busy, "/".join(measure)))
+        measure = sorted({l.split("measure=")[1].split()[0] for _, _, t in tt for l in t.lines if "measure=" in l})
+        mcpu = fmt([t.stats.get("measuring_cpu_ms") for _, _, t in tt])
+        print("  %-18s total %s  %s  measure %s, measuring thread CPU ms (whole run) %s" % (
+            grp, "%.0f" % total if total else "-", busy, "/".join(measure) or "-", mcpu))
     native = med(rates("cost_native"))
     native2 = med(rates("cost_native_2cpu"))
-    for grp, ref in (("cost_none", native), ("cost_50", native), ("cost_50_events", native),
-                     ("cost_50_2cpu", native2)):
+    for grp, ref in (("cost_none", native), ("cost_90", native), ("cost_50", native), ("cost_50_prev", native),
+                     ("cost_50_events", native), ("cost_50_2cpu", native2)):
         r = med(rates(grp))
+        if r is None:
+            continue
         slow = 100 * (1 - r / ref) if (r and ref) else None
         bound = 1.0 if grp == "cost_none" else 2.0
-        check("%s slowdown vs its native" % grp, "%+.1f %%" % slow if slow is not None else "-",
+        check("%s slowdown vs native (medians)" % grp, "%+.1f %%" % slow if slow is not None else "-",
               "<= %.0f %%" % bound, slow <= bound if slow is not None else None)
+    train_checks("cost_native", [(g, L) for g, L in (("cost_30", 30), ("cost_50", 50)) if runs(g)])
 
 
 def part_robust_lock():

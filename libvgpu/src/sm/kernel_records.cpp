@@ -67,6 +67,7 @@ constinit uint32_t g_head = 0;
 constinit uint32_t g_count = 0;
 constinit uint64_t g_dropped = 0;
 constinit bool g_realtime = false;  // records carry CLOCK_REALTIME (no timestamp callback)
+constinit int64_t g_last_delivery_ns = 0;  // atomic: CUPTI handed a buffer back
 
 // CLOCK_REALTIME minus CLOCK_MONOTONIC, now.
 int64_t RealtimeOffsetNs() {
@@ -95,6 +96,7 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
 
 void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   if (buffer == nullptr) return;
+  __atomic_store_n(&g_last_delivery_ns, NowNs(), __ATOMIC_RELAXED);
   CUpti_Activity* record = nullptr;
   // Records are on our CLOCK_MONOTONIC callback, on CLOCK_REALTIME (no callback), or on a clock
   // the application registered since: shift them back by that clock's offset, sampled now.
@@ -239,6 +241,10 @@ bool Enabled() {
   return g_enabled;
 }
 
+int64_t LastDeliveryNs() {
+  return __atomic_load_n(&g_last_delivery_ns, __ATOMIC_RELAXED);
+}
+
 void Flush() {
   if (g_started && !TakenByApplication()) g_api.flush_all(0);
 }
@@ -292,6 +298,7 @@ void ForgetAfterFork() {
   g_started = false;
   g_enabled = false;
   g_count = 0;
+  g_last_delivery_ns = 0;
 }
 
 }  // namespace vgpu::sm::kernel_records

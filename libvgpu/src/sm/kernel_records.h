@@ -37,6 +37,9 @@ bool SetEnabled(bool on);
 bool Enabled();
 // Hands over every buffer CUPTI holds whose records are complete (cuptiActivityFlushAll(0)).
 void Flush();
+// When CUPTI last handed a buffer back (NowNs; 0: never). While buffers fill faster than they
+// are flushed, CUPTI hands them back by itself and a flush only costs.
+int64_t LastDeliveryNs();
 // Moves up to `max` delivered records into `out`; returns how many.
 int Drain(KernelRecord* out, int max);
 // Records CUPTI or our queue dropped (for the statistics).

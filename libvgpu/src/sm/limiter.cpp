@@ -357,6 +357,10 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   out->events = d.marks.events_recorded();
   out->records = __atomic_load_n(&d.meter.records, __ATOMIC_RELAXED);
   out->dropped = kernel_records::Dropped();
+  const MeasuringCost cost = CurrentMeasuringCost();
+  out->measuring_cpu_ns = cost.cpu_ns;
+  out->measuring_passes = cost.passes;
+  out->cupti_flushes = cost.flushes;
   return 0;
 }
 

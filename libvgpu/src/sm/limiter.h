@@ -28,6 +28,13 @@ extern int g_sampler_idle;  // atomic: the thread sleeps until a launch wakes it
 void SamplerStop();
 void SamplerAfterFork();
 Measure CurrentMeasure();
+// What the measuring thread has cost so far (process-wide; statistics).
+struct MeasuringCost {
+  uint64_t cpu_ns;
+  uint64_t passes;
+  uint64_t flushes;
+};
+MeasuringCost CurrentMeasuringCost();
 
 // VGPU_SM_STATS: one line per limited device on stderr (at exit).
 void ReportStats();

@@ -71,6 +71,9 @@ typedef struct VgpuSmStats {
   uint64_t events;       /* CUDA events recorded */
   uint64_t records;      /* kernel records received */
   uint64_t dropped;      /* kernel records lost (CUPTI's buffers full) */
+  uint64_t measuring_cpu_ns; /* CPU the process's measuring thread used (all devices) */
+  uint64_t measuring_passes; /* its passes over the devices */
+  uint64_t cupti_flushes;    /* cuptiActivityFlushAll calls it made */
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);
 
