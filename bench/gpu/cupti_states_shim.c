@@ -35,7 +35,8 @@ static void CUPTIAPI Requested(uint8_t** buffer, size_t* size, size_t* max_recor
   pthread_mutex_unlock(&mu);
 }
 
-static void CUPTIAPI Completed(CUcontext c, uint32_t s, uint8_t* buffer, size_t size, size_t valid) {
+static void CUPTIAPI Completed(CUcontext c, uint32_t s, uint8_t* buffer, size_t size,
+                               size_t valid) {
   (void)c, (void)s, (void)size;
   CUpti_Activity* r = NULL;
   uint64_t n = 0;
@@ -57,10 +58,14 @@ int shim_start(int timestamp_callback) {
 
 int shim_enable(int on) {
   return (on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-             : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) == CUPTI_SUCCESS ? 0 : -1;
+             : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) == CUPTI_SUCCESS
+             ? 0
+             : -1;
 }
 
-int shim_flush(void) { return cuptiActivityFlushAll(0) == CUPTI_SUCCESS ? 0 : -1; }
+int shim_flush(void) {
+  return cuptiActivityFlushAll(0) == CUPTI_SUCCESS ? 0 : -1;
+}
 
 uint64_t shim_records(void) {
   pthread_mutex_lock(&mu);

@@ -296,9 +296,10 @@ TEST_F(LibvgpuTest, SmLimitMeasuresShortBatchesBetweenSynchronisations) {
   const double measured_ms = std::stod(r.err.substr(at + 8));
   // 3.5 ms of kernels. (Without the synchronisation hooks the batches would stay open.)
   EXPECT_GE(measured_ms, 2.9) << Describe(r);
-  // The six 2 ms pauses between batches are not counted (they would make it 15.5); a loaded test
-  // machine may leave its GPU idle between two launches of a batch, which is counted.
-  EXPECT_LE(measured_ms, 8.0) << Describe(r);
+  // The six 20 ms pauses between batches are not counted (they would make it 123.5); a loaded
+  // test machine may leave its GPU idle between two launches of a batch, which is counted (up to
+  // 17 ms was seen with three busy loops on two cores).
+  EXPECT_LE(measured_ms, 40.0) << Describe(r);
 }
 
 // The launch-overhead probe (bench/gpu/launch_overhead.sh) compares two entry points in one

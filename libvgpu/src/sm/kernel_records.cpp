@@ -25,7 +25,7 @@ static_assert(offsetof(CUpti_ActivityKernel10, deviceId) == 40, "kernel record l
 // kernels queued, the buffer being filled waits until it is full. A 32 KB buffer (~150 records)
 // then arrived up to 2 s late behind a loop of 2 ms kernels on an H100; 4 KB (~18 records) bounds
 // that to ~18 kernels.
-constexpr size_t kBufferBytes = 4 * 1024;
+constexpr size_t kBufferBytes = size_t{4} * 1024;
 constexpr int kBuffers = 512;
 constexpr int kQueue = 1 << 16;  // records between two drains (a drain every ~1 ms)
 
@@ -66,7 +66,7 @@ constinit KernelRecord* g_queue = nullptr;
 constinit uint32_t g_head = 0;
 constinit uint32_t g_count = 0;
 constinit uint64_t g_dropped = 0;
-constinit bool g_realtime = false;  // records carry CLOCK_REALTIME (no timestamp callback)
+constinit bool g_realtime = false;         // records carry CLOCK_REALTIME (no timestamp callback)
 constinit int64_t g_last_delivery_ns = 0;  // atomic: CUPTI handed a buffer back
 
 // CLOCK_REALTIME minus CLOCK_MONOTONIC, now.
@@ -219,7 +219,7 @@ bool Start(const char* configured, const char** why) {
   const bool ok = g_started && __atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) == 0;
   if (!ok && why != nullptr) {
     static char taken[128];
-    snprintf(taken, sizeof(taken), "the application called %s, a profiler?", TakenBy());
+    (void)snprintf(taken, sizeof(taken), "the application called %s, a profiler?", TakenBy());
     *why = g_why != nullptr && !TakenByApplication() ? g_why : taken;
   }
   pthread_mutex_unlock(&g_mu);

@@ -64,7 +64,7 @@ bool Enforcing(const Device& d) {
 
 void HexUuid(const CUuuid& uuid, char* out) {
   static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 16; ++i) {
+  for (size_t i = 0; i < 16; ++i) {
     const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
     out[2 * i] = kHex[byte >> 4];
     out[2 * i + 1] = kHex[byte & 15];

@@ -1,4 +1,4 @@
-// The measuring thread of a limited process: every millisecond while the process is launching it
+// The measuring thread of a limited process: every 2 ms while the process is launching it
 // collects what its kernels used (kernel records, or CUDA events), splits the time other tenants'
 // kernels were busy too (attribution.h), charges the container's budget, publishes its own busy
 // time to the other tenants of the GPU (peer_file.h), and sets the rhythm the launch path waits in
@@ -26,9 +26,9 @@ constinit int g_sampler_idle = 0;
 
 namespace {
 
-// The thread's CPU comes out of the application's (a host-bound loop in a one-core container
-// lost ~7 % of its speed to 1 ms passes with a flush every 4 ms on an H100 host): a pass every
-// 2 ms, and a flush only when CUPTI has not handed buffers back by itself lately.
+// The thread's CPU comes out of the application's (in a one-core container beside a host-bound
+// loop it took ~7 % of the core with 1 ms passes and a flush every 4 ms, on an H100 host): a pass
+// every 2 ms, and a flush only when CUPTI has not handed buffers back by itself lately.
 constexpr int64_t kTickNs = 2'000'000;
 constexpr int64_t kFlushIntervalNs = 8'000'000;  // cuptiActivityFlushAll costs ~100 µs
 constexpr int64_t kDeliveredLatelyNs = 2'000'000;
@@ -58,16 +58,16 @@ constinit int64_t g_last_flush_ns = 0;
 constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last window
 constinit bool g_window_open = false;
 constinit bool g_window_collecting = false;
-constinit uint64_t g_passes = 0;        // atomic (statistics)
-constinit uint64_t g_flushes = 0;       // atomic
+constinit uint64_t g_passes = 0;         // atomic (statistics)
+constinit uint64_t g_flushes = 0;        // atomic
 constinit uint64_t g_thread_cpu_ns = 0;  // atomic: the thread's CPU, read about once a second
 
 // Scratch of the thread (one thread: plain statics).
-constinit TimeSpan s_events[kScratch];
-constinit KernelRecord s_records[kScratch];
-constinit TimeSpan s_mine[kScratch];
-constinit OwnedSpan s_others[kScratch];
-constinit SpanEdge s_edges[4 * kScratch];
+constinit TimeSpan s_events[kScratch]{};
+constinit KernelRecord s_records[kScratch]{};
+constinit TimeSpan s_mine[kScratch]{};
+constinit OwnedSpan s_others[kScratch]{};
+constinit SpanEdge s_edges[4 * kScratch]{};
 
 bool Limited(const Device& d) {
   return __atomic_load_n(&d.state, __ATOMIC_ACQUIRE) == kStateLimited;
@@ -94,10 +94,11 @@ void OpenPeers(Device& d) {
     return;
   }
   char line[512];
-  snprintf(line, sizeof(line),
-           "device %d: %s (%s): other tenants of this GPU are not seen, so time their kernels "
-           "shared with ours is charged to us in full (the limit holds, conservatively)",
-           d.ordinal, why, g_config.lock_dir);
+  (void)snprintf(
+      line, sizeof(line),
+      "device %d: %s (%s): other tenants of this GPU are not seen, so time their kernels "
+      "shared with ours is charged to us in full (the limit holds, conservatively)",
+      d.ordinal, why, g_config.lock_dir);
   Warn(line);
 }
 
@@ -274,14 +275,15 @@ void StartCuptiOnce() {
   g_cupti_ok = kernel_records::Start(g_config.cupti_library, &why);
   // Exit handlers run in reverse order: stop measuring before whatever CUPTI registered at its
   // start tears it down. (The handler registered at our own start stays for exits before this.)
-  if (g_cupti_ok) atexit(StopAtExit);
+  if (g_cupti_ok) (void)atexit(StopAtExit);
   if (!g_cupti_ok) {
     char line[512];
-    snprintf(line, sizeof(line),
-             "kernel records unavailable (%s): GPU time is measured with CUDA events, which also "
-             "count the GPU's short gaps between a host-bound loop's kernels (the limit holds, a "
-             "host-bound tenant gets less than its share)",
-             why != nullptr ? why : "?");
+    (void)snprintf(
+        line, sizeof(line),
+        "kernel records unavailable (%s): GPU time is measured with CUDA events, which also "
+        "count the GPU's short gaps between a host-bound loop's kernels (the limit holds, a "
+        "host-bound tenant gets less than its share)",
+        why != nullptr ? why : "?");
     Warn(line);
   }
 }
@@ -295,12 +297,13 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
     if (!g_warned_taken) {
       g_warned_taken = true;
       char line[512];
-      snprintf(line, sizeof(line),
-               "the application called %s (a profiler?): kernel records stop, GPU time is measured "
-               "with CUDA events from now on, which also count the GPU's short gaps between a "
-               "host-bound loop's kernels (the limit holds, a host-bound tenant gets less than its "
-               "share)",
-               kernel_records::TakenBy());
+      (void)snprintf(
+          line, sizeof(line),
+          "the application called %s (a profiler?): kernel records stop, GPU time is measured "
+          "with CUDA events from now on, which also count the GPU's short gaps between a "
+          "host-bound loop's kernels (the limit holds, a host-bound tenant gets less than its "
+          "share)",
+          kernel_records::TakenBy());
       Warn(line);
     }
   }
@@ -402,8 +405,8 @@ bool Pass(bool final) {
 void NoteThreadCpu() {
   timespec cpu{};
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
-    const auto ns = static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000U +
-                    static_cast<uint64_t>(cpu.tv_nsec);
+    const auto ns =
+        static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000U + static_cast<uint64_t>(cpu.tv_nsec);
     __atomic_store_n(&g_thread_cpu_ns, ns, __ATOMIC_RELAXED);
   }
 }
@@ -467,7 +470,7 @@ void SamplerStart() {
   if (!g_started) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_attr_setstacksize(&attr, size_t{256} * 1024);
     // Signals belong to the application's threads.
     sigset_t all;
     sigset_t old;
@@ -478,7 +481,7 @@ void SamplerStart() {
     pthread_attr_destroy(&attr);
     if (g_started) {
       pthread_setname_np(g_thread, "vgpu-sm");  // top -H, /proc/PID/task/*/comm
-      atexit(StopAtExit);
+      (void)atexit(StopAtExit);
     } else {
       Warn("cannot start the measuring thread: the limit cannot be enforced");
     }

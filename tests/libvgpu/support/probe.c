@@ -841,7 +841,7 @@ static int cmd_smsync(void) {
       CU(cuEventRecord(e, s));
       CU(cuEventSynchronize(e));
     }
-    usleep(2000); /* the app does something else before its next batch */
+    usleep(20000); /* the app does something else before its next batch */
   }
   CU(cuEventDestroy(e));
   CU(cuModuleUnload(mod));
