@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/http_listen.h"
+#include "net/tls_pair.h"
 
 namespace vgpu::scheduler {
 
@@ -162,11 +163,15 @@ Status Server::StartHttps() {
   int port = 0;
   VGPU_RETURN_IF_ERROR(ParseBindAddress(options_.https_bind, host, port));
   const std::string stamp = FileStamp(options_.tls_cert, options_.tls_key);
+  VGPU_RETURN_IF_ERROR(net::CheckTlsPair(options_.tls_cert, options_.tls_key));
   auto next =
       std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
   if (!next->is_valid()) {
     return InvalidArgument("cannot load TLS certificate " + options_.tls_cert + " and key " +
                            options_.tls_key + " (missing, unreadable or not a matching pair)");
+  }
+  if (FileStamp(options_.tls_cert, options_.tls_key) != stamp) {
+    return Unavailable("TLS certificate or key changed while loading; the next check loads it");
   }
   const int threads = options_.worker_threads;
   next->new_task_queue = [threads] {
@@ -204,7 +209,8 @@ void Server::WatchTls() {
     const std::string stamp = FileStamp(options_.tls_cert, options_.tls_key);
     if (stamp.empty() || stamp == tls_stamp_) continue;
     lock.unlock();
-    // A half-written pair fails to load; the old listener keeps serving until it is whole.
+    // A half-written or half-replaced pair fails the check; the old listener keeps serving until
+    // the new pair is whole.
     if (StartHttps().ok()) tls_reloads_.fetch_add(1);
     lock.lock();
   }

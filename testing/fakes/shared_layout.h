@@ -10,7 +10,7 @@
 
 namespace vgpu::fake {
 
-inline constexpr int kMaxProcesses = 128;
+inline constexpr int kMaxProcesses = 512;
 inline constexpr int kMaxContexts = 64;     // scheduling contexts, all processes and GPUs
 inline constexpr int kContextQueue = 4096;  // pending kernels per context (its pushbuffer)
 inline constexpr int kServiceRing = 16384;  // per GPU: service periods, for utilization

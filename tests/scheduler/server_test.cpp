@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -97,10 +98,10 @@ TEST_F(ServerTest, ExtenderVerbsOverHttp) {
   httplib::Client mc("127.0.0.1", server->metrics_port());
   auto m = mc.Get("/metrics");
   ASSERT_TRUE(m);
-  // The first metric line is one string written as two literals.
-  // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
   for (const char* want :
-       {"hami_gpu_memory_limit_bytes{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
+       {// The first metric line is one string written as two literals.
+        // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
+        "hami_gpu_memory_limit_bytes{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
         "device_type=\"NVIDIA-NVIDIA A10\"} 25165824000",
         "hami_gpu_shared_count{node=\"n1\"",
         "hami_vgpu_memory_allocated_bytes{namespace=\"default\",node=\"n1\",pod=\"p\"",
@@ -124,19 +125,24 @@ TEST_F(ServerTest, LegacyMetricNames) {
   EXPECT_EQ(page.find("hami_gpu_memory_limit_bytes"), std::string::npos);
 }
 
-std::string MakeCert(const std::string& dir, const std::string& cn) {
+// A new self-signed pair as key.pem.new and cert.pem.new, put in place by Install.
+std::string StageCert(const std::string& dir, const std::string& cn) {
   const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=" + cn +
                           " -keyout " + dir + "/key.pem.new -out " + dir +
-                          "/cert.pem.new >/dev/null 2>&1 && mv " + dir + "/key.pem.new " + dir +
-                          "/key.pem && mv " + dir + "/cert.pem.new " + dir + "/cert.pem";
+                          "/cert.pem.new >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0 ? "" : "openssl failed: " + cmd;
+}
+
+bool Install(const std::string& dir, const std::string& file) {
+  return std::rename((dir + "/" + file + ".new").c_str(), (dir + "/" + file).c_str()) == 0;
 }
 
 TEST_F(ServerTest, HttpsWebhookReloadsItsCertificate) {
   const char* base = std::getenv("VGPU_TEST_TMP");
   const std::string dir = std::string(base ? base : "/tmp") + "/tls-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
-  ASSERT_EQ(MakeCert(dir, "first"), "");
+  ASSERT_EQ(StageCert(dir, "first"), "");
+  ASSERT_TRUE(Install(dir, "key.pem") && Install(dir, "cert.pem"));
   ServerOptions o;
   o.http_bind = "";
   o.metrics_bind = "";
@@ -161,7 +167,16 @@ TEST_F(ServerTest, HttpsWebhookReloadsItsCertificate) {
   ASSERT_TRUE(r);
   EXPECT_EQ(json::parse(r->body)["response"]["uid"], "u1");
 
-  ASSERT_EQ(MakeCert(dir, "second"), "");
+  // A rotation replaces the two files one after the other. With only the key replaced the pair
+  // does not match: the old listener keeps serving and nothing is reloaded.
+  ASSERT_EQ(StageCert(dir, "second"), "");
+  ASSERT_TRUE(Install(dir, "key.pem"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // ten checks
+  EXPECT_EQ(server->tls_reloads(), 0);
+  auto during = call();
+  ASSERT_TRUE(during);
+  EXPECT_EQ(json::parse(during->body)["response"]["uid"], "u1");
+  ASSERT_TRUE(Install(dir, "cert.pem"));
   for (int i = 0; i < 500 && server->tls_reloads() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -95,15 +95,9 @@ CUresult CreateContext(CUdevice dev, unsigned flags, bool primary, CUctx_st** ou
   const int physical = PhysicalOf(dev);
   if (auto rc = Charge(physical, D().config.context_memory); rc != CUDA_SUCCESS) return rc;
   auto ctx = std::make_unique<CUctx_st>();
-  ctx->id = D().next_context_id;
-  // Every context has its own queue on the GPU, time-sliced against all others.
-  auto sched = D().shared->OpenContext(physical, dev, ctx->id);
-  if (!sched) {
-    Uncharge(physical, D().config.context_memory);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  ++D().next_context_id;
-  ctx->sched = *sched;
+  // Its queue on the GPU is opened at its first launch (kernel_queue.cpp): hundreds of processes
+  // may hold contexts at once, and only those that launch need a place in the GPU's schedule.
+  ctx->id = D().next_context_id++;
   ctx->ordinal = dev;
   ctx->physical = physical;
   ctx->flags = flags;

@@ -31,6 +31,12 @@ CUresult EnqueueKernel(CUstream_st* s, const KernelSpec& spec, uint32_t correlat
     return CUDA_SUCCESS;
   }
   CUctx_st* ctx = s->ctx;
+  if (ctx->sched.uid == 0) {
+    // Every context has its own queue on the GPU, time-sliced against all others.
+    auto sched = D().shared->OpenContext(ctx->physical, ctx->ordinal, ctx->id);
+    if (!sched) return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx->sched = *sched;
+  }
   KernelLaunch k;
   k.duration_ns = KernelDurationNs(spec, Gpu(ctx->physical).sms);
   k.stream_id = s->id;
