@@ -1,48 +1,12 @@
 #include "scheduler/metrics.h"
 
-#include <cstdio>
-
+#include "core/prom/exposition.h"
 #include "scheduler/cluster_model.h"
 
 namespace vgpu::scheduler {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-
-// Label values may hold quotes or backslashes (GPU model names do not, pod names cannot, but
-// annotations are user input).
-std::string Escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string Num(double v) {
-  char buf[64];
-  (void)std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-struct Family {
-  std::string name;
-  std::string help;
-  std::string lines;
-  void Add(const std::string& labels, double value) {
-    lines += name + "{" + labels + "} " + Num(value) + "\n";
-  }
-  void Render(std::string& out) const {
-    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n" + lines;
-  }
-};
 
 }  // namespace
 
@@ -64,10 +28,12 @@ void LatencyHistogram::Render(const std::string& name, const std::string& help,
   uint64_t cumulative = 0;
   for (size_t i = 0; i < kBounds.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
-    out += name + "_bucket{le=\"" + Num(kBounds[i]) + "\"} " + std::to_string(cumulative) + "\n";
+    out += name + "_bucket{le=\"" + prom::FormatValue(kBounds[i]) + "\"} " +
+           std::to_string(cumulative) + "\n";
   }
   out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count()) + "\n";
-  out += name + "_sum " + Num(static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9) +
+  out += name + "_sum " +
+         prom::FormatValue(static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9) +
          "\n";
   out += name + "_count " + std::to_string(count()) + "\n";
 }
@@ -76,20 +42,21 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
   const auto n = [legacy](const char* modern, const char* old) {
     return std::string(legacy ? old : modern);
   };
-  Family mem_limit{n("hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit"),
-                   "Device memory of the GPU in bytes", ""};
-  Family core_limit{n("hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit"),
-                    "Compute of the GPU (1 = the whole card; legacy: percent)", ""};
-  Family mem_alloc{n("hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated"),
-                   "Device memory allocated to vGPUs on the GPU in bytes", ""};
-  Family core_alloc{n("hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated"),
-                    "Compute allocated to vGPUs on the GPU (legacy: percent)", ""};
-  Family shared{n("hami_gpu_shared_count", "GPUDeviceSharedNum"),
-                "Number of vGPUs placed on the GPU", ""};
-  Family vmem{n("hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated"),
-              "Device memory allocated to one container's vGPU in bytes", ""};
-  Family vcore{n("hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated"),
-               "Compute allocated to one container's vGPU (legacy: percent)", ""};
+  using prom::MetricFamily;
+  MetricFamily mem_limit{n("hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit"),
+                         "Device memory of the GPU in bytes"};
+  MetricFamily core_limit{n("hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit"),
+                          "Compute of the GPU (1 = the whole card; legacy: percent)"};
+  MetricFamily mem_alloc{n("hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated"),
+                         "Device memory allocated to vGPUs on the GPU in bytes"};
+  MetricFamily core_alloc{n("hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated"),
+                          "Compute allocated to vGPUs on the GPU (legacy: percent)"};
+  MetricFamily shared{n("hami_gpu_shared_count", "GPUDeviceSharedNum"),
+                      "Number of vGPUs placed on the GPU"};
+  MetricFamily vmem{n("hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated"),
+                    "Device memory allocated to one container's vGPU in bytes"};
+  MetricFamily vcore{n("hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated"),
+                     "Compute allocated to one container's vGPU (legacy: percent)"};
   const double core_div = legacy ? 1.0 : 100.0;
 
   model.ForEachNode([&](const sched::NodeState& node) {
@@ -97,9 +64,10 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
     for (size_t i = 0; i < v.gpus.size(); ++i) {
       const sched::GpuDevice& g = v.gpus[i];
       const sched::DeviceUsage u = i < v.usage.size() ? v.usage[i] : sched::DeviceUsage{};
-      const std::string labels = "node=\"" + Escape(node.name) + "\",device_uuid=\"" +
-                                 Escape(g.uuid) + "\",device_index=\"" + std::to_string(g.index) +
-                                 "\",device_type=\"" + Escape(g.type) + "\"";
+      const prom::Labels labels = {{"node", node.name},
+                                   {"device_uuid", g.uuid},
+                                   {"device_index", std::to_string(g.index)},
+                                   {"device_type", g.type}};
       mem_limit.Add(labels, static_cast<double>(g.mem_mib) * kMiB);
       core_limit.Add(labels, g.cores / core_div);
       mem_alloc.Add(labels, static_cast<double>(u.mem_mib) * kMiB);
@@ -110,10 +78,11 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
   model.ForEachPlacedPod([&](const sched::PodState& pod) {
     for (size_t c = 0; c < pod.allocation->containers.size(); ++c) {
       for (const sched::AllocatedDevice& d : pod.allocation->containers[c]) {
-        const std::string labels = "namespace=\"" + Escape(pod.ns) + "\",node=\"" +
-                                   Escape(pod.node) + "\",pod=\"" + Escape(pod.name) +
-                                   "\",container_index=\"" + std::to_string(c) +
-                                   "\",device_uuid=\"" + Escape(d.uuid) + "\"";
+        const prom::Labels labels = {{"namespace", pod.ns},
+                                     {"node", pod.node},
+                                     {"pod", pod.name},
+                                     {"container_index", std::to_string(c)},
+                                     {"device_uuid", d.uuid}};
         vmem.Add(labels, static_cast<double>(d.mem_mib) * kMiB);
         vcore.Add(labels, d.cores / core_div);
       }
@@ -121,7 +90,7 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
   });
 
   std::string out;
-  for (const Family* f :
+  for (const MetricFamily* f :
        {&mem_limit, &core_limit, &mem_alloc, &core_alloc, &shared, &vmem, &vcore}) {
     f->Render(out);
   }

@@ -64,22 +64,28 @@ HIDDEN nvmlReturn_t vgpu_hook_nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
   return rc;
 }
 
-/* Keeps the entries of processes that hold a slot in the container's region. */
-static int is_container_pid(unsigned pid) {
+/* The container's PID of an NVML entry's PID (a host PID in a container with its own PID
+ * namespace, once the node monitor has matched it), 0 when no process of the container has it. */
+static unsigned container_pid(unsigned nvml_pid) {
   const struct vgpu_region* r = g_vgpu.region.region;
   for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
-    if ((unsigned)__atomic_load_n(&r->procs[s].pid, __ATOMIC_ACQUIRE) == pid) return 1;
+    const unsigned pid = (unsigned)__atomic_load_n(&r->procs[s].pid, __ATOMIC_ACQUIRE);
+    if (pid != 0 && vgpu_region_nvml_pid(&r->procs[s]) == nvml_pid) return pid;
   }
   return 0;
 }
 
-#define FILTER_PROCESSES(infos, count)                                    \
-  do {                                                                    \
-    unsigned kept = 0;                                                    \
-    for (unsigned i = 0; i < *(count); ++i) {                             \
-      if (is_container_pid((infos)[i].pid)) (infos)[kept++] = (infos)[i]; \
-    }                                                                     \
-    *(count) = kept;                                                      \
+/* Keeps the entries of the container's processes, with the PIDs the container knows them by. */
+#define FILTER_PROCESSES(infos, count)                    \
+  do {                                                    \
+    unsigned kept = 0;                                    \
+    for (unsigned i = 0; i < *(count); ++i) {             \
+      const unsigned own = container_pid((infos)[i].pid); \
+      if (own == 0) continue;                             \
+      (infos)[kept] = (infos)[i];                         \
+      (infos)[kept++].pid = own;                          \
+    }                                                     \
+    *(count) = kept;                                      \
   } while (0)
 
 static int should_filter(nvmlDevice_t device) {

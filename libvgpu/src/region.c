@@ -306,6 +306,8 @@ int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start
       }
       STORE(&slot->status, VGPU_SLOT_CLAIMING);
       slot->start_time = start_time;
+      STORE(&slot->host_start_time, 0); /* the monitor matches the new owner anew */
+      STORE(&slot->host_pid, 0);
       slot->priority = priority;
       /* Leftovers of an owner reaped half-way are cleared under the device locks. */
       clear_slot_usage(r, slot, pid);
@@ -326,6 +328,14 @@ void vgpu_region_release_slot(struct vgpu_region_handle* h) {
   STORE(&slot->status, VGPU_SLOT_FREE);
   STORE(&slot->pid, 0);
   h->slot = -1;
+}
+
+unsigned vgpu_region_nvml_pid(const struct vgpu_region_proc* slot) {
+  const int pid = LOAD(&slot->pid);
+  const uint64_t matched = __atomic_load_n(&slot->host_start_time, __ATOMIC_ACQUIRE);
+  const int host = LOAD(&slot->host_pid);
+  if (pid != 0 && host > 0 && matched != 0 && matched == slot->start_time) return (unsigned)host;
+  return (unsigned)pid;
 }
 
 int vgpu_region_reserve(struct vgpu_region_handle* h, int dev, uint64_t bytes) {

@@ -57,6 +57,9 @@ void vgpu_region_release(struct vgpu_region_handle* h, int dev, uint64_t bytes);
 void vgpu_region_set_overhead(struct vgpu_region_handle* h, int dev, uint64_t bytes);
 
 uint64_t vgpu_region_device_used(const struct vgpu_region_handle* h, int dev);
+/* The slot owner's PID as NVML reports it: the host PID the node monitor matched to this very
+ * process (same start_time), else `pid` itself (no PID namespace, or no monitor). */
+unsigned vgpu_region_nvml_pid(const struct vgpu_region_proc* slot);
 uint64_t vgpu_region_slot_used(const struct vgpu_region_handle* h, int dev);
 
 /* Start time (field 22 of /proc/<pid>/stat); 0 on success, -1 if the process does not exist. */

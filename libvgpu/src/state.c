@@ -308,13 +308,17 @@ static void oom_kill(int rdev) {
 
 void vgpu_reconcile(int rdev, int force) {
   if (rdev < 0 || g_vgpu.region.slot < 0) return;
+  struct vgpu_region* r = g_vgpu.region.region;
+  /* The node monitor writing our host PID changes the entry to look for: measure at once. */
+  static unsigned last_nvml_pid[VGPU_REGION_MAX_DEVICES];
+  const unsigned nvml_pid = vgpu_region_nvml_pid(&r->procs[g_vgpu.region.slot]);
   const uint64_t now = vgpu_now_ns();
   const uint64_t last = LOAD(&g_vgpu.last_reconcile_ns[rdev]);
-  if (!force && now - last < 1000000000ull) return;
+  if (!force && now - last < 1000000000ull && nvml_pid == LOAD(&last_nvml_pid[rdev])) return;
+  STORE(&last_nvml_pid[rdev], nvml_pid);
   STORE(&g_vgpu.last_reconcile_ns[rdev], now);
-  struct vgpu_region* r = g_vgpu.region.region;
   uint64_t used = 0;
-  if (nvml_used_by_pid(r->devices[rdev].uuid, (unsigned)getpid(), &used) == 0) {
+  if (nvml_used_by_pid(r->devices[rdev].uuid, nvml_pid, &used) == 0) {
     const uint64_t tracked = LOAD(&r->procs[g_vgpu.region.slot].mem_used[rdev]);
     vgpu_region_set_overhead(&g_vgpu.region, rdev, used > tracked ? used - tracked : 0);
   }

@@ -175,6 +175,11 @@ std::optional<FakeConfig> LoadConfig(EnvLookup env, std::string* error) {
                 std::to_string(kMaxSchedulerUs));
   }
   cfg.switch_ns = static_cast<int64_t>(*switch_us) * 1000;
+  auto offset = ParseUnsigned(Trim(env("VGPU_FAKE_HOST_PID_OFFSET").value_or("0")));
+  if (!offset || *offset > 1'000'000'000) {
+    return fail("VGPU_FAKE_HOST_PID_OFFSET: expected an integer from 0 to 1000000000");
+  }
+  cfg.host_pid_offset = static_cast<int64_t>(*offset);
   cfg.state_dir = env("VGPU_FAKE_STATE_DIR").value_or("/tmp/vgpu-fake-" + std::to_string(getuid()));
   if (cfg.state_dir.empty()) return fail("VGPU_FAKE_STATE_DIR is empty: give a writable directory");
   return cfg;

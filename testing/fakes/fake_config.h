@@ -31,6 +31,9 @@ struct FakeConfig {
   // that creates the state file applies them: every process must simulate with the same values.
   int64_t timeslice_ns = 2'000'000;
   int64_t switch_ns = 0;
+  // Added to every PID NVML reports (VGPU_FAKE_HOST_PID_OFFSET): NVML names processes by their
+  // host PID, which differs from getpid() in a container with its own PID namespace.
+  int64_t host_pid_offset = 0;
 };
 
 // Lookup of an environment variable; nullopt when unset. Injected so tests need no setenv.

@@ -129,7 +129,7 @@ nvmlReturn_t RunningProcesses(nvmlDevice_t device, unsigned int* count, Info* in
   *count = n;
   for (unsigned int i = 0; i < n; ++i) {
     std::memset(&infos[i], 0, sizeof(Info));
-    infos[i].pid = static_cast<unsigned int>(procs[i].pid);
+    infos[i].pid = static_cast<unsigned int>(procs[i].pid + s->config.host_pid_offset);
     infos[i].usedGpuMemory = procs[i].used_bytes;
     if constexpr (requires { infos[i].gpuInstanceId; }) {
       if (ids) {
@@ -360,7 +360,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
   *processSamplesCount = n;
   for (unsigned int i = 0; i < n; ++i) {
     utilization[i] = nvmlProcessUtilizationSample_t{};
-    utilization[i].pid = static_cast<unsigned int>(busy[i].pid);
+    utilization[i].pid = static_cast<unsigned int>(busy[i].pid + s->config.host_pid_offset);
     utilization[i].timeStamp = static_cast<unsigned long long>(now_us);
     const int64_t pct = (busy[i].busy_ns * 100 + window_us * 500) / (window_us * 1000);
     utilization[i].smUtil = static_cast<unsigned int>(std::clamp<int64_t>(pct, 0, 100));

@@ -1,5 +1,6 @@
 // libvgpu.so end to end against the fake driver: probe programs run with the library preloaded
 // (LD_PRELOAD) and the fake libcuda/libnvidia-ml first on LD_LIBRARY_PATH.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -356,6 +357,45 @@ TEST_F(LibvgpuTest, FakedViewsShowTheLimitAndTheContainersProcessesOnly) {
   EXPECT_NE(r.out.find("total=17179869184"), std::string::npos) << r.out;
   neighbour.CloseStdin();
   neighbour.Wait();
+}
+
+// NVML names processes by host PID; in a container with its own PID namespace the library finds
+// its entries (context memory, nvidia-smi's list) only once the node monitor has written the host
+// PID into its slot.
+TEST_F(LibvgpuTest, HostPidsFromTheMonitorLetContextMemoryBeCharged) {
+  constexpr int kOffset = 400000;
+  for (bool monitored : {false, true}) {
+    SCOPED_TRACE(monitored ? "host PID written" : "no monitor");
+    Env env = BaseEnv("100m");
+    env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = dir_ + (monitored ? "/mon.cache" : "/plain.cache");
+    env["VGPU_FAKE_CONTEXT_MEMORY"] = "30m";
+    env["VGPU_FAKE_HOST_PID_OFFSET"] = std::to_string(kOffset);
+    Child c({VGPU_PROBE, "hostpid"}, env, true);
+    ASSERT_EQ(c.ReadLine(), "ready") << c.ReadAllStderr();
+    if (monitored) {
+      const int fd = open(env["CUDA_DEVICE_MEMORY_SHARED_CACHE"].c_str(), O_RDWR);
+      ASSERT_GE(fd, 0);
+      void* m = mmap(nullptr, sizeof(vgpu_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      close(fd);
+      ASSERT_NE(m, MAP_FAILED);
+      auto* r = static_cast<vgpu_region*>(m);
+      bool found = false;
+      for (auto& slot : r->procs) {
+        if (slot.pid != c.pid()) continue;
+        __atomic_store_n(&slot.host_pid, c.pid() + kOffset, __ATOMIC_RELAXED);
+        __atomic_store_n(&slot.host_start_time, slot.start_time, __ATOMIC_RELEASE);
+        found = true;
+      }
+      munmap(m, sizeof(vgpu_region));
+      ASSERT_TRUE(found);
+    }
+    ASSERT_TRUE(c.WriteLine("go"));
+    const std::string line = c.ReadLine();
+    EXPECT_EQ(line, monitored ? "listed 1 grabbed 70" : "listed 0 grabbed 100")
+        << c.ReadAllStderr();
+    c.CloseStdin();
+    EXPECT_EQ(c.Wait(), 0);
+  }
 }
 
 TEST_F(LibvgpuTest, LimitsIndexTheVisibleDevices) {

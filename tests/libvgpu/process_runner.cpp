@@ -128,6 +128,11 @@ std::string Child::ReadAllStderr() {
   return ReadFd(err_);
 }
 
+bool Child::WriteLine(const std::string& line) {
+  const std::string text = line + "\n";
+  return in_ >= 0 && write(in_, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
 void Child::CloseStdin() {
   if (in_ >= 0) close(in_);
   in_ = -1;

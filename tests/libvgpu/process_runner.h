@@ -23,6 +23,8 @@ class Child {
   std::string ReadLine();
   std::string ReadAllStdout();
   std::string ReadAllStderr();
+  // Writes `line` and a newline to stdin (a child started with pipe_stdin); false on error.
+  bool WriteLine(const std::string& line);
   void CloseStdin();
   // Waits and returns the raw wait status.
   int Wait();

@@ -80,7 +80,15 @@ struct vgpu_region_proc {
   /* --- SM limiter, per process and device --- */
   uint64_t sm_gpu_time_ns[VGPU_REGION_MAX_DEVICES];    /* GPU time charged to this process */
   uint64_t sm_last_kernel_ns[VGPU_REGION_MAX_DEVICES]; /* CLOCK_MONOTONIC end of its last kernel */
-  uint64_t reserved[16];
+  /* atomic; the process's PID in the host's PID namespace, written by the node monitor (0 =
+   * unknown). NVML reports host PIDs: in a container with its own PID namespace, this is how
+   * libvgpu finds its own entries (context memory, nvidia-smi's process list). Valid only while
+   * `pid` and `start_time` are the ones the monitor matched: it writes `host_start_time` with it.
+   */
+  int32_t host_pid;
+  uint32_t reserved1;
+  uint64_t host_start_time; /* atomic; start_time of the slot when host_pid was written */
+  uint64_t reserved[14];
 };
 
 struct vgpu_region_header {

@@ -526,6 +526,36 @@ static int cmd_views(void) {
   return 0;
 }
 
+/* A process of a container with its own PID namespace (the fake NVML adds an offset to PIDs):
+ * holds a context, waits for a line on stdin (the node monitor's turn to match its host PID),
+ * then says whether NVML lists it and how many 1 MiB blocks fit beside its context. */
+static int cmd_hostpid(void) {
+  make_context();
+  printf("ready\n");
+  fflush(stdout);
+  char line[16];
+  CHECK(read(0, line, sizeof(line)) > 0, "no go line");
+  CHECK(nvmlInit_v2() == NVML_SUCCESS, "nvml init");
+  nvmlDevice_t dev;
+  CHECK(nvmlDeviceGetHandleByIndex_v2(0, &dev) == NVML_SUCCESS, "nvml handle");
+  nvmlProcessInfo_v2_t infos[64];
+  unsigned n = 64;
+  CHECK(nvmlDeviceGetComputeRunningProcesses_v3(dev, &n, infos) == NVML_SUCCESS, "nvml procs");
+  int listed = 0;
+  for (unsigned i = 0; i < n; ++i) listed |= infos[i].pid == (unsigned)getpid();
+  int grabbed = 0;
+  CUdeviceptr p;
+  for (;;) {
+    const CUresult rc = cuMemAlloc(&p, MiB);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY) break;
+    CHECK(rc == CUDA_SUCCESS, "alloc returned %d", (int)rc);
+    ++grabbed;
+  }
+  printf("listed %d grabbed %d\n", listed, grabbed);
+  fflush(stdout);
+  return 0;
+}
+
 /* Holds a context and some memory until stdin closes (a process of another container). */
 static int cmd_hold(void) {
   make_context();
@@ -870,6 +900,7 @@ int main(int argc, char** argv) {
   if (strcmp(cmd, "ctxfree") == 0) return cmd_ctxfree();
   if (strcmp(cmd, "views") == 0) return cmd_views();
   if (strcmp(cmd, "hold") == 0) return cmd_hold();
+  if (strcmp(cmd, "hostpid") == 0) return cmd_hostpid();
   if (strcmp(cmd, "smcapture") == 0) return cmd_smcapture();
   if (strcmp(cmd, "smsync") == 0) return cmd_smsync();
   fprintf(stderr, "unknown command %s\n", cmd);
