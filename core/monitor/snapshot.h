@@ -1,0 +1,66 @@
+#pragma once
+
+// What the node monitor knows about one node at one moment: its GPUs and, per GPU, the containers
+// using it with their memory, compute and processes. The monitor builds it every tick; the metrics
+// page, the JSON API (/api/v1/snapshot) and `vgpu top` all read this one structure, so that the
+// three views cannot disagree. The JSON form is the wire format between the monitor and
+// `vgpu top` (snapshot_json.h).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vgpu::monitor {
+
+// The region flag policy `default` reads (VGPU_SM_SHARING_* in vgpu/region_layout.h).
+enum class Sharing { kUnknown, kShared, kAlone };
+// GPU_CORE_UTILIZATION_POLICY of the container's processes.
+enum class CorePolicy { kDefault, kForce, kDisable };
+
+const char* SharingName(Sharing s);        // "unknown", "shared", "alone"
+const char* CorePolicyName(CorePolicy p);  // "default", "force", "disable"
+
+struct ProcessView {
+  int32_t pid = 0;            // in the container's PID namespace
+  int32_t host_pid = 0;       // 0 = not matched (yet)
+  uint64_t memory_bytes = 0;  // tracked allocations + context/module overhead on this GPU
+};
+
+// One container's use of one GPU.
+struct ContainerGpuView {
+  std::string namespace_name;  // empty while the pod is not known to the monitor
+  std::string pod;
+  std::string pod_uid;
+  std::string container;
+  int vdevice_index = 0;  // the device's index among the container's devices (region record)
+  uint64_t memory_used_bytes = 0;
+  uint64_t memory_limit_bytes = 0;    // 0 = unlimited
+  uint64_t memory_buffer_bytes = 0;   // tracked allocations
+  uint64_t memory_context_bytes = 0;  // measured context, module and pool memory
+  int sm_limit_percent = 0;           // 0 = unlimited
+  double utilization_percent = 0;     // of the whole GPU, over the last tick
+  Sharing sharing = Sharing::kUnknown;
+  CorePolicy policy = CorePolicy::kDefault;
+  std::optional<double> last_kernel_seconds_ago;  // none when no kernel was seen
+  std::vector<ProcessView> processes;
+};
+
+struct GpuView {
+  int index = 0;  // NVML index on the host
+  std::string uuid;
+  std::string type;  // HAMi's device_type: "NVIDIA-" + model unless the model starts with NVIDIA
+  uint64_t memory_total_bytes = 0;
+  uint64_t memory_used_bytes = 0;
+  std::optional<double> utilization_percent;         // NVML, 0-100; none when not supported
+  std::optional<double> memory_utilization_percent;  // memory controller, 0-100
+  std::vector<ContainerGpuView> containers;
+};
+
+struct NodeSnapshot {
+  std::string node;
+  int64_t time_unix_ms = 0;
+  std::vector<GpuView> gpus;
+};
+
+}  // namespace vgpu::monitor
