@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
-#include "build_info.h"
+#include "core/base/build_info.h"
 
 namespace vgpu::cli {
 namespace {

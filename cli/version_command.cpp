@@ -1,6 +1,6 @@
 #include <ostream>
 
-#include "build_info.h"
+#include "core/base/build_info.h"
 #include "cli_app.h"
 
 namespace vgpu::cli {

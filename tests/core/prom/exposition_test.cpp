@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/prom/build_info.h"
+
 namespace vgpu::prom {
 namespace {
 
@@ -43,6 +45,19 @@ TEST(Exposition, AFamilyRendersHelpTypeAndSamplesInOrder) {
   std::string counter;
   c.Render(counter);
   EXPECT_EQ(counter, "# HELP vgpu_y_total Count of y\n# TYPE vgpu_y_total counter\n");
+}
+
+TEST(Exposition, BuildInfoIsOneSampleOfValueOneWithHamisLabels) {
+  std::string out;
+  BuildInfoMetric().Render(out);
+  EXPECT_NE(out.find("# TYPE hami_build_info gauge\nhami_build_info{build_date=\""),
+            std::string::npos)
+      << out;
+  for (const char* label :
+       {"\",compiler=\"gcc ", "\",platform=\"linux/", "\",revision=\"", "\",version=\"v"}) {
+    EXPECT_NE(out.find(label), std::string::npos) << label << "\n" << out;
+  }
+  EXPECT_EQ(out.substr(out.size() - 4), "} 1\n") << out;
 }
 
 }  // namespace
