@@ -30,7 +30,7 @@ codec::NodeInventory BuildInventory(const std::vector<GpuDevice>& gpus, const Sp
     d.devmem = static_cast<int64_t>(
         std::llround(static_cast<double>(g.memory_mib) * split.memory_scaling));
     d.devcore = static_cast<int32_t>(std::lround(100.0 * split.core_scaling));
-    d.type = "NVIDIA-" + g.model;
+    d.type = codec::NvidiaDeviceType(g.model);
     d.numa = g.numa;
     d.mode = "hami-core";
     d.health = !unhealthy.contains(g.uuid);

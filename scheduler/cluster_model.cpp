@@ -1,6 +1,7 @@
 #include "scheduler/cluster_model.h"
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/sched/fit.h"
 
@@ -308,6 +309,36 @@ std::optional<sched::NamespaceQuota> ClusterModel::Quota(const std::string& ns) 
   }
   if (auto c = ns_charge_.find(ns); c != ns_charge_.end()) q.used = c->second;
   return q;
+}
+
+std::vector<ClusterModel::QuotaRow> ClusterModel::QuotaRows() const {
+  std::shared_lock lock(mu_);
+  std::set<std::string> namespaces;
+  for (const auto& [ns, quotas] : quotas_) {
+    if (!quotas.empty()) namespaces.insert(ns);
+  }
+  for (const auto& [ns, charge] : ns_charge_) namespaces.insert(ns);
+  std::vector<QuotaRow> rows;
+  for (const std::string& ns : namespaces) {
+    QuotaRow mem{ns, names_.memory, 0, std::nullopt};
+    QuotaRow cores{ns, names_.cores, 0, std::nullopt};
+    if (auto q = quotas_.find(ns); q != quotas_.end()) {
+      for (const auto& [name, limit] : q->second) {
+        // The tightest limit, as Quota() enforces it.
+        if (limit.mem_mib && (!mem.limit || *limit.mem_mib < *mem.limit)) mem.limit = limit.mem_mib;
+        if (limit.cores && (!cores.limit || *limit.cores < *cores.limit)) cores.limit = limit.cores;
+      }
+    }
+    const auto charge = ns_charge_.find(ns);
+    if (charge != ns_charge_.end()) {
+      mem.used = charge->second.mem_mib;
+      cores.used = charge->second.cores;
+    }
+    const bool charged = charge != ns_charge_.end();
+    if (charged || mem.limit) rows.push_back(std::move(mem));
+    if (charged || cores.limit) rows.push_back(std::move(cores));
+  }
+  return rows;
 }
 
 size_t ClusterModel::node_count() const {

@@ -70,6 +70,17 @@ class ClusterModel {
   std::optional<sched::PodState> FindPod(const std::string& ns, const std::string& name) const;
   // The namespace's vGPU quota and current charge; nullopt when it has no vGPU quota.
   std::optional<sched::NamespaceQuota> Quota(const std::string& ns) const;
+  // One row per namespace and vGPU resource (memory, cores) that HAMi's quota manager would hold
+  // an entry for: a quota sets a limit on it, or the namespace's pods have been charged (then
+  // both resources, as HAMi counts both for every pod). `limit` is the tightest quota's, unset
+  // when none limits it. Sorted by namespace, memory before cores (metrics).
+  struct QuotaRow {
+    std::string ns;
+    std::string resource;  // the resource name, e.g. nvidia.com/gpumem
+    int64_t used = 0;      // MiB for memory, percent for cores
+    std::optional<int64_t> limit;
+  };
+  std::vector<QuotaRow> QuotaRows() const;
 
   size_t node_count() const;
   size_t pod_count() const;

@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--metrics-bind", server.metrics_bind, "address of /metrics; empty disables")
       ->capture_default_str();
-  app.add_flag("--legacy-metrics", server.legacy_metrics, "export HAMi's pre-v2.9 metric names");
+  app.add_flag("--legacy-metrics", server.legacy_metrics,
+               "export HAMi's pre-v2.9 metric names in place of the hami_* ones");
   app.add_option("--node-lock-timeout", lock_timeout_ms,
                  "ms a bind waits for a node lock held by another pod")
       ->capture_default_str();

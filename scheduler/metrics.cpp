@@ -1,12 +1,48 @@
 #include "scheduler/metrics.h"
 
-#include "core/prom/exposition.h"
+#include <algorithm>
+#include <vector>
+
+#include "core/prom/build_info.h"
 #include "scheduler/cluster_model.h"
 
 namespace vgpu::scheduler {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
+// HAMi accounts memory in MiB; its *_bytes metrics are MiB x 2^20.
+double MiBToBytes(int64_t mib) {
+  return static_cast<double>(mib) * 1024.0 * 1024.0;
+}
+
+// HAMi registers its collector through WrapRegistererWith({zone: "vGPU"}), so every series of it
+// carries this label, legacy names included (hami_build_info is registered apart and has none).
+const prom::Labels::value_type kZone{"zone", "vGPU"};
+
+// Label names of the per-GPU families: HAMi v2.10's, and the pre-v2.9 ones of --legacy-metrics.
+struct GpuLabelNames {
+  const char* node;
+  const char* uuid;
+  const char* index;
+  const char* type;
+  const char* cores;
+  const char* memory_limit;
+};
+constexpr GpuLabelNames kGpuLabels{"node",        "device_uuid",  "device_index",
+                                   "device_type", "device_cores", "device_memory_limit"};
+constexpr GpuLabelNames kLegacyGpuLabels{"nodeid",     "deviceuuid",  "deviceidx",
+                                         "devicetype", "devicecores", "devicememorylimit"};
+
+struct ContainerLabelNames {
+  const char* ns;
+  const char* node;
+  const char* pod;
+  const char* container;
+  const char* uuid;
+};
+constexpr ContainerLabelNames kContainerLabels{"namespace", "node", "pod", "container_index",
+                                               "device_uuid"};
+constexpr ContainerLabelNames kLegacyContainerLabels{"podnamespace", "nodename", "podname",
+                                                     "containeridx", "deviceuuid"};
 
 }  // namespace
 
@@ -22,106 +58,170 @@ void LatencyHistogram::Observe(std::chrono::nanoseconds d) {
   sum_ns_.fetch_add(static_cast<uint64_t>(d.count()), std::memory_order_relaxed);
 }
 
-void LatencyHistogram::Render(const std::string& name, const std::string& help,
-                              std::string& out) const {
-  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
-  uint64_t cumulative = 0;
+prom::MetricFamily LatencyHistogram::Family(std::string name, std::string help) const {
+  // Read the count first: observations landing meanwhile can only make buckets exceed it, and
+  // the +Inf bucket (= count) must not be below the finite ones.
+  const uint64_t n = count();
+  std::array<uint64_t, kBounds.size()> cumulative{};
+  uint64_t running = 0;
   for (size_t i = 0; i < kBounds.size(); ++i) {
-    cumulative += buckets_[i].load(std::memory_order_relaxed);
-    out += name + "_bucket{le=\"" + prom::FormatValue(kBounds[i]) + "\"} " +
-           std::to_string(cumulative) + "\n";
+    running += buckets_[i].load(std::memory_order_relaxed);
+    cumulative[i] = std::min(running, n);
   }
-  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count()) + "\n";
-  out += name + "_sum " +
-         prom::FormatValue(static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9) +
-         "\n";
-  out += name + "_count " + std::to_string(count()) + "\n";
+  prom::MetricFamily f(std::move(name), std::move(help), prom::MetricType::kHistogram);
+  f.AddHistogram({}, kBounds, cumulative,
+                 static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9, n);
+  return f;
 }
 
 std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) const {
-  const auto n = [legacy](const char* modern, const char* old) {
-    return std::string(legacy ? old : modern);
-  };
   using prom::MetricFamily;
-  MetricFamily mem_limit{n("hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit"),
-                         "Device memory of the GPU in bytes"};
-  MetricFamily core_limit{n("hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit"),
-                          "Compute of the GPU (1 = the whole card; legacy: percent)"};
-  MetricFamily mem_alloc{n("hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated"),
-                         "Device memory allocated to vGPUs on the GPU in bytes"};
-  MetricFamily core_alloc{n("hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated"),
-                          "Compute allocated to vGPUs on the GPU (legacy: percent)"};
-  MetricFamily shared{n("hami_gpu_shared_count", "GPUDeviceSharedNum"),
-                      "Number of vGPUs placed on the GPU"};
-  MetricFamily vmem{n("hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated"),
-                    "Device memory allocated to one container's vGPU in bytes"};
-  MetricFamily vcore{n("hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated"),
-                     "Compute allocated to one container's vGPU (legacy: percent)"};
-  const double core_div = legacy ? 1.0 : 100.0;
+  // Help texts are HAMi's (cmd/scheduler/metrics.go), so that a page reads like HAMi's.
+  const auto family = [legacy](const char* modern, const char* old, const char* help) {
+    return MetricFamily(legacy ? old : modern, help);
+  };
+  MetricFamily mem_limit = family("hami_gpu_memory_limit_bytes", "GPUDeviceMemoryLimit",
+                                  "Device memory limit for a certain GPU");
+  MetricFamily core_limit = family("hami_gpu_core_limit_ratio", "GPUDeviceCoreLimit",
+                                   legacy ? "Device memory core limit for a certain GPU"
+                                          : "Device core limit for a certain GPU");
+  MetricFamily mem_alloc = family("hami_gpu_memory_allocated_bytes", "GPUDeviceMemoryAllocated",
+                                  "Device memory allocated for a certain GPU");
+  MetricFamily shared = family("hami_gpu_shared_count", "GPUDeviceSharedNum",
+                               "Number of containers sharing this GPU");
+  MetricFamily core_alloc = family("hami_gpu_core_allocated_ratio", "GPUDeviceCoreAllocated",
+                                   "Device core allocated for a certain GPU");
+  MetricFamily overview =
+      family("hami_node_gpu_overview", "nodeGPUOverview", "GPU overview on a certain node");
+  MetricFamily mem_ratio = family("hami_node_gpu_memory_allocated_ratio", "nodeGPUMemoryPercentage",
+                                  "GPU Memory Allocated Percentage on a certain GPU");
+  MetricFamily quota_used =
+      family("hami_resource_quota_used", "QuotaUsed", "resourcequota usage for a certain device");
+  // No legacy counterpart: HAMi added it after the rename.
+  MetricFamily quota_limit("hami_resource_quota_limit", "resourcequota limit for a certain device");
+  MetricFamily vmem = family("hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated",
+                             "vGPU memory allocated from a container");
+  MetricFamily vcore = family("hami_vgpu_core_allocated_ratio", "vGPUCoreAllocated",
+                              "vGPU core allocated from a container");
 
+  // Cores are percent units as in HAMi: a whole GPU is 100 x deviceCoreScaling, a request of
+  // gpucores 30 is 30. Memory is MiB in the model, bytes on the page.
+  const GpuLabelNames& gl = legacy ? kLegacyGpuLabels : kGpuLabels;
   model.ForEachNode([&](const sched::NodeState& node) {
     const sched::NodeView& v = node.view;
     for (size_t i = 0; i < v.gpus.size(); ++i) {
       const sched::GpuDevice& g = v.gpus[i];
       const sched::DeviceUsage u = i < v.usage.size() ? v.usage[i] : sched::DeviceUsage{};
-      const prom::Labels labels = {{"node", node.name},
-                                   {"device_uuid", g.uuid},
-                                   {"device_index", std::to_string(g.index)},
-                                   {"device_type", g.type}};
-      mem_limit.Add(labels, static_cast<double>(g.mem_mib) * kMiB);
-      core_limit.Add(labels, g.cores / core_div);
-      mem_alloc.Add(labels, static_cast<double>(u.mem_mib) * kMiB);
-      core_alloc.Add(labels, u.cores / core_div);
-      shared.Add(labels, u.slots);
-    }
-  });
-  model.ForEachPlacedPod([&](const sched::PodState& pod) {
-    for (size_t c = 0; c < pod.allocation->containers.size(); ++c) {
-      for (const sched::AllocatedDevice& d : pod.allocation->containers[c]) {
-        const prom::Labels labels = {{"namespace", pod.ns},
-                                     {"node", pod.node},
-                                     {"pod", pod.name},
-                                     {"container_index", std::to_string(c)},
-                                     {"device_uuid", d.uuid}};
-        vmem.Add(labels, static_cast<double>(d.mem_mib) * kMiB);
-        vcore.Add(labels, d.cores / core_div);
+      const std::string index = std::to_string(g.index);
+      const std::string total_cores = std::to_string(g.cores);
+      const prom::Labels gpu = {
+          {gl.node, node.name}, {gl.uuid, g.uuid}, {gl.index, index}, {gl.type, g.type}, kZone};
+      prom::Labels with_cores = gpu;
+      with_cores.emplace_back(gl.cores, total_cores);  // total, not allocated, since v2.10
+      prom::Labels overview_labels = with_cores;
+      overview_labels.emplace_back(gl.memory_limit, std::to_string(g.mem_mib));  // MiB
+      mem_limit.Add(gpu, MiBToBytes(g.mem_mib));
+      core_limit.Add(gpu, g.cores);
+      mem_alloc.Add(with_cores, MiBToBytes(u.mem_mib));
+      shared.Add(gpu, u.slots);
+      core_alloc.Add(gpu, u.cores);
+      overview.Add(overview_labels, MiBToBytes(u.mem_mib));
+      if (g.mem_mib > 0) {
+        // A 0-1 fraction despite the help text's "Percentage" (HAMi's metrics_test wants 0.25).
+        prom::Labels ratio_labels = {{gl.node, node.name}, {gl.uuid, g.uuid}, {gl.index, index}};
+        if (!legacy) ratio_labels.emplace_back(gl.type, g.type);  // added in v2.10 only
+        ratio_labels.push_back(kZone);
+        mem_ratio.Add(ratio_labels,
+                      static_cast<double>(u.mem_mib) / static_cast<double>(g.mem_mib));
       }
     }
   });
 
-  std::string out;
-  for (const MetricFamily* f :
-       {&mem_limit, &core_limit, &mem_alloc, &core_alloc, &shared, &vmem, &vcore}) {
-    f->Render(out);
+  for (const ClusterModel::QuotaRow& q : model.QuotaRows()) {
+    const std::string limit = std::to_string(q.limit.value_or(0));
+    if (legacy) {
+      quota_used.Add({{"quotanamespace", q.ns}, {"quotaName", q.resource}, {"limit", limit}, kZone},
+                     static_cast<double>(q.used));
+    } else {
+      quota_used.Add({{"namespace", q.ns}, {"quota_name", q.resource}, {"limit", limit}, kZone},
+                     static_cast<double>(q.used));
+    }
+    if (q.limit) {
+      quota_limit.Add({{"namespace", q.ns}, {"quota_name", q.resource}, kZone},
+                      static_cast<double>(*q.limit));
+    }
   }
-  filter.Render("vgpu_scheduler_filter_duration_seconds", "Latency of the extender's filter verb",
-                out);
-  prioritize.Render("vgpu_scheduler_prioritize_duration_seconds",
-                    "Latency of the extender's prioritize verb", out);
-  bind.Render("vgpu_scheduler_bind_duration_seconds",
-              "Latency of the extender's bind verb, lock wait included", out);
-  out +=
-      "# HELP vgpu_scheduler_node_rejections_total Nodes rejected by filter, by reason word\n"
-      "# TYPE vgpu_scheduler_node_rejections_total counter\n";
+
+  const ContainerLabelNames& cl = legacy ? kLegacyContainerLabels : kContainerLabels;
+  model.ForEachPlacedPod([&](const sched::PodState& pod) {
+    // container_index counts init containers first, as the allocation (and HAMi) does.
+    for (size_t c = 0; c < pod.allocation->containers.size(); ++c) {
+      for (const sched::AllocatedDevice& d : pod.allocation->containers[c]) {
+        if (d.uuid.empty()) continue;  // HAMi skips these too
+        const prom::Labels labels = {{cl.ns, pod.ns},    {cl.node, pod.node},
+                                     {cl.pod, pod.name}, {cl.container, std::to_string(c)},
+                                     {cl.uuid, d.uuid},  kZone};
+        vmem.Add(labels, MiBToBytes(d.mem_mib));
+        vcore.Add(labels, d.cores);
+      }
+    }
+  });
+
+  MetricFamily rejections("vgpu_scheduler_node_rejections_total",
+                          "Nodes rejected by filter, by reason word", prom::MetricType::kCounter);
   for (size_t i = 0; i < rejections_.size(); ++i) {
-    out += "vgpu_scheduler_node_rejections_total{reason=\"" +
-           std::string(sched::ReasonName(static_cast<sched::Reason>(i))) + "\"} " +
-           std::to_string(rejections_[i].load(std::memory_order_relaxed)) + "\n";
+    rejections.Add({{"reason", std::string(sched::ReasonName(static_cast<sched::Reason>(i)))}},
+                   static_cast<double>(rejections_[i].load(std::memory_order_relaxed)));
   }
-  const std::pair<const char*, const std::atomic<uint64_t>*> counters[] = {
-      {"vgpu_scheduler_bind_failures_total", &bind_failures},
-      {"vgpu_scheduler_node_lock_takeovers_total", &lock_takeovers},
-      {"vgpu_scheduler_webhook_allowed_total", &webhook_allowed},
-      {"vgpu_scheduler_webhook_denied_total", &webhook_denied},
-      {"vgpu_scheduler_bad_requests_total", &bad_requests}};
-  for (const auto& [name, value] : counters) {
-    out += "# TYPE " + std::string(name) + " counter\n" + name + " " +
-           std::to_string(value->load(std::memory_order_relaxed)) + "\n";
+  const auto counter = [](const char* name, const char* help, const std::atomic<uint64_t>& v) {
+    MetricFamily f(name, help, prom::MetricType::kCounter);
+    f.Add({}, static_cast<double>(v.load(std::memory_order_relaxed)));
+    return f;
+  };
+  const auto gauge = [](const char* name, const char* help, size_t v) {
+    MetricFamily f(name, help);
+    f.Add({}, static_cast<double>(v));
+    return f;
+  };
+
+  // HAMi's families in name order, as client_golang gathers them (hami_build_info first); our
+  // own after them.
+  std::vector<MetricFamily> hami;
+  hami.reserve(12);
+  hami.push_back(prom::BuildInfoMetric());
+  for (MetricFamily* f : {&mem_limit, &core_limit, &mem_alloc, &shared, &core_alloc, &overview,
+                          &mem_ratio, &quota_used, &quota_limit, &vmem, &vcore}) {
+    hami.push_back(std::move(*f));
   }
-  out += "# TYPE vgpu_scheduler_nodes gauge\nvgpu_scheduler_nodes " +
-         std::to_string(model.node_count()) + "\n";
-  out += "# TYPE vgpu_scheduler_reservations gauge\nvgpu_scheduler_reservations " +
-         std::to_string(model.reservation_count()) + "\n";
+  std::sort(hami.begin(), hami.end(),
+            [](const MetricFamily& a, const MetricFamily& b) { return a.name() < b.name(); });
+  const MetricFamily own[] = {
+      filter.Family("vgpu_scheduler_filter_duration_seconds",
+                    "Latency of the extender's filter verb"),
+      prioritize.Family("vgpu_scheduler_prioritize_duration_seconds",
+                        "Latency of the extender's prioritize verb"),
+      bind.Family("vgpu_scheduler_bind_duration_seconds",
+                  "Latency of the extender's bind verb, lock wait included"),
+      std::move(rejections),
+      counter("vgpu_scheduler_bind_failures_total",
+              "Bind requests answered with an error (no fit any more, lock or API failure)",
+              bind_failures),
+      counter("vgpu_scheduler_node_lock_takeovers_total",
+              "Node locks taken over from an owner that had let them expire", lock_takeovers),
+      counter("vgpu_scheduler_webhook_allowed_total", "Pods the admission webhook allowed",
+              webhook_allowed),
+      counter("vgpu_scheduler_webhook_denied_total", "Pods the admission webhook denied",
+              webhook_denied),
+      counter("vgpu_scheduler_bad_requests_total",
+              "Extender and webhook requests rejected as malformed (HTTP 400)", bad_requests),
+      gauge("vgpu_scheduler_nodes", "Nodes in the scheduler's cluster model", model.node_count()),
+      gauge("vgpu_scheduler_reservations",
+            "Pods whose GPUs bind chose and whose annotations the watch has not shown yet",
+            model.reservation_count()),
+  };
+  std::string out;
+  for (const MetricFamily& f : hami) f.Render(out);
+  for (const MetricFamily& f : own) f.Render(out);
   return out;
 }
 

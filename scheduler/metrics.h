@@ -1,14 +1,16 @@
 #pragma once
 
-// The scheduler's Prometheus metrics, written in the text exposition format by hand:
-// hami-compat §7 device and container gauges (HAMi v2.9+ names, legacy names behind a flag),
-// filter/prioritize/bind latency histograms and rejection counters per reason word.
+// The scheduler's Prometheus metrics (core/prom writes the text format): HAMi v2.10's device,
+// node, quota and container gauges with its names, labels (zone="vGPU" on all but
+// hami_build_info) and scales, its pre-v2.9 names behind a flag; our own filter/prioritize/bind
+// latency histograms and counters (vgpu_scheduler_*).
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <string>
 
+#include "core/prom/exposition.h"
 #include "core/sched/reasons.h"
 
 namespace vgpu::scheduler {
@@ -20,8 +22,8 @@ class LatencyHistogram {
   static constexpr std::array<double, 14> kBounds = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30};
   void Observe(std::chrono::nanoseconds d);
-  // Appends `# HELP`, `# TYPE` and the bucket/sum/count lines.
-  void Render(const std::string& name, const std::string& help, std::string& out) const;
+  // The histogram as a family of one series, in seconds.
+  prom::MetricFamily Family(std::string name, std::string help) const;
   uint64_t count() const { return count_.load(std::memory_order_relaxed); }
 
  private:
@@ -46,7 +48,8 @@ class SchedulerMetrics {
     return rejections_[static_cast<size_t>(r)].load(std::memory_order_relaxed);
   }
 
-  // The whole /metrics page.
+  // The whole /metrics page. `legacy_names`: HAMi's pre-v2.9 names and label names in place of
+  // the hami_* families that have one (--legacy-metrics).
   std::string Render(const ClusterModel& model, bool legacy_names) const;
 
  private:

@@ -11,6 +11,11 @@ packages=(
   libcurl4-openssl-dev libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
+  tmux  # a pseudo-terminal for the tests of `vgpu top`'s live view (tests/cli/top_tty_test.cpp)
+  # promtool, which the metrics tests run on every exporter's page. Debian ships it only in the
+  # server's package; on a host booted with systemd that also enables the server's unit
+  # (`systemctl disable --now prometheus` if it is not wanted).
+  prometheus
 )
 
 missing=()

@@ -33,7 +33,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state) {
   std::vector<std::string> names;
   for (int i = 0; i < nodes; ++i) {
     names.push_back("node-" + std::to_string(i));
-    api.PutNode(testing::GpuNode(names.back(), gpus, 81920, "NVIDIA-NVIDIA H100 80GB HBM3"));
+    api.PutNode(testing::GpuNode(names.back(), gpus, 81920, "NVIDIA H100 80GB HBM3"));
   }
   std::vector<double> latencies, filter_ms, prioritize_ms, bind_ms;
   const auto ms = [](Clock::time_point a, Clock::time_point b) {

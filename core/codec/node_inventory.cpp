@@ -11,6 +11,11 @@ using codec_internal::Quote;
 using codec_internal::Split;
 using nlohmann::json;
 
+std::string NvidiaDeviceType(std::string_view model) {
+  if (model.starts_with("NVIDIA")) return std::string(model);
+  return "NVIDIA-" + std::string(model);
+}
+
 std::string EncodeInventoryJson(const NodeInventory& devices) {
   json arr = json::array();
   for (const auto& d : devices) {

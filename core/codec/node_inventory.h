@@ -22,7 +22,7 @@ struct DeviceInfo {
   int32_t count = 0;    // vGPU slots (device-split-count)
   int64_t devmem = 0;   // MiB, already multiplied by the memory scaling
   int32_t devcore = 0;  // 100 x core scaling
-  std::string type;     // "NVIDIA-<model>"
+  std::string type;     // NvidiaDeviceType(model), e.g. "NVIDIA H100 80GB HBM3", "NVIDIA-Tesla T4"
   int32_t numa = 0;
   std::string mode;  // "hami-core" | "mig" | "mps"; empty when the writer left it out
   bool health = false;
@@ -31,6 +31,12 @@ struct DeviceInfo {
 };
 
 using NodeInventory = std::vector<DeviceInfo>;
+
+// The `type` of an NVIDIA GPU from its NVML name, as HAMi's device plugin registers it: prefixed
+// "NVIDIA-" only when the name does not already start with "NVIDIA" (case-sensitive), so an H100
+// is "NVIDIA H100 80GB HBM3" and a Tesla T4 "NVIDIA-Tesla T4". The scheduler's metrics report it
+// as device_type, and use-gputype selectors match it, so it must be HAMi's string exactly.
+std::string NvidiaDeviceType(std::string_view model);
 
 enum class InventoryFormat { kJson, kLegacyText };
 

@@ -18,7 +18,7 @@ struct GpuDevice {
   int slots = 0;        // vGPU slots (device-split-count)
   int64_t mem_mib = 0;  // already multiplied by memory scaling
   int cores = 100;      // 100 x core scaling
-  std::string type;     // model name, e.g. "NVIDIA-NVIDIA H100 80GB HBM3"
+  std::string type;     // codec::NvidiaDeviceType of the model, e.g. "NVIDIA H100 80GB HBM3"
   int numa = 0;
   std::string mode = "hami-core";
   bool healthy = true;

@@ -27,7 +27,8 @@ std::map<std::string, std::string> Annotations(const json& obj) {
   return out;
 }
 
-// The inventory's type is "NVIDIA-<model>"; selectors match substrings, so keep it whole.
+// The inventory's type is the model as HAMi registers it (codec::NvidiaDeviceType); selectors
+// match substrings, so keep it whole.
 Result<NodeInventory> NodeFromObject(const json& node) {
   NodeInventory inv;
   inv.name = StringAt(node, json::json_pointer("/metadata/name"));

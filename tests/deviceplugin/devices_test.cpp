@@ -30,7 +30,7 @@ TEST(BuildInventory, ScalesMemoryAndCoresAndRoundTripsBothFormats) {
   EXPECT_EQ(inv[0].devmem, 122339);  // 81559 * 1.5 rounded
   EXPECT_EQ(inv[0].devcore, 200);
   EXPECT_EQ(inv[0].count, 10);
-  EXPECT_EQ(inv[0].type, "NVIDIA-NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(inv[0].type, "NVIDIA H100 80GB HBM3");  // no second NVIDIA- (HAMi)
   EXPECT_FALSE(inv[0].health);
   EXPECT_TRUE(inv[1].health);
   EXPECT_EQ(inv[1].index, 1);

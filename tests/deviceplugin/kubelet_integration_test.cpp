@@ -223,7 +223,7 @@ TEST_F(DevicePluginBinaryTest, A_RegistersListsAndReportsInventory) {
   EXPECT_EQ((*inv)[0].id, "GPU-a");
   EXPECT_EQ((*inv)[0].count, 4);
   EXPECT_EQ((*inv)[0].devmem, 40960);
-  EXPECT_EQ((*inv)[0].type, "NVIDIA-NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ((*inv)[0].type, "NVIDIA A100-SXM4-40GB");
   EXPECT_TRUE((*inv)[1].health);
   auto node = api_->Get("nodes", "", "n1");
   EXPECT_EQ(Ann(*node, "hami.io/node-handshake").rfind("Reported", 0), 0u);

@@ -101,11 +101,13 @@ TEST_F(ServerTest, ExtenderVerbsOverHttp) {
   for (const char* want :
        {// The first metric line is one string written as two literals.
         // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
-        "hami_gpu_memory_limit_bytes{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
-        "device_type=\"NVIDIA-NVIDIA A10\"} 25165824000",
-        "hami_gpu_shared_count{node=\"n1\"",
-        "hami_vgpu_memory_allocated_bytes{namespace=\"default\",node=\"n1\",pod=\"p\"",
-        "vgpu_scheduler_filter_duration_seconds_count 1",
+        "hami_gpu_memory_limit_bytes{device_index=\"0\",device_type=\"NVIDIA A10\","
+        "device_uuid=\"GPU-n1-0\",node=\"n1\",zone=\"vGPU\"} 25165824000",
+        "hami_gpu_shared_count{device_index=\"0\",device_type=\"NVIDIA A10\","
+        "device_uuid=\"GPU-n1-0\",node=\"n1\",zone=\"vGPU\"} 1",
+        "hami_vgpu_memory_allocated_bytes{container_index=\"0\",device_uuid=\"GPU-n1-0\","
+        "namespace=\"default\",node=\"n1\",pod=\"p\",zone=\"vGPU\"} 25165824000",
+        "\nhami_build_info{", "vgpu_scheduler_filter_duration_seconds_count 1",
         "vgpu_scheduler_bind_duration_seconds_bucket{le=\"+Inf\"} 1",
         "vgpu_scheduler_node_rejections_total{reason=\"CardInsufficientMemory\"} 0",
         "vgpu_scheduler_bad_requests_total 2"}) {
@@ -118,8 +120,8 @@ TEST_F(ServerTest, LegacyMetricNames) {
   api_.PutNode(testing::GpuNode("n1", 1));
   const std::string page = metrics_.Render(model_, /*legacy_names=*/true);
   EXPECT_NE(page.find("GPUDeviceMemoryLimit{"), std::string::npos);
-  EXPECT_NE(page.find("GPUDeviceCoreLimit{node=\"n1\",device_uuid=\"GPU-n1-0\",device_index=\"0\","
-                      "device_type=\"NVIDIA-NVIDIA A10\"} 100"),
+  EXPECT_NE(page.find("GPUDeviceCoreLimit{deviceidx=\"0\",devicetype=\"NVIDIA A10\","
+                      "deviceuuid=\"GPU-n1-0\",nodeid=\"n1\",zone=\"vGPU\"} 100"),
             std::string::npos)
       << page;
   EXPECT_EQ(page.find("hami_gpu_memory_limit_bytes"), std::string::npos);

@@ -8,9 +8,10 @@
 
 namespace vgpu::scheduler::testing {
 
-// A node with `gpus` GPUs named GPU-<node>-<i>, JSON inventory, `mem` MiB each, 10 slots.
+// A node with `gpus` GPUs named GPU-<node>-<i>, JSON inventory, `mem` MiB each, 10 slots. The
+// type is as HAMi's device plugin (and ours) registers an A10: NVML's name, already "NVIDIA ...".
 inline nlohmann::json GpuNode(const std::string& name, int gpus, int64_t mem = 24000,
-                              const std::string& type = "NVIDIA-NVIDIA A10") {
+                              const std::string& type = "NVIDIA A10") {
   nlohmann::json inv = nlohmann::json::array();
   for (int i = 0; i < gpus; ++i) {
     inv.push_back({{"id", "GPU-" + name + "-" + std::to_string(i)},

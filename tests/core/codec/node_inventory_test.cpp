@@ -57,6 +57,14 @@ TEST(NodeInventoryTest, TextForms) {
   EXPECT_EQ(*DecodeInventory(EncodeInventory(inv, InventoryFormat::kJson)), inv);
 }
 
+TEST(NodeInventoryTest, NvidiaDeviceTypeIsPrefixedOnlyWhenTheNameLacksNvidia) {
+  EXPECT_EQ(NvidiaDeviceType("NVIDIA H100 80GB HBM3"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(NvidiaDeviceType("NVIDIA A10"), "NVIDIA A10");
+  EXPECT_EQ(NvidiaDeviceType("Tesla T4"), "NVIDIA-Tesla T4");
+  EXPECT_EQ(NvidiaDeviceType("Quadro RTX 6000"), "NVIDIA-Quadro RTX 6000");
+  EXPECT_EQ(NvidiaDeviceType("nvidia lowercase"), "NVIDIA-nvidia lowercase");  // case-sensitive
+}
+
 TEST(NodeInventoryTest, RejectsBadInput) {
   struct Case {
     const char* text;
