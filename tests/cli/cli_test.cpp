@@ -2,22 +2,12 @@
 
 #include <sstream>
 
-#include "cli_app.h"
+#include "run_cli.h"
 
 namespace {
 
-struct CliResult {
-  int rc;
-  std::string out;
-  std::string err;
-};
-
-CliResult RunVgpu(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int rc = vgpu::cli::RunCli(args, out, err);
-  return {rc, out.str(), err.str()};
-}
+using vgpu::cli::testing::CliResult;
+using vgpu::cli::testing::RunVgpu;
 
 TEST(Cli, NoArgumentsPrintsHelp) {
   const CliResult r = RunVgpu({});

@@ -1,0 +1,445 @@
+#include "monitor/node_monitor.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/codec/node_inventory.h"
+#include "core/monitor/cleanup_rule.h"
+#include "core/monitor/device_use.h"
+#include "core/monitor/host_pid_match.h"
+#include "core/monitor/sharing.h"
+#include "monitor/container_set.h"
+#include "monitor/dir_tree.h"
+#include "monitor/nvml_reader.h"
+#include "monitor/problem_log.h"
+#include "monitor/proc_table.h"
+
+namespace vgpu::monitor {
+namespace {
+
+int64_t MonoNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// One region file as read in this tick.
+struct RegionTick {
+  const std::string* dir_name = nullptr;
+  const WatchedContainer* container = nullptr;
+  RegionFile* file = nullptr;
+  std::vector<RegionDevice> devices;
+  std::vector<std::pair<int, RegionSlot>> slots;  // (slot index, figures) of the occupied slots
+  std::vector<SlotMatch> matches;                 // parallel to `slots`
+  std::vector<int32_t> host_pids;                 // of the matched slots
+  bool in_use = false;                            // some slot matched or unverified
+};
+
+// One container's use of one GPU, in this tick.
+struct UseTick {
+  RegionTick* region = nullptr;
+  uint32_t device = 0;
+  DeviceUse use;
+};
+
+// One container's view of one GPU, with where it belongs.
+struct PlacedView {
+  std::string dir_name;
+  std::string uuid;
+  uint64_t gpu_memory = 0;  // the region's mem_physical: the GPU's size when NVML does not list it
+  ContainerGpuView view;
+};
+
+PlacedView MakeView(const UseTick& u, Sharing sharing, const std::optional<PodIdentity>& pod,
+                    const NvmlGpu* nvml, int64_t now_mono) {
+  const RegionDevice& dev = u.region->devices[u.device];
+  const ContainerDirName& name = u.region->container->name;
+  PlacedView p{*u.region->dir_name, dev.uuid, dev.mem_physical, {}};
+  ContainerGpuView& v = p.view;
+  if (pod) {
+    v.namespace_name = pod->namespace_name;
+    v.pod = pod->name;
+  }
+  v.pod_uid = name.pod_uid;
+  v.container = name.container;
+  v.vdevice_index = static_cast<int>(u.device);
+  v.memory_used_bytes = u.use.memory_used;
+  v.memory_limit_bytes = dev.mem_limit;
+  v.memory_buffer_bytes = u.use.memory_buffer;
+  v.memory_context_bytes = u.use.memory_context;
+  v.sm_limit_percent = static_cast<int>(dev.sm_limit);
+  v.sharing = sharing;
+  v.policy = CorePolicyFromRegion(dev.sm_policy);
+  v.last_kernel_seconds_ago = u.use.last_kernel_seconds_ago;
+  v.processes = u.use.processes;
+  // Utilization: NVML's per-process samples, else the limiter's busy time since the last tick.
+  RegionFile::BusySample& prev = u.region->file->busy_samples()[u.device];
+  std::optional<uint64_t> busy_delta;
+  int64_t wall_delta = 0;
+  if (prev.at_mono_ns != 0 && dev.sm_busy_ns >= prev.busy_ns) {
+    busy_delta = dev.sm_busy_ns - prev.busy_ns;
+    wall_delta = now_mono - prev.at_mono_ns;
+  }
+  prev = RegionFile::BusySample{dev.sm_busy_ns, now_mono};
+  static const std::map<int32_t, double> kNoSamples;
+  v.utilization_percent =
+      ContainerUtilization(u.region->host_pids, nvml != nullptr ? nvml->sm_util_by_pid : kNoSamples,
+                           busy_delta, wall_delta);
+  return p;
+}
+
+// The GPUs NVML lists, plus those only regions name (index -1, the regions' figures), each with
+// its containers; GPUs by index, containers by namespace, pod and container.
+NodeSnapshot Assemble(const std::vector<NvmlGpu>& nvml_gpus, std::vector<PlacedView> views) {
+  std::map<std::string, GpuView> gpus;
+  for (const NvmlGpu& g : nvml_gpus) {
+    GpuView v;
+    v.index = g.index;
+    v.uuid = g.uuid;
+    v.type = codec::NvidiaDeviceType(g.name);
+    v.memory_total_bytes = g.memory_total;
+    v.memory_used_bytes = g.memory_used;
+    v.utilization_percent = g.utilization;
+    v.memory_utilization_percent = g.memory_utilization;
+    gpus.emplace(g.uuid, std::move(v));
+  }
+  std::set<std::string> region_only;
+  for (PlacedView& p : views) {
+    auto [it, fresh] = gpus.try_emplace(p.uuid);
+    if (fresh) {
+      it->second.index = -1;
+      it->second.uuid = p.uuid;
+      it->second.memory_total_bytes = p.gpu_memory;
+      region_only.insert(p.uuid);
+    }
+    if (region_only.contains(p.uuid)) it->second.memory_used_bytes += p.view.memory_used_bytes;
+    it->second.containers.push_back(std::move(p.view));
+  }
+  NodeSnapshot snap;
+  for (auto& [uuid, gpu] : gpus) {
+    std::sort(gpu.containers.begin(), gpu.containers.end(),
+              [](const ContainerGpuView& a, const ContainerGpuView& b) {
+                return std::tie(a.namespace_name, a.pod, a.container, a.pod_uid, a.vdevice_index) <
+                       std::tie(b.namespace_name, b.pod, b.container, b.pod_uid, b.vdevice_index);
+              });
+    snap.gpus.push_back(std::move(gpu));
+  }
+  std::sort(snap.gpus.begin(), snap.gpus.end(), [](const GpuView& a, const GpuView& b) {
+    return std::tuple(a.index < 0, a.index, a.uuid) < std::tuple(b.index < 0, b.index, b.uuid);
+  });
+  return snap;
+}
+
+class Engine final : public NodeMonitor {
+ public:
+  Engine(NodeMonitorOptions options, const PodDirectory* pods,
+         std::unique_ptr<HostProcessSource> procs, std::unique_ptr<NvmlReader> nvml)
+      : options_(std::move(options)),
+        pods_(pods),
+        procs_(std::move(procs)),
+        nvml_(std::move(nvml)),
+        log_(options_.log),
+        containers_(options_.vgpu_dir + "/containers", &log_) {}
+  ~Engine() override { Stop(); }
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  NodeSnapshot Snapshot() const override {
+    std::lock_guard lock(snapshot_mu_);
+    return snapshot_;
+  }
+
+  void TickNow() override { Tick(); }
+
+  void Stop() override {
+    {
+      std::lock_guard lock(stop_mu_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void StartThread() {
+    thread_ = std::thread([this] {
+      std::unique_lock lock(stop_mu_);
+      while (!stop_cv_.wait_for(lock, options_.tick, [this] { return stop_; })) {
+        lock.unlock();
+        Tick();
+        lock.lock();
+      }
+    });
+  }
+
+  void Tick();
+
+ private:
+  std::vector<NvmlGpu> ReadNvml();
+  std::vector<RegionTick> ReadRegions(ProcScanRequest* request);
+  // Matches slots to host processes and writes the host PIDs; false when some slot could not be
+  // verified (then NVML's processes cannot be told apart from the containers').
+  bool MatchAndWriteHostPids(std::vector<RegionTick>& regions, const ProcScanRequest& request);
+  std::set<std::string> CleanUp(const std::vector<RegionTick>& regions);
+
+  const NodeMonitorOptions options_;
+  const PodDirectory* const pods_;
+  const std::unique_ptr<HostProcessSource> procs_;
+  const std::unique_ptr<NvmlReader> nvml_;
+
+  std::mutex tick_mu_;  // one tick at a time; guards everything below up to snapshot_mu_
+  ProblemLog log_;
+  ContainerSet containers_;
+
+  mutable std::mutex snapshot_mu_;
+  NodeSnapshot snapshot_;
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+std::vector<NvmlGpu> Engine::ReadNvml() {
+  if (nvml_ == nullptr) return {};
+  auto reading = nvml_->Read();
+  if (!reading.ok()) {
+    log_.Report("nvml", "NVML: " + reading.status().message());
+    return {};
+  }
+  std::string problems;
+  for (const std::string& p : reading->problems) problems += (problems.empty() ? "" : "; ") + p;
+  if (problems.empty()) {
+    log_.Resolve("nvml");
+  } else {
+    log_.Report("nvml", "NVML: " + problems);
+  }
+  return std::move(reading->gpus);
+}
+
+std::vector<RegionTick> Engine::ReadRegions(ProcScanRequest* request) {
+  std::vector<RegionTick> regions;
+  for (auto& [dir_name, container] : containers_.containers()) {
+    for (auto& [file_name, file] : container.regions) {
+      RegionTick r;
+      r.dir_name = &dir_name;
+      r.container = &container;
+      r.file = file.get();
+      const uint32_t count = file->DeviceCount();
+      for (uint32_t d = 0; d < count; ++d) r.devices.push_back(file->Device(d));
+      for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+        RegionSlot slot = file->Slot(s);
+        if (slot.pid == 0) continue;
+        request->ns_pids.insert(slot.pid);
+        r.slots.emplace_back(s, slot);
+      }
+      request->regions.insert(file->id());
+      regions.push_back(std::move(r));
+    }
+  }
+  return regions;
+}
+
+bool Engine::MatchAndWriteHostPids(std::vector<RegionTick>& regions,
+                                   const ProcScanRequest& request) {
+  Result<std::vector<HostProcess>> procs = std::vector<HostProcess>{};
+  if (!request.ns_pids.empty()) procs = procs_->Scan(request);
+  if (procs.ok()) {
+    log_.Resolve("proc");
+  } else {
+    log_.Report("proc", "host processes: " + procs.status().message() +
+                            "; every occupied slot counts as live and no host PID is written");
+  }
+  static const std::vector<HostProcess> kNone;
+  bool all_verified = true;
+  for (RegionTick& r : regions) {
+    std::vector<SlotIdentity> ids;
+    ids.reserve(r.slots.size());
+    for (const auto& [index, slot] : r.slots) ids.push_back({slot.pid, slot.start_time});
+    r.matches = MatchSlots(ids, r.file->id(), procs.ok() ? *procs : kNone, procs.ok());
+    for (size_t k = 0; k < r.slots.size(); ++k) {
+      auto& [index, slot] = r.slots[k];
+      const SlotMatch& m = r.matches[k];
+      if (m.state == SlotState::kUnverified) {
+        all_verified = false;
+        r.in_use = true;
+        slot.host_pid = 0;  // whatever the slot holds is not confirmed by this tick
+      } else if (m.state == SlotState::kMatched) {
+        r.in_use = true;
+        r.host_pids.push_back(m.host_pid);
+        if (slot.host_pid != m.host_pid || slot.host_start_time != slot.start_time) {
+          r.file->WriteHostPid(index, m.host_pid, slot.start_time);
+        }
+        slot.host_pid = m.host_pid;
+      }
+    }
+  }
+  return all_verified;
+}
+
+std::set<std::string> Engine::CleanUp(const std::vector<RegionTick>& regions) {
+  std::set<std::string> removed;
+  const int fd = containers_.containers_fd();
+  if (fd < 0 || !pods_->Synced()) return removed;
+  std::set<std::string> in_use;
+  for (const RegionTick& r : regions) {
+    if (r.in_use) in_use.insert(*r.dir_name);
+  }
+  const auto now = std::chrono::system_clock::now();
+  std::vector<std::pair<std::string, std::string>> doomed;  // (directory, pod UID)
+  for (const auto& [dir_name, container] : containers_.containers()) {
+    CleanupFacts facts;
+    facts.pods_synced = true;
+    facts.pod_exists = pods_->Find(container.name.pod_uid).has_value();
+    facts.in_use = in_use.contains(dir_name);
+    if (facts.pod_exists || facts.in_use) continue;
+    auto newest = NewestChange(fd, dir_name);
+    if (!newest.ok()) {
+      log_.Report("clean:" + dir_name, "cannot clean up " + options_.vgpu_dir + "/containers/" +
+                                           dir_name + ": " + newest.status().message());
+      continue;
+    }
+    facts.newest_change = *newest;
+    if (ShouldRemoveContainerDir(facts, now, options_.cleanup_grace)) {
+      doomed.emplace_back(dir_name, container.name.pod_uid);
+    }
+  }
+  for (const auto& [dir_name, uid] : doomed) {
+    containers_.Forget(dir_name);  // unmapped before it goes
+    const std::string path = options_.vgpu_dir + "/containers/" + dir_name;
+    if (Status s = RemoveTree(fd, dir_name); !s.ok()) {
+      log_.Report("clean:" + dir_name, "cannot remove " + path + ": " + s.message());
+      continue;
+    }
+    log_.Resolve("clean:" + dir_name);
+    std::string line = "removed " + path;
+    line += ": pod " + uid;
+    line += " is gone and nothing there changed for ";
+    line += std::to_string(options_.cleanup_grace.count()) + " s";
+    log_.Log(line);
+    removed.insert(dir_name);
+  }
+  return removed;
+}
+
+void Engine::Tick() {
+  std::lock_guard tick_lock(tick_mu_);
+  const auto now_wall = std::chrono::system_clock::now();
+  const int64_t now_mono = MonoNs();
+
+  const std::vector<NvmlGpu> nvml_gpus = ReadNvml();
+  containers_.Refresh();
+  ProcScanRequest request;
+  std::vector<RegionTick> regions = ReadRegions(&request);
+  const bool all_verified = MatchAndWriteHostPids(regions, request);
+
+  // Each container's use of each of its GPUs.
+  std::vector<UseTick> uses;
+  std::vector<GpuClaim> claims;
+  std::set<int32_t> container_host_pids;
+  for (RegionTick& r : regions) {
+    container_host_pids.insert(r.host_pids.begin(), r.host_pids.end());
+    for (uint32_t d = 0; d < r.devices.size(); ++d) {
+      if (r.devices[d].uuid.empty()) continue;  // a record being registered
+      std::vector<SlotUse> live;
+      for (size_t k = 0; k < r.slots.size(); ++k) {
+        if (r.matches[k].state == SlotState::kGone) continue;
+        const RegionSlot& s = r.slots[k].second;
+        live.push_back(
+            SlotUse{s.pid, s.host_pid, s.mem_used[d], s.mem_overhead[d], s.last_kernel_ns[d]});
+      }
+      UseTick u{&r, d, SummarizeDeviceUse(live, now_mono, r.devices.size() == 1)};
+      claims.push_back(GpuClaim{*r.dir_name, r.devices[d].uuid, u.use.on_gpu});
+      uses.push_back(std::move(u));
+    }
+  }
+
+  // Processes on a GPU that belong to no container make it shared. Only countable when every
+  // slot was verified: an unverified slot's process is in NVML's list under a PID we cannot tie
+  // to it.
+  std::map<std::string, int> outside;
+  if (all_verified) {
+    for (const NvmlGpu& g : nvml_gpus) {
+      if (!g.compute_pids) continue;
+      for (int32_t pid : *g.compute_pids) {
+        if (!container_host_pids.contains(pid)) ++outside[g.uuid];
+      }
+    }
+  }
+  const std::vector<Sharing> sharing = DecideSharing(claims, outside);
+  for (size_t i = 0; i < uses.size(); ++i) {
+    const int32_t flag = SharingToRegion(sharing[i]);
+    const RegionDevice& dev = uses[i].region->devices[uses[i].device];
+    if (dev.sm_sharing != flag) uses[i].region->file->WriteSharing(uses[i].device, flag);
+  }
+
+  // The views, before cleanup may unmap regions.
+  std::map<std::string, const NvmlGpu*> nvml_by_uuid;
+  for (const NvmlGpu& g : nvml_gpus) nvml_by_uuid[g.uuid] = &g;
+  std::map<std::string, std::optional<PodIdentity>> pods;
+  std::vector<PlacedView> views;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    const std::string& uid = uses[i].region->container->name.pod_uid;
+    auto pod = pods.find(uid);
+    if (pod == pods.end()) pod = pods.emplace(uid, pods_->Find(uid)).first;
+    const std::string& uuid = uses[i].region->devices[uses[i].device].uuid;
+    auto nvml = nvml_by_uuid.find(uuid);
+    views.push_back(MakeView(uses[i], sharing[i], pod->second,
+                             nvml != nvml_by_uuid.end() ? nvml->second : nullptr, now_mono));
+  }
+
+  const std::set<std::string> removed = CleanUp(regions);
+  regions.clear();  // its pointers may dangle now
+  std::erase_if(views, [&](const PlacedView& v) { return removed.contains(v.dir_name); });
+
+  NodeSnapshot snap = Assemble(nvml_gpus, std::move(views));
+  snap.node = options_.node_name;
+  snap.time_unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now_wall.time_since_epoch()).count();
+  std::lock_guard lock(snapshot_mu_);
+  snapshot_ = std::move(snap);
+}
+
+void LogToStderr(const std::string& line) {
+  (void)std::fprintf(stderr, "vgpu-monitor: %s\n", line.c_str());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NodeMonitor>> NodeMonitor::Start(NodeMonitorOptions options,
+                                                        const PodDirectory* pods) {
+  std::string proc_root = options.proc_root;
+  return Start(std::move(options), pods, NewProcfsSource(std::move(proc_root)));
+}
+
+Result<std::unique_ptr<NodeMonitor>> NodeMonitor::Start(NodeMonitorOptions options,
+                                                        const PodDirectory* pods,
+                                                        std::unique_ptr<HostProcessSource> procs) {
+  if (pods == nullptr) return InvalidArgument("the node monitor needs a pod directory");
+  if (procs == nullptr) return InvalidArgument("the node monitor needs a source of host processes");
+  if (options.tick <= std::chrono::milliseconds(0)) {
+    return InvalidArgument("the monitor's tick must be positive");
+  }
+  if (!options.log) options.log = LogToStderr;
+  std::unique_ptr<NvmlReader> nvml;
+  if (!options.nvml_library.empty()) {
+    auto opened = NvmlReader::Open(options.nvml_library);
+    if (!opened.ok()) return opened.status();
+    nvml = std::move(*opened);
+  }
+  auto engine =
+      std::make_unique<Engine>(std::move(options), pods, std::move(procs), std::move(nvml));
+  engine->Tick();
+  engine->StartThread();
+  return std::unique_ptr<NodeMonitor>(std::move(engine));
+}
+
+}  // namespace vgpu::monitor

@@ -1,0 +1,134 @@
+#include "monitor/region_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "core/monitor/region_header.h"
+#include "monitor/mapping_guard.h"
+
+namespace vgpu::monitor {
+namespace {
+
+template <typename T>
+T Load(const T& field) {
+  return __atomic_load_n(&field, __ATOMIC_RELAXED);
+}
+
+std::string Errno(const char* what) {
+  return std::string(what) + ": " + std::system_category().message(errno);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RegionFile>> RegionFile::Open(int dir_fd, const std::string& name) {
+  // O_NONBLOCK: a FIFO planted by the container must not hang the monitor (it is refused below).
+  UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd.valid()) {
+    return Unavailable(errno == ELOOP ? std::string("a symbolic link, not a region")
+                                      : Errno("cannot open"));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Unavailable(Errno("cannot stat"));
+  if (!S_ISREG(st.st_mode)) return InvalidArgument("not a regular file");
+  vgpu_region_header header{};
+  const ssize_t n = ::pread(fd.get(), &header, sizeof header, 0);
+  if (n < 0) return Unavailable(Errno("cannot read"));
+  VGPU_RETURN_IF_ERROR(ValidateRegionHeader(header, static_cast<uint64_t>(st.st_size)));
+  void* map = ::mmap(nullptr, sizeof(vgpu_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (map == MAP_FAILED) return Unavailable(Errno("cannot map"));
+  if (!GuardMapping(map, sizeof(vgpu_region))) {
+    (void)::munmap(map, sizeof(vgpu_region));
+    return ResourceExhausted("too many region files mapped at once to guard them all");
+  }
+  const FileId id{major(st.st_dev), minor(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  return std::unique_ptr<RegionFile>(
+      new RegionFile(std::move(fd), static_cast<vgpu_region*>(map), id, st.st_dev, st.st_ino));
+}
+
+RegionFile::RegionFile(UniqueFd fd, vgpu_region* region, FileId id, dev_t dev, ino_t ino)
+    : fd_(std::move(fd)), region_(region), id_(id), dev_(dev), ino_(ino) {}
+
+RegionFile::~RegionFile() {
+  UnguardMapping(region_);
+  (void)::munmap(region_, sizeof(vgpu_region));
+}
+
+Status RegionFile::Check(int dir_fd, const std::string& name) const {
+  struct stat at_path {};
+  if (::fstatat(dir_fd, name.c_str(), &at_path, AT_SYMLINK_NOFOLLOW) != 0) {
+    return NotFound(Errno("gone"));
+  }
+  if (at_path.st_dev != dev_ || at_path.st_ino != ino_) return NotFound("replaced by another file");
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return Unavailable(Errno("cannot stat"));
+  if (static_cast<uint64_t>(st.st_size) != sizeof(vgpu_region)) {
+    return InvalidArgument("size changed to " + std::to_string(st.st_size) + " bytes");
+  }
+  // The header may have been overwritten since it was checked: copy it with atomic loads.
+  const vgpu_region_header& h = region_->header;
+  vgpu_region_header copy{};
+  copy.magic = Load(h.magic);
+  copy.version = Load(h.version);
+  copy.header_size = Load(h.header_size);
+  copy.file_size = Load(h.file_size);
+  copy.max_devices = Load(h.max_devices);
+  copy.max_procs = Load(h.max_procs);
+  copy.device_count = Load(h.device_count);
+  return ValidateRegionHeader(copy, static_cast<uint64_t>(st.st_size));
+}
+
+uint32_t RegionFile::DeviceCount() const {
+  const uint32_t n = __atomic_load_n(&region_->header.device_count, __ATOMIC_ACQUIRE);
+  return n > VGPU_REGION_MAX_DEVICES ? VGPU_REGION_MAX_DEVICES : n;
+}
+
+RegionDevice RegionFile::Device(uint32_t index) const {
+  const vgpu_region_device& d = region_->devices[index];
+  RegionDevice out;
+  // The UUID is written once, before device_count counts the record; it may lack its NUL.
+  char uuid[VGPU_REGION_UUID_LEN];
+  for (size_t i = 0; i < sizeof uuid; ++i) uuid[i] = Load(d.uuid[i]);
+  out.uuid.assign(uuid, strnlen(uuid, sizeof uuid));
+  out.mem_limit = Load(d.mem_limit);
+  out.mem_physical = Load(d.mem_physical);
+  out.sm_limit = Load(d.sm_limit);
+  out.sm_policy = Load(d.sm_policy);
+  out.sm_sharing = Load(d.sm_sharing);
+  out.sm_busy_ns = Load(d.sm_busy_ns);
+  return out;
+}
+
+RegionSlot RegionFile::Slot(int index) const {
+  const vgpu_region_proc& p = region_->procs[index];
+  RegionSlot out;
+  const int32_t pid = __atomic_load_n(&p.pid, __ATOMIC_ACQUIRE);
+  if (pid <= 0 || __atomic_load_n(&p.status, __ATOMIC_ACQUIRE) != VGPU_SLOT_ACTIVE) return out;
+  out.pid = pid;
+  out.start_time = Load(p.start_time);
+  out.host_pid = Load(p.host_pid);
+  out.host_start_time = Load(p.host_start_time);
+  for (size_t d = 0; d < VGPU_REGION_MAX_DEVICES; ++d) {
+    out.mem_used[d] = Load(p.mem_used[d]);
+    out.mem_overhead[d] = Load(p.mem_overhead[d]);
+    out.last_kernel_ns[d] = Load(p.sm_last_kernel_ns[d]);
+  }
+  return out;
+}
+
+void RegionFile::WriteSharing(uint32_t device, int32_t flag) {
+  __atomic_store_n(&region_->devices[device].sm_sharing, flag, __ATOMIC_RELAXED);
+}
+
+void RegionFile::WriteHostPid(int slot, int32_t host_pid, uint64_t start_time) {
+  vgpu_region_proc& p = region_->procs[slot];
+  __atomic_store_n(&p.host_pid, host_pid, __ATOMIC_RELAXED);
+  __atomic_store_n(&p.host_start_time, start_time, __ATOMIC_RELEASE);
+}
+
+}  // namespace vgpu::monitor

@@ -1,0 +1,38 @@
+#include "core/monitor/container_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace vgpu::monitor {
+namespace {
+
+TEST(ContainerDirName, SplitsAtTheFirstUnderscore) {
+  struct Case {
+    const char* name;
+    const char* uid;  // nullptr: rejected
+    const char* container;
+    const char* why;  // part of the message when rejected
+  };
+  const Case cases[] = {
+      {"3f2a-11ee_main", "3f2a-11ee", "main", ""},
+      {"uid_side_car", "uid", "side_car", ""},  // container names may hold '_'
+      {"uid__x", "uid", "_x", ""},
+      {"nounderscore", nullptr, nullptr, "no '_'"},
+      {"_main", nullptr, nullptr, "empty pod UID"},
+      {"uid_", nullptr, nullptr, "empty container name"},
+      {"", nullptr, nullptr, "no '_'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = ParseContainerDirName(c.name);
+    if (c.uid == nullptr) {
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.status().message().find(c.why), std::string::npos) << r.status().message();
+    } else {
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(*r, (ContainerDirName{c.uid, c.container}));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vgpu::monitor

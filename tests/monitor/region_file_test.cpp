@@ -1,0 +1,168 @@
+#include "monitor/region_file.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace vgpu::monitor {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RegionFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vgpu-region-file-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    dir_fd_ = UniqueFd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A region file as libvgpu lays it out, with one device and one active slot.
+  void MakeRegion(const std::string& name) const {
+    auto r = std::make_unique<vgpu_region>();
+    std::memset(r.get(), 0, sizeof(vgpu_region));
+    r->header.magic = VGPU_REGION_MAGIC;
+    r->header.version = VGPU_REGION_VERSION;
+    r->header.header_size = sizeof(vgpu_region_header);
+    r->header.file_size = sizeof(vgpu_region);
+    r->header.max_devices = VGPU_REGION_MAX_DEVICES;
+    r->header.max_procs = VGPU_REGION_MAX_PROCS;
+    r->header.device_count = 1;
+    (void)std::snprintf(r->devices[0].uuid, sizeof r->devices[0].uuid, "GPU-0000");
+    r->devices[0].mem_limit = 100;
+    r->devices[0].sm_limit = 30;
+    r->devices[0].sm_policy = 2;
+    r->procs[3].pid = 77;
+    r->procs[3].status = VGPU_SLOT_ACTIVE;
+    r->procs[3].start_time = 1234;
+    r->procs[3].mem_used[0] = 10;
+    r->procs[3].mem_overhead[0] = 5;
+    r->procs[4].pid = 78;  // still claiming
+    r->procs[4].status = VGPU_SLOT_CLAIMING;
+    std::ofstream(dir_ + "/" + name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(r.get()), sizeof(vgpu_region));
+  }
+  vgpu_region ReadBack(const std::string& name) const {
+    vgpu_region r{};
+    std::ifstream(dir_ + "/" + name, std::ios::binary)
+        .read(reinterpret_cast<char*>(&r), sizeof(vgpu_region));
+    return r;
+  }
+
+  std::string dir_;
+  UniqueFd dir_fd_;
+};
+
+TEST_F(RegionFileTest, ReadsAndWritesOnlyTheMonitorsFields) {
+  MakeRegion("a.cache");
+  auto file = RegionFile::Open(dir_fd_.get(), "a.cache");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  RegionFile& f = **file;
+  struct stat st {};
+  ASSERT_EQ(stat((dir_ + "/a.cache").c_str(), &st), 0);
+  EXPECT_EQ(f.id(), (FileId{major(st.st_dev), minor(st.st_dev), st.st_ino}));
+  EXPECT_TRUE(f.Check(dir_fd_.get(), "a.cache").ok());
+  ASSERT_EQ(f.DeviceCount(), 1u);
+  const RegionDevice d = f.Device(0);
+  EXPECT_EQ(d.uuid, "GPU-0000");
+  EXPECT_EQ(d.mem_limit, 100u);
+  EXPECT_EQ(d.sm_limit, 30u);
+  EXPECT_EQ(d.sm_policy, 2u);
+  const RegionSlot s = f.Slot(3);
+  EXPECT_EQ(s.pid, 77);
+  EXPECT_EQ(s.start_time, 1234u);
+  EXPECT_EQ(s.mem_used[0], 10u);
+  EXPECT_EQ(s.mem_overhead[0], 5u);
+  EXPECT_EQ(f.Slot(4).pid, 0);  // claiming: not readable yet
+  EXPECT_EQ(f.Slot(5).pid, 0);
+
+  f.WriteSharing(0, VGPU_SM_SHARING_ALONE);
+  f.WriteHostPid(3, 4077, 1234);
+  const vgpu_region back = ReadBack("a.cache");
+  EXPECT_EQ(back.devices[0].sm_sharing, VGPU_SM_SHARING_ALONE);
+  EXPECT_EQ(back.procs[3].host_pid, 4077);
+  EXPECT_EQ(back.procs[3].host_start_time, 1234u);
+}
+
+TEST_F(RegionFileTest, RefusesWhatIsNotARegion) {
+  MakeRegion("good.cache");
+  std::ofstream(dir_ + "/short.cache") << "0123456789";
+  ASSERT_EQ(symlink((dir_ + "/good.cache").c_str(), (dir_ + "/link.cache").c_str()), 0);
+  ASSERT_EQ(mkfifo((dir_ + "/fifo.cache").c_str(), 0600), 0);
+  fs::create_directories(dir_ + "/dir.cache");
+  struct Case {
+    const char* name;
+    const char* want;
+  };
+  const Case cases[] = {{"short.cache", "truncated: 10 bytes"},
+                        {"link.cache", "symbolic link"},
+                        {"fifo.cache", "not a regular file"},  // and it did not block
+                        {"dir.cache", "cannot open"},
+                        {"missing.cache", "cannot open"}};
+  for (const Case& c : cases) {
+    auto f = RegionFile::Open(dir_fd_.get(), c.name);
+    ASSERT_FALSE(f.ok()) << c.name;
+    EXPECT_NE(f.status().message().find(c.want), std::string::npos)
+        << c.name << ": " << f.status().message();
+  }
+}
+
+TEST_F(RegionFileTest, CheckNoticesTruncationAndReplacement) {
+  MakeRegion("a.cache");
+  MakeRegion("b.cache");
+  auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
+  auto b = RegionFile::Open(dir_fd_.get(), "b.cache");
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(truncate((dir_ + "/a.cache").c_str(), 4096), 0);
+  EXPECT_NE((*a)->Check(dir_fd_.get(), "a.cache").message().find("size changed to 4096"),
+            std::string::npos);
+  MakeRegion("c.cache");
+  ASSERT_EQ(rename((dir_ + "/c.cache").c_str(), (dir_ + "/b.cache").c_str()), 0);
+  EXPECT_NE((*b)->Check(dir_fd_.get(), "b.cache").message().find("replaced"), std::string::npos);
+  ASSERT_EQ(unlink((dir_ + "/b.cache").c_str()), 0);
+  EXPECT_FALSE((*b)->Check(dir_fd_.get(), "b.cache").ok());
+}
+
+// A container may truncate its own region while the monitor reads it: the read beyond the new end
+// would raise SIGBUS; the monitor reads zeros there instead and goes on.
+TEST_F(RegionFileTest, AFileTruncatedUnderTheMappingReadsAsZeros) {
+  MakeRegion("a.cache");
+  auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ((*a)->Slot(3).pid, 77);
+  ASSERT_EQ(truncate((dir_ + "/a.cache").c_str(), 4096), 0);
+  EXPECT_EQ((*a)->Slot(3).pid, 0);
+  EXPECT_EQ((*a)->Device(0).mem_limit, 100u);  // the first page is still in the file
+  (*a)->WriteHostPid(3, 1, 1);                 // harmless: the page is the monitor's own now
+}
+
+// A SIGBUS outside guarded mappings keeps its default action.
+TEST_F(RegionFileTest, OtherBusErrorsStillEndTheProcess) {
+  EXPECT_EXIT(
+      {
+        MakeRegion("a.cache");
+        auto a = RegionFile::Open(dir_fd_.get(), "a.cache");  // installs the handler
+        const int fd = open((dir_ + "/b.bin").c_str(), O_RDWR | O_CREAT, 0600);
+        (void)ftruncate(fd, 4096);
+        auto* p = static_cast<volatile char*>(
+            mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+        (void)p[4096];  // beyond the file: SIGBUS, not guarded
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGBUS), "");
+}
+
+}  // namespace
+}  // namespace vgpu::monitor
