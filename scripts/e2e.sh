@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests on a real Kubernetes control plane and kubelet (issue 7), all on loopback:
 # etcd, kube-apiserver (RBAC), kube-scheduler configured with our extender, our webhook,
-# containerd + kubelet per fake-GPU node, our device plugin with --fake-gpus.
+# containerd + kubelet per fake-GPU node, our device plugin with --fake-gpus and node monitor, a
+# Prometheus scraping the scheduler and the monitors.
 # Needs root (kubelet, containerd, mount namespaces). Kubernetes is built once from Debian's source
 # package into $E2E_CACHE (default /var/cache/vgpu-e2e) and reused. See docs/e2e.md.
 #
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 E2E_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for f in common install certs images cluster vgpu pods scenarios; do
+for f in common install certs images cluster vgpu monitor pods scenarios; do
   # shellcheck source=/dev/null
   source "$E2E_REPO/tests/e2e/lib/$f.sh"
 done
@@ -119,8 +120,12 @@ main() {
   local i
   for i in $(seq 1 "${E2E_NODES:-2}"); do
     start_node "e2e-node-$i" "$i"
-    $cluster_only || start_device_plugin "e2e-node-$i"
+    if ! $cluster_only; then
+      start_device_plugin "e2e-node-$i"
+      if have_monitor; then start_monitor "e2e-node-$i" "$i"; fi
+    fi
   done
+  if ! $cluster_only && have_monitor; then start_prometheus; fi
   log "cluster up in $((SECONDS - t0)) s"
 
   if $cluster_only; then

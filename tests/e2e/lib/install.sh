@@ -1,7 +1,7 @@
 # Installs the Debian packages the harness needs and builds (or reuses) the Kubernetes binaries.
 
 E2E_APT_PACKAGES=(golang-go etcd-server containerd runc containernetworking-plugins rsync jq
-  busybox-static openssl curl dpkg-dev gettext-base iproute2 util-linux patch make)
+  busybox-static openssl curl dpkg-dev gettext-base iproute2 util-linux patch make prometheus)
 
 install_packages() {
   local missing=() p status

@@ -12,9 +12,12 @@ device_plugin_bin() { echo "${E2E_DEVICE_PLUGIN_BIN:-$E2E_VGPU_BUILD/deviceplugi
 # Release build (no sanitizers: the binaries are long-running daemons here, and speed matters
 # more than in unit tests) of just the two daemons, in a build folder of our own.
 build_vgpu() {
-  if [[ -n ${E2E_SCHEDULER_BIN:-} && -n ${E2E_DEVICE_PLUGIN_BIN:-} ]]; then return 0; fi
-  # Subfolders of core/ are selected by their own names.
-  local components="core;net;kube;deviceplugin;scheduler" d
+  if [[ -n ${E2E_SCHEDULER_BIN:-} && -n ${E2E_DEVICE_PLUGIN_BIN:-} && -n ${E2E_MONITOR_BIN:-} ]]; then
+    return 0
+  fi
+  # Subfolders of core/ are selected by their own names; `fakes` and `libvgpu` bring the fake
+  # driver, libvgpu.so and the probe the node monitor's scenario runs in its pods.
+  local components="core;net;kube;deviceplugin;scheduler;monitor;fakes;libvgpu" d
   for d in "$E2E_REPO"/core/*/; do components+=";$(basename "$d")"; done
   log "building vgpu-scheduler and vgpu-device-plugin in $E2E_VGPU_BUILD"
   # -O2 as in the release preset: GCC 12 at CMake's default -O3 reports a false -Wrestrict.
@@ -24,9 +27,10 @@ build_vgpu() {
     die "cmake configure failed (see $E2E_LOGS/vgpu-build.log)"
   # -k 0: one daemon that does not build yet must not hide whether the other one does.
   cmake --build "$E2E_VGPU_BUILD" -j"${E2E_JOBS:-2}" --target vgpu-scheduler vgpu-device-plugin \
+    vgpu-monitor vgpu_preload vgpu_fake_cuda vgpu_fake_nvml libvgpu_probe \
     -- -k 0 >>"$E2E_LOGS/vgpu-build.log" 2>&1 || {
     grep -E 'error|FAILED' "$E2E_LOGS/vgpu-build.log" | head -n 20 >&2
-    log "building vgpu-scheduler / vgpu-device-plugin failed (see $E2E_LOGS/vgpu-build.log)"
+    log "building the daemons, libvgpu.so or the fake driver failed (see $E2E_LOGS/vgpu-build.log)"
   }
   [[ -x $(device_plugin_bin) ]] || die "no vgpu-device-plugin binary at $(device_plugin_bin)"
 }
@@ -50,9 +54,14 @@ start_vgpu_scheduler() {
 }
 
 # Allocate mounts <hook>/vgpu/libvgpu.so.<version> into every container, so the file must exist.
-# Test pods run busybox-static, which has no dynamic loader and never loads it: an empty
-# placeholder is enough and keeps the run free of a libvgpu build.
+# Most test pods run busybox-static, which has no dynamic loader and never loads it; the monitor's
+# scenario runs a dynamically linked probe that does. Without a built libvgpu.so an empty
+# placeholder stands in (and that scenario fails).
 hook_placeholder() {
+  if [[ -s $(libvgpu_so) ]]; then
+    libvgpu_so
+    return
+  fi
   mkdir -p "$E2E_WORK/hook-src"
   : >"$E2E_WORK/hook-src/libvgpu.so"
   echo "$E2E_WORK/hook-src/libvgpu.so"
