@@ -19,7 +19,7 @@ build_vgpu() {
   # driver, libvgpu.so and the probe the node monitor's scenario runs in its pods.
   local components="core;net;kube;deviceplugin;scheduler;monitor;fakes;libvgpu" d
   for d in "$E2E_REPO"/core/*/; do components+=";$(basename "$d")"; done
-  log "building vgpu-scheduler and vgpu-device-plugin in $E2E_VGPU_BUILD"
+  log "building the daemons, libvgpu.so, the fake driver and the probe in $E2E_VGPU_BUILD"
   # -O2 as in the release preset: GCC 12 at CMake's default -O3 reports a false -Wrestrict.
   cmake -S "$E2E_REPO" -B "$E2E_VGPU_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
