@@ -1,7 +1,7 @@
 #include <ostream>
 
-#include "core/base/build_info.h"
 #include "cli_app.h"
+#include "core/base/build_info.h"
 
 namespace vgpu::cli {
 
