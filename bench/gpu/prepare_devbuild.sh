@@ -1,16 +1,35 @@
 #!/bin/bash
 # Builds libvgpu.so and the `vgpu` binary (release) from the committed tree into .devbuild/ (git-
 # ignored), to be carried to a GPU machine that lacks the build dependencies (run_all.sh uses it).
-# Incremental: the exported tree and its build stay in ${VGPU_DEVBUILD_DIR:-/tmp/vgpu-devbuild}.
+# With VGPU_DEVBUILD_MONITOR=1 also, in .devbuild/monitor/, `vgpu-monitor` and a `vgpu` with
+# `vgpu top`, and in .devbuild/monitor/lib the shared libraries they need beyond glibc (the GPU
+# image has no cpp-httplib, yaml-cpp or this libcurl; run them with LD_LIBRARY_PATH pointing there,
+# never a framework: PyTorch needs the image's own libstdc++). The plain `vgpu` stays free of them.
+# Incremental: the exported tree and its builds stay in ${VGPU_DEVBUILD_DIR:-/tmp/vgpu-devbuild}.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=${VGPU_DEVBUILD_DIR:-/tmp/vgpu-devbuild}
 mkdir -p "$SRC/src"
 git -C "$ROOT" archive HEAD | tar -x -C "$SRC/src"
-cmake -S "$SRC/src" -B "$SRC/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DVGPU_COMPONENTS="libvgpu;cli;core;base" \
-  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" >/dev/null
-cmake --build "$SRC/build" -j2 --target vgpu_preload vgpu >/dev/null
+build() {  # build DIR COMPONENTS TARGET...
+  local dir=$1 components=$2
+  shift 2
+  cmake -S "$SRC/src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DVGPU_COMPONENTS="$components" \
+    -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" >/dev/null
+  cmake --build "$dir" -j2 --target "$@" >/dev/null || cmake --build "$dir" -j1 --target "$@"
+}
+build "$SRC/build" "libvgpu;cli;core;base" vgpu_preload vgpu
 mkdir -p "$ROOT/.devbuild"
 cp "$SRC/build/lib/libvgpu.so" "$SRC/build/cli/vgpu" "$ROOT/.devbuild/"
+if [ "${VGPU_DEVBUILD_MONITOR:-0}" = 1 ]; then
+  # core's subfolders are selected by their own names (codec, prom, monitor).
+  build "$SRC/build-monitor" "cli;core;base;net;kube;monitor;codec;prom" vgpu-monitor vgpu
+  M=$ROOT/.devbuild/monitor
+  rm -rf "$M" && mkdir -p "$M/lib"
+  cp "$SRC/build-monitor/monitor/vgpu-monitor" "$SRC/build-monitor/cli/vgpu" "$M/"
+  # Everything but glibc's own libraries (the GPU image's glibc is newer than Debian 12's).
+  ldd "$M/vgpu-monitor" "$M/vgpu" | awk '$3 ~ /^\// {print $3}' | sort -u |
+    grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv)\.so' | xargs -r cp -L -t "$M/lib"
+fi
 ls -la "$ROOT/.devbuild"
