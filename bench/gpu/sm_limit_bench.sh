@@ -81,6 +81,12 @@ run_group trio_20_30_50 matmul:20:force matmul:30:force matmul:50:force
 run_group base2_matmul matmul:native:-
 run_group base2_graph graph:native:-
 fi
+# Only saturating tenants alone at SM_BENCH_ALONE_LIMITS (default "30 70"), with their baselines.
+if part alone; then
+run_group base_matmul matmul:native:-
+for l in ${SM_BENCH_ALONE_LIMITS:-30 70}; do run_group "matmul_$l" "matmul:$l:force"; done
+run_group base2_matmul matmul:native:-
+fi
 # Only the tenants that share the GPU.
 if part shared; then
 run_group base_matmul matmul:native:-

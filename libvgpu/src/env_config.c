@@ -181,11 +181,14 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
   out->sm_stats =
       stats == NULL ? 0 : (strcmp(stats, "2") == 0 ? 2 : (strcmp(stats, "0") == 0 ? 0 : 1));
   const char* stretch = lookup_value(lookup, ctx, VGPU_ENV_SM_ALONE_STRETCH);
-  uint64_t stretch_ms = 1000;
+  /* Long enough that an H100's clock boost after a pause (~50 ms) adds little; short enough that
+   * a window of a few seconds does not see the phase of the rhythm (docs/sm-limit.md). */
+  const uint64_t default_stretch_ms = 250;
+  uint64_t stretch_ms = default_stretch_ms;
   if (stretch != NULL && (parse_percent(stretch, &stretch_ms) != 0 || stretch_ms > 1000)) {
-    rc = report(err, err_len, rc, "invalid %s: '%s' (expected 0-1000 ms); using 1000",
+    rc = report(err, err_len, rc, "invalid %s: '%s' (expected 0-1000 ms); using 250",
                 VGPU_ENV_SM_ALONE_STRETCH, stretch);
-    stretch_ms = 1000;
+    stretch_ms = default_stretch_ms;
   }
   out->sm_alone_stretch_ms = (int32_t)stretch_ms;
   const char* cache = lookup_value(lookup, ctx, VGPU_ENV_SHARED_CACHE);

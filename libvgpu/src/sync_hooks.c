@@ -15,13 +15,17 @@ HIDDEN CUresult vgpu_hook_cuStreamSynchronize_v2000(CUstream s) {
   stream_sync_fn real = VGPU_REAL_CUDA(stream_sync_fn, cuStreamSynchronize);
   if (real == NULL) return MISSING;
   vgpu_limiter_before_sync();
-  return real(s);
+  CUresult rc = real(s);
+  vgpu_limiter_after_sync();
+  return rc;
 }
 HIDDEN CUresult vgpu_hook_cuStreamSynchronize_v7000_ptsz(CUstream s) {
   stream_sync_fn real = VGPU_REAL_CUDA(stream_sync_fn, cuStreamSynchronize_ptsz);
   if (real == NULL) return MISSING;
   vgpu_limiter_before_sync();
-  return real(s);
+  CUresult rc = real(s);
+  vgpu_limiter_after_sync();
+  return rc;
 }
 
 typedef CUresult (*ctx_sync_fn)(void);
@@ -29,7 +33,9 @@ HIDDEN CUresult vgpu_hook_cuCtxSynchronize_v2000(void) {
   ctx_sync_fn real = VGPU_REAL_CUDA(ctx_sync_fn, cuCtxSynchronize);
   if (real == NULL) return MISSING;
   vgpu_limiter_before_sync();
-  return real();
+  CUresult rc = real();
+  vgpu_limiter_after_sync();
+  return rc;
 }
 
 /* Synchronises `ctx`, which need not be current: the batches closed are the current device's
@@ -39,7 +45,9 @@ HIDDEN CUresult vgpu_hook_cuCtxSynchronize_v13000(CUcontext ctx) {
   ctx_sync_v2_fn real = VGPU_REAL_CUDA(ctx_sync_v2_fn, cuCtxSynchronize_v2);
   if (real == NULL) return MISSING;
   vgpu_limiter_before_sync();
-  return real(ctx);
+  CUresult rc = real(ctx);
+  vgpu_limiter_after_sync();
+  return rc;
 }
 
 typedef CUresult (*event_sync_fn)(CUevent);
@@ -47,5 +55,7 @@ HIDDEN CUresult vgpu_hook_cuEventSynchronize_v2000(CUevent e) {
   event_sync_fn real = VGPU_REAL_CUDA(event_sync_fn, cuEventSynchronize);
   if (real == NULL) return MISSING;
   vgpu_limiter_before_sync();
-  return real(e);
+  CUresult rc = real(e);
+  vgpu_limiter_after_sync();
+  return rc;
 }

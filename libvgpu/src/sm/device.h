@@ -47,6 +47,9 @@ struct MeterState {
   double usage;              // charged share of the GPU (EWMA over ~300 ms)
   double busy_sum;           // kernel-busy time, decayed over ~1 s
   double running_sum;        // time the app was not waiting for budget, decayed alike
+  double sync_sum;           // time the app waited for the GPU (sync calls), decayed alike
+  uint64_t sync_seen;        // Device::sync_ns at the last pass
+  bool gpu_bound;            // takes turns with the GPU's other GPU-bound tenants (turns.h)
   double records_per_event;  // kernel-busy time per event-measured time (sampled mode's scale)
   bool has_ratio;
   int64_t ratio_records_ns;  // accumulators of the current calibration period
@@ -83,6 +86,10 @@ struct Device {
   uint64_t max_wait_ns;      // atomic
   int64_t waiting_since_ns;  // atomic: a launching thread waits for budget since then (0: none)
   int64_t last_wait_ns;      // atomic: when a launch last waited for budget
+  uint64_t sync_ns;          // atomic: time the app's threads spent in sync calls
+  int64_t turn_window;       // atomic, written by the sampler: PackTurn(window), 0 = no turns
+  uint64_t turn_waits;       // atomic: launches that waited for their turn only
+  uint64_t turn_wait_ns;     // atomic: how long they waited
 
   // --- the sampler only ---
   PeerFile peers;

@@ -38,6 +38,8 @@ void vgpu_limiter_capture_begun(void);
 /* The application is about to wait for the GPU: reported by libvgpu's cuStreamSynchronize*,
  * cuCtxSynchronize* and cuEventSynchronize hooks. */
 void vgpu_limiter_before_sync(void);
+/* ... and its wait ended (same thread; how long it waited tells a GPU-bound tenant). */
+void vgpu_limiter_after_sync(void);
 void vgpu_limiter_capture_ended(void);
 
 #ifdef __cplusplus

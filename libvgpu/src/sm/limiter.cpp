@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "kernel_records.h"
 #include "launch_limiter.h"
+#include "turns.h"
 
 int vgpu_sm_any_limited = 0;
 
@@ -56,6 +57,13 @@ struct ThreadStream {
   int64_t mark_due_ns;
 };
 __attribute__((tls_model("initial-exec"))) thread_local constinit ThreadStream t_stream{};
+
+// The sync call this thread is in: its device and when it began (turns.h: GPU-bound tenants).
+struct InSync {
+  Device* device;
+  int64_t since_ns;
+};
+__attribute__((tls_model("initial-exec"))) thread_local constinit InSync t_sync{};
 
 bool Enforcing(const Device& d) {
   if (d.policy == VGPU_POLICY_FORCE) return true;
@@ -158,29 +166,44 @@ void AtomicMax(uint64_t* target, uint64_t value) {
   }
 }
 
-// The budget is in debt: wait (short sleeps, no lock) until enough of it has built up again, or
-// until the limit is lifted. What this process still has queued runs meanwhile and is charged by
-// the sampler, which moves the deadline: it is re-read after every sleep.
-int64_t Throttle(Device& d, int64_t now) {
+// The budget is in debt, or it is not this tenant's turn (turns.h): wait (short sleeps, no lock)
+// until enough budget has built up again and the turn has come, or until the limit is lifted. What
+// this process still has queued runs meanwhile and is charged by the sampler, which moves the
+// deadline: it is re-read after every sleep.
+int64_t Throttle(Device& d, int64_t now, bool in_debt) {
   constexpr int64_t kStepNs = 2'000'000;
   // Our open batches must be closed: the sampler measures them while we wait.
   pthread_mutex_lock(&d.mu);
   d.marks.CloseOpen(now, CapturesActive());
   pthread_mutex_unlock(&d.mu);
   const int64_t start = now;
+  const bool for_turn_only = !in_debt;
   __atomic_store_n(&d.waiting_since_ns, start, __ATOMIC_RELAXED);
   const int64_t end = WaitUntil(
-      [&d](int64_t) {
-        const Rhythm rhythm{__atomic_load_n(&d.resume_credit_ns, __ATOMIC_RELAXED),
-                            __atomic_load_n(&d.burst_ns, __ATOMIC_RELAXED)};
-        return ResumeAtNs(__atomic_load_n(d.tat, __ATOMIC_RELAXED), rhythm);
+      [&d, &in_debt](int64_t t) {
+        const int64_t tat = __atomic_load_n(d.tat, __ATOMIC_RELAXED);
+        // Once in debt, wait for the rhythm's credit (budget.h), not merely for the debt's end.
+        in_debt = in_debt || tat > t;
+        int64_t at = t;
+        if (in_debt) {
+          const Rhythm rhythm{__atomic_load_n(&d.resume_credit_ns, __ATOMIC_RELAXED),
+                              __atomic_load_n(&d.burst_ns, __ATOMIC_RELAXED)};
+          const int64_t resume = ResumeAtNs(tat, rhythm);
+          at = resume > t ? resume : t;
+        }
+        return TurnStartAtNs(at, UnpackTurn(__atomic_load_n(&d.turn_window, __ATOMIC_RELAXED)));
       },
       [&d] { return !Enforcing(d); }, kStepNs);
   __atomic_store_n(&d.waiting_since_ns, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&d.last_wait_ns, end, __ATOMIC_RELAXED);
   const auto waited = static_cast<uint64_t>(end - start);
-  __atomic_fetch_add(&d.budget_waits, 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&d.throttled_ns, waited, __ATOMIC_RELAXED);
+  if (for_turn_only && !in_debt) {
+    __atomic_fetch_add(&d.turn_waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d.turn_wait_ns, waited, __ATOMIC_RELAXED);
+  } else {
+    __atomic_fetch_add(&d.budget_waits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d.throttled_ns, waited, __ATOMIC_RELAXED);
+  }
   __atomic_fetch_add(d.throttled_total, waited, __ATOMIC_RELAXED);
   AtomicMax(&d.max_wait_ns, waited);
   return end;
@@ -193,7 +216,12 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   Device& d = *dp;
   int64_t now = NowNs();
   if (__atomic_load_n(&g_sampler_idle, __ATOMIC_RELAXED) != 0) SamplerWake();
-  if (__atomic_load_n(d.tat, __ATOMIC_RELAXED) > now) now = Throttle(d, now);
+  if (__atomic_load_n(d.tat, __ATOMIC_RELAXED) > now) {
+    now = Throttle(d, now, true);
+  } else if (const int64_t turn = __atomic_load_n(&d.turn_window, __ATOMIC_RELAXED);
+             turn != 0 && TurnStartAtNs(now, UnpackTurn(turn)) > now) {
+    now = Throttle(d, now, false);
+  }
   __atomic_store_n(&d.last_launch_ns, now, __ATOMIC_RELAXED);
   // The stream's interval continues while this thread keeps launching onto it; otherwise (a new
   // stream, a pause) the track decides whether a start mark opens a new interval.
@@ -237,11 +265,24 @@ void AfterLaunch(CUresult result) {
 // The app waits for the GPU: close its open batches so that work between two synchronisations is
 // measured (and seen complete) even when it is shorter than an end mark's interval.
 void BeforeSync() {
+  t_sync.device = nullptr;
   Device* dp = LimitedDevice();
   if (dp == nullptr) return;
+  const int64_t now = NowNs();
   pthread_mutex_lock(&dp->mu);
-  dp->marks.CloseOpen(NowNs(), CapturesActive());
+  dp->marks.CloseOpen(now, CapturesActive());
   pthread_mutex_unlock(&dp->mu);
+  t_sync = InSync{dp, now};
+}
+
+// The app's wait for the GPU ended: how long it waited tells a GPU-bound tenant (turns.h).
+void AfterSync() {
+  const InSync sync = t_sync;
+  t_sync.device = nullptr;
+  if (sync.device == nullptr) return;
+  const int64_t waited = NowNs() - sync.since_ns;
+  if (waited > 0)
+    __atomic_fetch_add(&sync.device->sync_ns, static_cast<uint64_t>(waited), __ATOMIC_RELAXED);
 }
 
 void ChildAfterFork() {
@@ -261,6 +302,7 @@ void ChildAfterFork() {
   __atomic_store_n(&g_captures_active, 0, __ATOMIC_RELAXED);
   t_armed.device = nullptr;
   t_stream = ThreadStream{};
+  t_sync = InSync{};
   kernel_records::ForgetAfterFork();
   SamplerAfterFork();
 }
@@ -327,6 +369,11 @@ void vgpu_limiter_before_sync(void) {
     vgpu::sm::BeforeSync();
 }
 
+void vgpu_limiter_after_sync(void) {
+  if (__builtin_expect(__atomic_load_n(&vgpu_sm_any_limited, __ATOMIC_RELAXED) != 0, 0))
+    vgpu::sm::AfterSync();
+}
+
 void vgpu_limiter_capture_begun(void) {
   __atomic_fetch_add(&vgpu::sm::g_captures_active, 1, __ATOMIC_RELAXED);
 }
@@ -354,6 +401,9 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   out->throttled_ns = __atomic_load_n(&d.throttled_ns, __ATOMIC_RELAXED);
   out->budget_waits = __atomic_load_n(&d.budget_waits, __ATOMIC_RELAXED);
   out->max_wait_ns = __atomic_load_n(&d.max_wait_ns, __ATOMIC_RELAXED);
+  out->turn_waits = __atomic_load_n(&d.turn_waits, __ATOMIC_RELAXED);
+  out->turn_wait_ns = __atomic_load_n(&d.turn_wait_ns, __ATOMIC_RELAXED);
+  out->sync_ns = __atomic_load_n(&d.sync_ns, __ATOMIC_RELAXED);
   out->events = d.marks.events_recorded();
   out->records = __atomic_load_n(&d.meter.records, __ATOMIC_RELAXED);
   out->dropped = kernel_records::Dropped();

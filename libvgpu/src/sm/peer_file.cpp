@@ -116,6 +116,8 @@ bool PeerFile::Open(const char* dir, const char* uuid_hex, int32_t priority, con
     // Whoever had the slot before is dead (its lock is gone): start it over.
     PeerSlotHead& head = file->slot[i].head;
     __atomic_store_n(&head.active_until_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&head.turn_until_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&head.turn_percent, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&head.published, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&head.priority, priority, __ATOMIC_RELAXED);
     __atomic_store_n(&head.pid, static_cast<int32_t>(getpid()), __ATOMIC_RELAXED);
@@ -134,6 +136,34 @@ void PeerFile::SetActiveUntil(int64_t until_ns) {
   if (file_ == nullptr || until_ns == active_until_) return;
   active_until_ = until_ns;
   __atomic_store_n(&file_->slot[slot_].head.active_until_ns, until_ns, __ATOMIC_RELEASE);
+}
+
+void PeerFile::SetTurn(int64_t until_ns, int32_t percent) {
+  if (file_ == nullptr) return;
+  // A member refreshes its claim every pass (2 ms): write the shared line only every 20 ms.
+  constexpr int64_t kRefreshNs = 20'000'000;
+  if (until_ns != 0 && turn_until_ != 0 && until_ns - turn_until_ < kRefreshNs) return;
+  if (until_ns == 0 && turn_until_ == 0) return;
+  turn_until_ = until_ns;
+  PeerSlotHead& head = file_->slot[slot_].head;
+  __atomic_store_n(&head.turn_percent, percent, __ATOMIC_RELAXED);
+  __atomic_store_n(&head.turn_until_ns, until_ns, __ATOMIC_RELEASE);
+}
+
+TurnSet PeerFile::Turns(int64_t now) const {
+  TurnSet set{0, 0, 0, false};
+  if (file_ == nullptr) return set;
+  for (int32_t i = 0; i < kPeerSlots; ++i) {
+    const PeerSlotHead& head = file_->slot[i].head;
+    if (__atomic_load_n(&head.turn_until_ns, __ATOMIC_ACQUIRE) <= now) continue;
+    const int32_t percent = __atomic_load_n(&head.turn_percent, __ATOMIC_RELAXED);
+    if (percent <= 0 || percent >= 100) continue;
+    ++set.members;
+    set.sum_percent += percent;
+    if (i < slot_) set.prefix_percent += percent;
+    if (i == slot_) set.includes_me = true;
+  }
+  return set;
 }
 
 void PeerFile::Publish(const TimeSpan* spans, int n) {
@@ -203,6 +233,7 @@ void PeerFile::ForgetAfterFork() {
   fd_ = 0;
   slot_ = 0;
   active_until_ = 0;
+  turn_until_ = 0;
 }
 
 }  // namespace vgpu::sm

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "attribution.h"
+#include "turns.h"
 
 namespace vgpu::sm {
 
@@ -27,7 +28,12 @@ struct PeerSlotHead {
   int64_t
       active_until_ns;  // atomic; CLOCK_MONOTONIC: the owner was launching work until about then
   uint64_t published;   // atomic; spans written so far (ring index = published % kPeerRing)
-  uint64_t reserved[5];
+  // Turns (turns.h): the owner is GPU-bound and takes turns until then, with this limit. Older
+  // writers left these zero: not a member.
+  int64_t turn_until_ns;  // atomic
+  int32_t turn_percent;   // atomic
+  int32_t unused;
+  uint64_t reserved[3];
 };
 
 struct PeerSlot {
@@ -59,6 +65,10 @@ class PeerFile {
 
   // Tells the others this tenant is launching work until about `until_ns`.
   void SetActiveUntil(int64_t until_ns);
+  // Joins the GPU's turns until `until_ns` with limit `percent` (0, 0: leaves them).
+  void SetTurn(int64_t until_ns, int32_t percent);
+  // The turn set at `now`, as this tenant sees it.
+  TurnSet Turns(int64_t now) const;
   // Appends spans to this tenant's ring.
   void Publish(const TimeSpan* spans, int n);
 
@@ -77,6 +87,7 @@ class PeerFile {
   int fd_ = 0;
   int32_t slot_ = 0;
   int64_t active_until_ = 0;
+  int64_t turn_until_ = 0;
 };
 
 }  // namespace vgpu::sm

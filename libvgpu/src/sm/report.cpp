@@ -13,20 +13,22 @@ void ReportStats() {
   for (int i = 0; i < kMaxDevices; ++i) {
     VgpuSmStats s{};
     if (vgpu_sm_get_stats(i, &s) != 0 || s.percent == 0) continue;
-    char line[512];
+    char line[768];
     const int n = snprintf(
         line, sizeof(line),
         "[vgpu sm-limit] pid=%d device=%d limit=%d measure=%s launches=%llu busy_ms=%.1f "
         "charged_ms=%.1f shared_ms=%.1f throttled_ms=%.1f waits=%llu max_wait_ms=%.1f "
+        "turn_waits=%llu turn_wait_ms=%.1f sync_ms=%.1f "
         "events=%llu records=%llu dropped=%llu measuring_cpu_ms=%.1f passes=%llu flushes=%llu\n",
         static_cast<int>(getpid()), i, s.percent,
         kMeasure[s.measure >= 0 && s.measure <= 2 ? s.measure : 0],
         static_cast<unsigned long long>(s.launches), static_cast<double>(s.busy_ns) / 1e6,
         static_cast<double>(s.charged_ns) / 1e6, static_cast<double>(s.shared_ns) / 1e6,
         static_cast<double>(s.throttled_ns) / 1e6, static_cast<unsigned long long>(s.budget_waits),
-        static_cast<double>(s.max_wait_ns) / 1e6, static_cast<unsigned long long>(s.events),
-        static_cast<unsigned long long>(s.records), static_cast<unsigned long long>(s.dropped),
-        static_cast<double>(s.measuring_cpu_ns) / 1e6,
+        static_cast<double>(s.max_wait_ns) / 1e6, static_cast<unsigned long long>(s.turn_waits),
+        static_cast<double>(s.turn_wait_ns) / 1e6, static_cast<double>(s.sync_ns) / 1e6,
+        static_cast<unsigned long long>(s.events), static_cast<unsigned long long>(s.records),
+        static_cast<unsigned long long>(s.dropped), static_cast<double>(s.measuring_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.measuring_passes),
         static_cast<unsigned long long>(s.cupti_flushes));
     if (n > 0) {

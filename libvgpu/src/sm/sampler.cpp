@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "kernel_records.h"
 #include "limiter.h"
+#include "turns.h"
 
 namespace vgpu::sm {
 
@@ -46,6 +47,8 @@ constexpr int64_t kRatioPeriodNs = 250'000'000;    // records mode: the ratio's 
 // (~1 µs per launch: 10-20 % of a PyTorch training loop at 50 % measured 31 % on an H100).
 constexpr double kNearLimit = 0.75;
 constexpr double kSaturating = 0.9;
+constexpr int64_t kTurnHoldNs =
+    300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
 constexpr int kScratch = 16384;
 
 constinit pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;  // start/stop
@@ -234,6 +237,23 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
     m.running_sum = m.running_sum * decay + (waiting ? 0.0 : static_cast<double>(dt));
   }
   const bool saturating = m.running_sum > 50e6 && m.busy_sum >= kSaturating * m.running_sum;
+
+  // Turns (turns.h): a tenant that mostly waits for the GPU takes turns with the others that do.
+  const uint64_t sync_total = __atomic_load_n(&d.sync_ns, __ATOMIC_RELAXED);
+  if (dt > 0) {
+    const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
+    m.sync_sum = m.sync_sum * decay + static_cast<double>(sync_total - m.sync_seen);
+  }
+  m.sync_seen = sync_total;
+  m.gpu_bound = GpuBound(m.gpu_bound, m.sync_sum, m.running_sum);
+  TurnWindow turn{0, 0};
+  if (m.gpu_bound) {
+    d.peers.SetTurn(now + kTurnHoldNs, d.percent);
+    turn = TurnWindowFor(d.peers.Turns(now), d.percent);
+  } else {
+    d.peers.SetTurn(0, 0);
+  }
+  __atomic_store_n(&d.turn_window, PackTurn(turn), __ATOMIC_RELAXED);
   const bool high = m.high_seen_ns != 0 && now - m.high_seen_ns < kOthersMemoryNs;
   const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, g_config.alone_stretch_ms, !others,
                                               saturating, d.priority != 0 && high});
@@ -401,7 +421,11 @@ bool Pass(bool final) {
   DistributeRecords(now, measure == kMeasureRecords);
   for (Device& d : g_devices) {
     if (!Limited(d) || Lifted(d)) continue;
-    if (final || DeviceBusy(d, now) || !d.marks.Idle()) Tick(d, now, measure, window, final);
+    if (final || DeviceBusy(d, now) || !d.marks.Idle()) {
+      Tick(d, now, measure, window, final);
+    } else {
+      __atomic_store_n(&d.turn_window, 0, __ATOMIC_RELAXED);  // an idle tenant takes no turns
+    }
   }
   return any_active || g_window_collecting;
 }

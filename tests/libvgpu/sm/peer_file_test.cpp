@@ -127,5 +127,50 @@ TEST(PeerFile, LiveOthersAreSeenAndCollected) {
   waitpid(pid, &status, 0);
 }
 
+TEST(PeerFile, GpuBoundTenantsTakeTurnsInSlotOrder) {
+  const std::string dir = TempDir();
+  int to_child[2];
+  int from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    PeerFile other;
+    const char* why = nullptr;
+    char ok = other.Open(dir.c_str(), "ef", 1, &why) ? 'y' : 'n';
+    other.SetTurn(5'000'000'000, 30);  // a member with limit 30 until t = 5 s
+    (void)!write(from_child[1], &ok, 1);
+    char done = 0;
+    (void)!read(to_child[0], &done, 1);
+    _exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(read(from_child[0], &ok, 1), 1);
+  ASSERT_EQ(ok, 'y');
+  PeerFile me;
+  const char* why = nullptr;
+  ASSERT_TRUE(me.Open(dir.c_str(), "ef", 1, &why)) << why;
+  // Not a member yet: the other is seen, we are not in the set.
+  TurnSet set = me.Turns(1'000'000'000);
+  EXPECT_EQ(set.members, 1);
+  EXPECT_FALSE(set.includes_me);
+  me.SetTurn(8'000'000'000, 70);
+  set = me.Turns(1'000'000'000);
+  EXPECT_EQ(set.members, 2);
+  EXPECT_EQ(set.sum_percent, 100);
+  EXPECT_EQ(set.prefix_percent, 30);  // the other holds the lower slot
+  EXPECT_TRUE(set.includes_me);
+  // The other's claim expired: we are alone in the set (no turns).
+  set = me.Turns(6'000'000'000);
+  EXPECT_EQ(set.members, 1);
+  EXPECT_EQ(TurnWindowFor(set, 70).length_ns, 0);
+  // Leaving the set.
+  me.SetTurn(0, 0);
+  EXPECT_FALSE(me.Turns(1'000'000'000).includes_me);
+  char done = 1;
+  (void)!write(to_child[1], &done, 1);
+  waitpid(pid, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace vgpu::sm

@@ -146,6 +146,33 @@ TEST_F(SmLimitTest, SaturatingTenantsShareTheGpuByTheirLimits) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(r[i].share, limits[i], 3.0) << i << "\n" << Describe(r);
 }
 
+// Tenants that mostly wait for the GPU take turns (turns.h) rather than run side by side: on a GPU
+// whose context switches cost time (150 µs each, as measured on an H100) limits that add up to 100
+// are still met. Host-bound tenants never take turns: their kernels overlap the others' host time.
+TEST_F(SmLimitTest, GpuBoundTenantsTakeTurns) {
+  const Env switching{{"VGPU_FAKE_SWITCH_US", "150"}};
+  auto r = RunTogether({Tenant{.limit = 30, .container = "a", .extra = switching},
+                        Tenant{.limit = 70, .container = "b", .extra = switching}});
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  EXPECT_NEAR(r[1].share, 70, 3.0) << Describe(r);
+  EXPECT_GT(Stat(r[0], "turn_waits"), 0) << Describe(r);
+  EXPECT_GT(Stat(r[1], "turn_waits"), 0) << Describe(r);
+  // Two host-bound loops (a third of their time on the GPU each, less on a loaded host): no turns,
+  // both keep running.
+  const Tenant loop{.kernel_us = 150, .sync_every = 16, .gap_us = 300, .extra = switching};
+  Tenant a = loop;
+  a.limit = 50;
+  a.container = "a";
+  Tenant b = loop;
+  b.limit = 50;
+  b.container = "b";
+  r = RunTogether({a, b});
+  EXPECT_EQ(Stat(r[0], "turn_waits"), 0) << Describe(r);
+  EXPECT_EQ(Stat(r[1], "turn_waits"), 0) << Describe(r);
+  EXPECT_GT(r[0].share, 10) << Describe(r);
+  EXPECT_GT(r[1].share, 10) << Describe(r);
+}
+
 // An unlimited tenant takes what a limited one leaves: the GPU stays busy (work-conserving). It
 // measures nothing, so the limited tenant is charged the slices it lost to it: it gets at most its
 // limit, never more.
