@@ -1,0 +1,787 @@
+#!/usr/bin/env python3
+"""Tests of the Helm chart charts/vgpu: helm lint, then `helm template` for several Kubernetes
+versions and values files, checked document by document.
+
+    helm_chart_test.py CASE     (CASE: one of CASES below; `--list` prints them)
+
+What is checked: every document is a YAML mapping with apiVersion, kind and a name; the kinds the
+case expects are there (and no others); the kube-scheduler configuration's apiVersion matches the
+cluster version; the resource names, scheduler name, policies and ports of the values reach the
+device plugin's and the scheduler's arguments, the device config and kube-scheduler's extender;
+each flag passed to vgpu-scheduler, vgpu-device-plugin and vgpu-monitor exists in that binary's
+CLI11 option parsing (read from the sources); the generated webhook certificate verifies against
+the CA the webhook trusts; cert-manager mode renders Issuer + Certificate instead of a Secret;
+ServiceMonitors render only when enabled and the cluster serves them; bad values fail with a message
+naming the key.
+
+helm: $VGPU_HELM, else /opt/vgpu-tools/bin/helm (scripts/install-deps.sh installs it there), else
+`helm` on PATH. Without helm or PyYAML the test reports itself skipped (exit 77), as the metrics
+tests do without promtool.
+"""
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+CHART = os.environ.get("VGPU_CHART") or os.path.join(ROOT, "charts", "vgpu")  # a copy, to test the test
+TESTDATA = os.path.join(HERE, "testdata")
+HAMI_VALUES = os.path.join(TESTDATA, "hami-values.yaml")
+HAMI_V26_VALUES = os.path.join(TESTDATA, "hami-v2.6-values.yaml")
+SERVICE_MONITOR_API = "monitoring.coreos.com/v1/ServiceMonitor"
+
+try:
+    import yaml
+except ImportError:
+    yaml = None
+
+
+def find_helm():
+    for candidate in (os.environ.get("VGPU_HELM"), "/opt/vgpu-tools/bin/helm", shutil.which("helm")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+HELM = find_helm()
+
+
+class Failures:
+    def __init__(self):
+        self.items = []
+
+    def check(self, cond, message):
+        if not cond:
+            self.items.append(message)
+        return cond
+
+    def equal(self, got, want, what):
+        return self.check(got == want, f"{what}: got {got!r}, want {want!r}")
+
+
+F = Failures()
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering and lookups
+
+
+def helm(*args, expect_fail=False):
+    p = subprocess.run([HELM, *args], capture_output=True, text=True)
+    if expect_fail:
+        return p
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: helm {' '.join(args)} exited {p.returncode}:\n{p.stderr}")
+    return p
+
+
+def render(kube="1.30.0", values=(), sets=(), api_versions=(), namespace="kube-system", release="vgpu",
+           show_only=None):
+    args = ["template", release, CHART, "--namespace", namespace, "--kube-version", kube]
+    for v in values:
+        args += ["-f", v]
+    for s in sets:
+        args += ["--set", s]
+    for a in api_versions:
+        args += ["--api-versions", a]
+    if show_only:
+        args += ["--show-only", show_only]
+    out = helm(*args).stdout
+    docs = []
+    for i, d in enumerate(yaml.safe_load_all(out)):
+        if d is None:
+            continue
+        if not isinstance(d, dict):
+            F.check(False, f"document {i} is not a mapping: {d!r:.80}")
+            continue
+        docs.append(d)
+    for d in docs:
+        what = f"{d.get('kind')}/{(d.get('metadata') or {}).get('name')}"
+        F.check(isinstance(d.get("apiVersion"), str) and d["apiVersion"], f"{what}: no apiVersion")
+        F.check(isinstance(d.get("kind"), str) and d["kind"], f"{what}: no kind")
+        F.check(isinstance((d.get("metadata") or {}).get("name"), str), f"{what}: no metadata.name")
+    keys = [(d.get("kind"), d["metadata"].get("name"), d["metadata"].get("namespace")) for d in docs]
+    dups = {k for k in keys if keys.count(k) > 1}
+    F.check(not dups, f"duplicate objects: {sorted(dups)}")
+    return docs
+
+
+def render_fails(sets=(), values=(), kube="1.30.0", values_text=None):
+    args = ["template", "vgpu", CHART, "--namespace", "kube-system", "--kube-version", kube]
+    for v in values:
+        args += ["-f", v]
+    for s in sets:
+        args += ["--set", s]
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        if values_text is not None:
+            f.write(values_text)
+            f.flush()
+            args += ["-f", f.name]
+        return helm(*args, expect_fail=True)
+
+
+def kinds(docs):
+    counts = {}
+    for d in docs:
+        counts[d["kind"]] = counts.get(d["kind"], 0) + 1
+    return counts
+
+
+def by_kind(docs, kind):
+    return [d for d in docs if d["kind"] == kind]
+
+
+def one(docs, kind, name_suffix=""):
+    found = [d for d in by_kind(docs, kind) if d["metadata"]["name"].endswith(name_suffix)]
+    if len(found) != 1:
+        raise SystemExit(f"FAIL: want one {kind} named *{name_suffix}, found "
+                         f"{[d['metadata']['name'] for d in found]}")
+    return found[0]
+
+
+def pod_spec(workload):
+    return workload["spec"]["template"]["spec"]
+
+
+def container(workload, name):
+    for c in pod_spec(workload)["containers"]:
+        if c["name"] == name:
+            return c
+    raise SystemExit(f"FAIL: {workload['metadata']['name']} has no container {name}")
+
+
+def has_container(workload, name):
+    return any(c["name"] == name for c in pod_spec(workload)["containers"])
+
+
+def flag_values(args, flag):
+    """Values of --flag=value in args (also `--flag value`)."""
+    out = []
+    for i, a in enumerate(args):
+        if a.startswith(flag + "="):
+            out.append(a[len(flag) + 1:])
+        elif a == flag and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            out.append(args[i + 1])
+    return out
+
+
+def flag_value(args, flag, what):
+    v = flag_values(args, flag)
+    F.check(len(v) == 1, f"{what}: want one {flag}, args {args}")
+    return v[0] if v else None
+
+
+def volume_for_mount(workload, c, mount_path):
+    for m in c.get("volumeMounts", []):
+        if m["mountPath"] == mount_path:
+            for v in pod_spec(workload).get("volumes", []):
+                if v["name"] == m["name"]:
+                    return v
+    return None
+
+
+def file_volume(workload, c, file_path):
+    """The volume that holds file_path in container c (mounted at its directory)."""
+    return volume_for_mount(workload, c, os.path.dirname(file_path)), os.path.basename(file_path)
+
+
+def configmap_data(docs, name):
+    for d in by_kind(docs, "ConfigMap"):
+        if d["metadata"]["name"] == name:
+            return d.get("data") or {}
+    return None
+
+
+def env_of(c):
+    return {e["name"]: e.get("value") for e in c.get("env", []) if "value" in e}
+
+
+# ---------------------------------------------------------------------------------------------
+# The binaries' flags, read from their CLI11 option parsing
+
+FLAG_SOURCES = {
+    "vgpu-scheduler": ["scheduler/main.cpp"],
+    "vgpu-device-plugin": ["deviceplugin/options.cpp"],
+    "vgpu-monitor": ["monitor/main.cpp"],
+}
+
+
+def binary_flags(binary):
+    names = set()
+    for rel in FLAG_SOURCES[binary]:
+        with open(os.path.join(ROOT, rel)) as f:
+            text = f.read()
+        for m in re.finditer(r'add_(?:option|flag)\(\s*"([^"]+)"', text):
+            for n in m.group(1).split(","):
+                names.add(n.strip())
+    if len(names) < 5:
+        raise SystemExit(f"FAIL: found only {sorted(names)} as flags of {binary} in {FLAG_SOURCES[binary]}")
+    return names
+
+
+def check_flags_exist(binary, args, what):
+    known = binary_flags(binary)
+    for a in args:
+        if not a.startswith("-"):
+            continue
+        name = a.split("=", 1)[0]
+        if binary == "vgpu-monitor" and not name.startswith("--") and len(name) > 2:
+            name = "-" + name  # Go spelling (-metrics-bind-address): the monitor accepts it
+        F.check(name in known, f"{what}: {binary} has no flag {name} (argument {a!r}; its flags: "
+                               f"{sorted(known)})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks shared by the cases
+
+DEFAULT_NAMES = {
+    "resourceName": "nvidia.com/gpu",
+    "resourceMem": "nvidia.com/gpumem",
+    "resourceMemPercentage": "nvidia.com/gpumem-percentage",
+    "resourceCores": "nvidia.com/gpucores",
+    "resourcePriority": "nvidia.com/priority",
+}
+
+
+def expected_config_api(kube):
+    minor = int(re.match(r"v?1\.(\d+)", kube).group(1))
+    if minor >= 25:
+        return "kubescheduler.config.k8s.io/v1"
+    if minor >= 23:
+        return "kubescheduler.config.k8s.io/v1beta3"
+    if minor == 22:
+        return "kubescheduler.config.k8s.io/v1beta2"
+    return "kubescheduler.config.k8s.io/v1beta1"
+
+
+def check_kinds(docs, want, what):
+    F.equal(kinds(docs), want, f"{what}: kinds")
+
+
+def scheduler_config(docs, fullname="vgpu"):
+    data = configmap_data(docs, f"{fullname}-scheduler")
+    if not F.check(data is not None and "config.yaml" in data, "no kube-scheduler ConfigMap with config.yaml"):
+        return {}
+    cfg = yaml.safe_load(data["config.yaml"])
+    F.check(isinstance(cfg, dict), "kube-scheduler config.yaml is not a mapping")
+    return cfg
+
+
+def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system", fullname="vgpu"):
+    """Everything that must hold whatever the values: flags exist, files and ports line up."""
+    for d in docs:
+        ns = d["metadata"].get("namespace")
+        if d["kind"] in ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration"):
+            F.check(ns is None, f"{what}: cluster-scoped {d['kind']}/{d['metadata']['name']} has a namespace")
+        elif d["kind"] == "RoleBinding" and d["metadata"]["name"].endswith("-auth-reader"):
+            F.equal(ns, "kube-system", f"{what}: {d['metadata']['name']} namespace")
+        else:
+            F.equal(ns, namespace, f"{what}: {d['kind']}/{d['metadata']['name']} namespace")
+
+    dep = one(docs, "Deployment", "-scheduler")
+    F.equal(dep["spec"]["replicas"], 1, f"{what}: scheduler replicas")
+    sched = container(dep, "vgpu-scheduler")
+    sargs = sched["command"][1:]
+    F.equal(sched["command"][0], "vgpu-scheduler", f"{what}: scheduler command")
+    check_flags_exist("vgpu-scheduler", sargs, what)
+    F.equal(flag_value(sargs, "--scheduler-name", what), scheduler_name, f"{what}: --scheduler-name")
+    sports = {p["name"]: p["containerPort"] for p in sched.get("ports", [])}
+
+    # The device config the scheduler reads carries the resource names.
+    dc_path = flag_value(sargs, "--device-config", what)
+    vol, fname = file_volume(dep, sched, dc_path)
+    dc = None
+    if F.check(vol is not None and "configMap" in vol, f"{what}: --device-config {dc_path} not on a ConfigMap volume"):
+        data = configmap_data(docs, vol["configMap"]["name"])
+        if F.check(data is not None and fname in data, f"{what}: ConfigMap {vol['configMap']['name']} lacks {fname}"):
+            dc = yaml.safe_load(data[fname])["nvidia"]
+            F.equal(dc.get("resourceCountName"), names["resourceName"], f"{what}: device config resourceCountName")
+            F.equal(dc.get("resourceMemoryName"), names["resourceMem"], f"{what}: device config resourceMemoryName")
+            F.equal(dc.get("resourceMemoryPercentageName"), names["resourceMemPercentage"],
+                    f"{what}: device config resourceMemoryPercentageName")
+            F.equal(dc.get("resourceCoreName"), names["resourceCores"], f"{what}: device config resourceCoreName")
+            F.equal(dc.get("resourcePriorityName"), names["resourcePriority"],
+                    f"{what}: device config resourcePriorityName")
+
+    # kube-scheduler: config API of the cluster, profile, extender on the scheduler's plain port.
+    if has_container(dep, "kube-scheduler"):
+        ks = container(dep, "kube-scheduler")
+        F.equal(ks["command"][0], "kube-scheduler", f"{what}: kube-scheduler command")
+        cfg_args = [a for a in ks["command"] if a.startswith("--config")]
+        F.equal(cfg_args, ["--config=/config/config.yaml"], f"{what}: kube-scheduler --config")
+        vol = volume_for_mount(dep, ks, "/config")
+        F.check(vol is not None and vol.get("configMap", {}).get("name") == f"{fullname}-scheduler",
+                f"{what}: kube-scheduler /config is not ConfigMap {fullname}-scheduler")
+        cfg = scheduler_config(docs, fullname)
+        F.equal(cfg.get("apiVersion"), expected_config_api(kube), f"{what}: kube-scheduler config apiVersion")
+        F.equal(cfg.get("kind"), "KubeSchedulerConfiguration", f"{what}: kube-scheduler config kind")
+        F.equal([p.get("schedulerName") for p in cfg.get("profiles", [])], [scheduler_name],
+                f"{what}: kube-scheduler profiles")
+        ext = (cfg.get("extenders") or [{}])[0]
+        F.equal(len(cfg.get("extenders") or []), 1, f"{what}: extenders")
+        http_bind = flag_value(sargs, "--http-bind", what) or ""
+        port = http_bind.rsplit(":", 1)[-1]
+        F.equal(ext.get("urlPrefix"), f"http://127.0.0.1:{port}", f"{what}: extender urlPrefix")
+        for verb in ("filter", "prioritize", "bind"):
+            F.equal(ext.get(verb + "Verb"), verb, f"{what}: extender {verb}Verb")
+        F.equal(ext.get("nodeCacheCapable"), True, f"{what}: extender nodeCacheCapable")
+        F.check(isinstance(ext.get("weight"), int) and ext["weight"] > 0, f"{what}: extender weight {ext.get('weight')}")
+        F.equal(sorted(r["name"] for r in ext.get("managedResources", [])), sorted(names.values()),
+                f"{what}: extender managedResources")
+        F.check(all(r.get("ignoredByScheduler") is True for r in ext.get("managedResources", [])),
+                f"{what}: managedResources not all ignoredByScheduler")
+        F.equal(cfg.get("leaderElection", {}).get("resourceName"), scheduler_name, f"{what}: lease name")
+
+    # Metrics: the Service's monitor port reaches the --metrics-bind port.
+    metrics_port = int((flag_value(sargs, "--metrics-bind", what) or "0").rsplit(":", 1)[-1])
+    F.equal(sports.get("metrics"), metrics_port, f"{what}: scheduler metrics containerPort")
+    svc = one(docs, "Service", "-scheduler")
+    F.equal(svc["spec"]["selector"], dep["spec"]["selector"]["matchLabels"], f"{what}: scheduler Service selector")
+    ports = {p["name"]: p for p in svc["spec"]["ports"]}
+    F.check("monitor" in ports and ports["monitor"]["targetPort"] == "metrics", f"{what}: Service monitor port")
+
+    # Webhook: Service port -> named https port -> --https-bind; the TLS files come from the Secret.
+    hooks = by_kind(docs, "MutatingWebhookConfiguration")
+    if hooks:
+        wh = hooks[0]["webhooks"][0]
+        https_bind = flag_value(sargs, "--https-bind", what) or ""
+        F.equal(sports.get("https"), int(https_bind.rsplit(":", 1)[-1] or 0), f"{what}: https containerPort")
+        cc = wh["clientConfig"]
+        if "service" in cc:
+            F.equal(cc["service"]["name"], svc["metadata"]["name"], f"{what}: webhook service name")
+            F.equal(cc["service"]["namespace"], namespace, f"{what}: webhook service namespace")
+            F.equal(cc["service"]["path"], "/webhook", f"{what}: webhook path")
+            F.check("http" in ports and ports["http"]["port"] == cc["service"]["port"]
+                    and ports["http"]["targetPort"] == "https",
+                    f"{what}: webhook port {cc['service']['port']} is not the Service's https port {ports.get('http')}")
+        for flag in ("--tls-cert", "--tls-key"):
+            path = flag_value(sargs, flag, what)
+            vol, _ = file_volume(dep, sched, path)
+            F.check(vol is not None and vol.get("secret", {}).get("secretName") == f"{fullname}-scheduler-tls",
+                    f"{what}: {flag} {path} is not in Secret {fullname}-scheduler-tls")
+    else:
+        F.check(not flag_values(sargs, "--https-bind"), f"{what}: --https-bind without a webhook")
+
+    # Device plugin: resource name, config files, host paths.
+    dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
+    dp_ds = dss.get(f"{fullname}-device-plugin")
+    if dp_ds:
+        dp = container(dp_ds, "device-plugin")
+        F.equal(dp["command"][0], "vgpu-device-plugin", f"{what}: device plugin command")
+        dargs = dp["command"][1:]
+        check_flags_exist("vgpu-device-plugin", dargs, what)
+        F.equal(flag_value(dargs, "--resource-name", what), names["resourceName"], f"{what}: --resource-name")
+        dc_path = flag_value(dargs, "--device-config", what)
+        vol, _ = file_volume(dp_ds, dp, dc_path)
+        F.check(vol is not None and vol.get("configMap", {}).get("name") == f"{fullname}-scheduler-device",
+                f"{what}: device plugin --device-config is not the scheduler's device ConfigMap")
+        nc_path = flag_value(dargs, "--node-config", what)
+        vol, _ = file_volume(dp_ds, dp, nc_path)
+        F.check(vol is not None and "configMap" in vol, f"{what}: --node-config {nc_path} not on a ConfigMap volume")
+        hook = flag_value(dargs, "--hook-path", what)
+        vol = volume_for_mount(dp_ds, dp, f"{hook}/vgpu")
+        F.check(vol is not None and vol.get("hostPath", {}).get("path") == f"{hook}/vgpu",
+                f"{what}: <hook>/vgpu is not the same host path in the plugin ({vol})")
+        lock = flag_value(dargs, "--lock-dir", what)
+        vol = volume_for_mount(dp_ds, dp, lock)
+        F.check(lock == "/tmp/vgpulock" and vol is not None and vol.get("hostPath", {}).get("path") == lock,
+                f"{what}: /tmp/vgpulock not mounted from the host ({lock}, {vol})")
+        plugin_path = flag_value(dargs, "--device-plugin-path", what)
+        vol = volume_for_mount(dp_ds, dp, plugin_path)
+        F.check(vol is not None and vol.get("hostPath", {}).get("path") == plugin_path,
+                f"{what}: kubelet's device-plugins directory not mounted at {plugin_path}")
+        F.check(flag_values(dargs, "--libvgpu") != [], f"{what}: device plugin does not install libvgpu.so")
+        F.check(any(e["name"] == "NODE_NAME" and e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName"
+                    for e in dp.get("env", [])), f"{what}: device plugin NODE_NAME")
+        F.equal(pod_spec(dp_ds)["serviceAccountName"],
+                f"{fullname}-device-plugin", f"{what}: device plugin ServiceAccount")
+        F.equal(dp_ds["spec"]["template"]["metadata"]["labels"].get("hami.io/webhook"), "ignore",
+                f"{what}: device plugin pods not excluded from the webhook")
+
+    mon_ds = dss.get(f"{fullname}-monitor")
+    if mon_ds:
+        mon = container(mon_ds, "vgpu-monitor")
+        F.equal(mon["command"][0], "vgpu-monitor", f"{what}: monitor command")
+        margs = mon["command"][1:]
+        check_flags_exist("vgpu-monitor", margs, what)
+        F.equal(pod_spec(mon_ds).get("hostPID"), True, f"{what}: monitor hostPID")
+        F.equal({p["name"]: p["containerPort"] for p in mon.get("ports", [])}.get("metrics"), 9394,
+                f"{what}: monitor port")
+        hook_env = env_of(mon).get("HOOK_PATH")
+        vol = volume_for_mount(mon_ds, mon, f"{hook_env}/containers")
+        F.check(vol is not None and vol.get("hostPath", {}).get("path") == f"{hook_env}/containers",
+                f"{what}: monitor's {hook_env}/containers is not the host's")
+        msvc = one(docs, "Service", "-device-plugin-monitor")
+        F.equal(msvc["spec"]["selector"], mon_ds["spec"]["selector"]["matchLabels"], f"{what}: monitor Service selector")
+        F.equal([p["targetPort"] for p in msvc["spec"]["ports"]], ["metrics"], f"{what}: monitor Service targetPort")
+        if dp_ds:
+            F.equal(pod_spec(mon_ds).get("nodeSelector"), pod_spec(dp_ds).get("nodeSelector"),
+                    f"{what}: monitor and device plugin node selectors")
+
+    # ServiceAccounts referenced exist, and every ClusterRoleBinding's subject is one of them.
+    sas = {d["metadata"]["name"] for d in by_kind(docs, "ServiceAccount")}
+    for w in by_kind(docs, "Deployment") + by_kind(docs, "DaemonSet"):
+        F.check(pod_spec(w)["serviceAccountName"] in sas, f"{what}: {w['metadata']['name']} uses a missing ServiceAccount")
+    for b in by_kind(docs, "ClusterRoleBinding") + by_kind(docs, "RoleBinding"):
+        for s in b["subjects"]:
+            F.check(s["name"] in sas and s["namespace"] == namespace, f"{what}: {b['metadata']['name']} subject {s}")
+    return dc
+
+
+def openssl_verify(ca_pem, crt_pem, dns_name=None, ip=None):
+    if not shutil.which("openssl"):
+        print("NOTE: openssl not installed; certificate not verified")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        ca, crt = os.path.join(d, "ca.crt"), os.path.join(d, "tls.crt")
+        with open(ca, "wb") as f:
+            f.write(ca_pem)
+        with open(crt, "wb") as f:
+            f.write(crt_pem)
+        args = ["openssl", "verify", "-CAfile", ca, "-purpose", "sslserver"]
+        if dns_name:
+            args += ["-verify_hostname", dns_name]
+        if ip:
+            args += ["-verify_ip", ip]
+        p = subprocess.run(args + [crt], capture_output=True, text=True)
+        F.check(p.returncode == 0, f"openssl verify ({dns_name or ip}): {p.stdout}{p.stderr}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+DEFAULT_KINDS = {
+    "ServiceAccount": 3, "ClusterRole": 3, "ClusterRoleBinding": 5, "RoleBinding": 1, "ConfigMap": 3,
+    "Secret": 1, "Service": 2, "DaemonSet": 2, "Deployment": 1, "MutatingWebhookConfiguration": 1,
+}
+
+
+def case_lint():
+    p = helm("lint", CHART, "--strict", expect_fail=True)
+    F.check(p.returncode == 0, f"helm lint --strict:\n{p.stdout}{p.stderr}")
+    for vf in (HAMI_VALUES, HAMI_V26_VALUES):
+        p = helm("lint", CHART, "-f", vf, expect_fail=True)
+        F.check(p.returncode == 0, f"helm lint -f {os.path.basename(vf)}:\n{p.stdout}{p.stderr}")
+
+
+def case_default(kube):
+    docs = render(kube=kube)
+    check_kinds(docs, DEFAULT_KINDS, f"default {kube}")
+    dc = check_system(docs, kube, DEFAULT_NAMES, "hami-scheduler", f"default {kube}")
+    F.equal(dc, {"resourceCountName": "nvidia.com/gpu", "resourceMemoryName": "nvidia.com/gpumem",
+                 "resourceMemoryPercentageName": "nvidia.com/gpumem-percentage",
+                 "resourceCoreName": "nvidia.com/gpucores", "resourcePriorityName": "nvidia.com/priority",
+                 "defaultMemory": 0, "defaultCores": 0, "defaultGPUNum": 1, "deviceSplitCount": 10,
+                 "deviceMemoryScaling": 1, "deviceCoreScaling": 1, "disableCoreLimit": False,
+                 "gpuCorePolicy": "default"}, f"default {kube}: device-config.yaml")
+    dep = one(docs, "Deployment", "-scheduler")
+    ks = container(dep, "kube-scheduler")
+    version = re.match(r"v?(\d+\.\d+\.\d+)", kube).group(1)
+    F.equal(ks["image"], f"registry.k8s.io/kube-scheduler:v{version}", f"default {kube}: kube-scheduler image")
+    sargs = container(dep, "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--node-scheduler-policy", "default"), "binpack", "default: node policy")
+    F.equal(flag_value(sargs, "--gpu-scheduler-policy", "default"), "spread", "default: gpu policy")
+    F.check("--legacy-metrics" not in sargs, "default: --legacy-metrics")
+    F.check(not flag_values(sargs, "--node-lock-expiry"), "default: --node-lock-expiry passed")
+    F.equal(container(dep, "vgpu-scheduler")["image"], "vgpu/scheduler:0.1.0", "default: scheduler image")
+    dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
+    F.equal(container(dss["vgpu-device-plugin"], "device-plugin")["image"], "vgpu/device-plugin:0.1.0",
+            "default: device plugin image")
+    F.equal(container(dss["vgpu-monitor"], "vgpu-monitor")["image"], "vgpu/monitor:0.1.0", "default: monitor image")
+    F.equal(pod_spec(dss["vgpu-device-plugin"]).get("nodeSelector"), {"gpu": "on"}, "default: node selector")
+    nc = json.loads(configmap_data(docs, "vgpu-device-plugin")["config.json"])
+    F.equal(nc, {"nodeconfig": []}, "default: config.json")
+    cfg = scheduler_config(docs)
+    F.equal(cfg.get("leaderElection", {}).get("leaderElect"), False, "default: leaderElect")
+
+    # Webhook certificate: generated, trusted by the webhook, valid for the Service's DNS name.
+    secret = one(docs, "Secret", "-scheduler-tls")
+    F.equal(secret["type"], "kubernetes.io/tls", "default: Secret type")
+    wh = one(docs, "MutatingWebhookConfiguration", "-webhook")["webhooks"][0]
+    F.equal(wh["clientConfig"].get("caBundle"), secret["data"]["ca.crt"], "default: webhook caBundle = Secret ca.crt")
+    F.equal(wh["failurePolicy"], "Ignore", "default: failurePolicy")
+    F.equal(wh["name"], "vgpu.hami.io", "default: webhook name")
+    F.equal(wh["objectSelector"]["matchExpressions"][0], {"key": "hami.io/webhook", "operator": "NotIn", "values": ["ignore"]},
+            "default: objectSelector")
+    F.equal(wh["rules"][0]["operations"], ["CREATE"], "default: webhook operations")
+    openssl_verify(base64.b64decode(secret["data"]["ca.crt"]), base64.b64decode(secret["data"]["tls.crt"]),
+                   dns_name="vgpu-scheduler.kube-system.svc")
+    svc = one(docs, "Service", "-scheduler")
+    F.equal(svc["spec"]["type"], "NodePort", "default: scheduler Service type")
+    F.equal(sorted((p["name"], p.get("nodePort")) for p in svc["spec"]["ports"]),
+            [("http", 31998), ("monitor", 31993)], "default: scheduler NodePorts")
+    msvc = one(docs, "Service", "-device-plugin-monitor")
+    F.equal([(p["port"], p.get("nodePort")) for p in msvc["spec"]["ports"]], [(31992, 31992)], "default: monitor NodePort")
+
+
+def case_hami(kube):
+    what = f"hami-values {kube}"
+    docs = render(kube=kube, values=[HAMI_VALUES], api_versions=[SERVICE_MONITOR_API])
+    want = dict(DEFAULT_KINDS, ServiceMonitor=2)
+    check_kinds(docs, want, what)
+    names = {
+        "resourceName": "example.com/vgpu", "resourceMem": "example.com/vgpu-memory",
+        "resourceMemPercentage": "example.com/vgpu-memory-percentage",
+        "resourceCores": "example.com/vgpu-cores", "resourcePriority": "example.com/vgpu-priority",
+    }
+    dc = check_system(docs, kube, names, "team-gpu-scheduler", what)
+    for key, want_v in (("defaultMemory", 2048), ("defaultCores", 10), ("deviceSplitCount", 4),
+                        ("deviceMemoryScaling", 1.5), ("disableCoreLimit", True), ("gpuCorePolicy", "force")):
+        F.equal((dc or {}).get(key), want_v, f"{what}: device config {key}")
+    dep = one(docs, "Deployment", "-scheduler")
+    sched = container(dep, "vgpu-scheduler")
+    sargs = sched["command"][1:]
+    F.equal(flag_value(sargs, "--node-scheduler-policy", what), "spread", f"{what}: node policy")
+    F.equal(flag_value(sargs, "--gpu-scheduler-policy", what), "binpack", f"{what}: gpu policy")
+    F.equal(flag_value(sargs, "--metrics-bind", what), ":9495", f"{what}: --metrics-bind")
+    F.equal(flag_value(sargs, "--node-lock-expiry", what), "300", f"{what}: nodeLockExpire 5m")
+    F.equal(flag_value(sargs, "--https-bind", what), "0.0.0.0:9443", f"{what}: --https-bind")
+    F.check("--legacy-metrics" in sargs, f"{what}: legacyMetrics not passed to the scheduler")
+    F.check("-v=4" not in sargs and "--debug" not in sargs, f"{what}: HAMi's glog args reached vgpu-scheduler: {sargs}")
+    ks = container(dep, "kube-scheduler")
+    F.equal(ks["image"], "registry.cn-hangzhou.aliyuncs.com/google_containers/kube-scheduler:v1.27.16",
+            f"{what}: kube-scheduler image")
+    F.equal(ks["imagePullPolicy"], "Always", f"{what}: kube-scheduler pull policy")
+    F.check("-v=4" in ks["command"], f"{what}: extraNewArgs not passed to kube-scheduler")
+    F.check(not any("policy-config-file" in a for a in ks["command"]), f"{what}: HAMi's pre-1.22 extraArgs used")
+    cfg = scheduler_config(docs)
+    F.equal(cfg.get("leaderElection", {}).get("leaderElect"), True, f"{what}: leaderElect")
+    F.equal(cfg.get("leaderElection", {}).get("resourceNamespace"), "kube-system", f"{what}: lease namespace")
+    F.equal(pod_spec(dep).get("nodeSelector"), {"node-role.kubernetes.io/control-plane": ""}, f"{what}: scheduler nodeSelector")
+    F.equal(pod_spec(dep).get("tolerations", [{}])[0].get("key"), "node-role.kubernetes.io/control-plane",
+            f"{what}: scheduler tolerations")
+    F.equal(dep["metadata"]["labels"].get("team"), "ml-platform", f"{what}: global.labels")
+
+    dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
+    dp = container(dss["vgpu-device-plugin"], "device-plugin")
+    dargs = dp["command"][1:]
+    F.equal(flag_value(dargs, "--libcuda-log-level", what), "2", f"{what}: libCudaLogLevel")
+    F.check("-v=4" not in dargs, f"{what}: HAMi's -v=4 reached vgpu-device-plugin: {dargs}")
+    for name, ds in dss.items():
+        F.equal(pod_spec(ds).get("nodeSelector"), {"nvidia.com/gpu.present": "true"}, f"{what}: {name} nodeSelector")
+        F.equal(pod_spec(ds).get("tolerations", [{}])[0].get("key"), "nvidia.com/gpu", f"{what}: {name} tolerations")
+    for w in by_kind(docs, "DaemonSet") + [dep]:
+        F.equal([s["name"] for s in pod_spec(w).get("imagePullSecrets", [])], ["regcred"],
+                f"{what}: {w['metadata']['name']} imagePullSecrets")
+    mon = container(dss["vgpu-monitor"], "vgpu-monitor")
+    F.check("-v=4" in mon["command"], f"{what}: monitor extraArgs")
+    F.check("--legacy-metrics" in mon["command"], f"{what}: legacyMetrics not passed to the monitor")
+    F.equal(env_of(mon).get("HAMI_RESYNC_INTERVAL"), "10m", f"{what}: resyncInterval")
+    nc = json.loads(configmap_data(docs, "vgpu-device-plugin")["config.json"])
+    F.equal([n["name"] for n in nc["nodeconfig"]], ["gpu-node-a"], f"{what}: nodeConfiguration")
+
+    wh = one(docs, "MutatingWebhookConfiguration", "-webhook")["webhooks"][0]
+    F.equal(wh["failurePolicy"], "Fail", f"{what}: failurePolicy")
+    F.equal(wh["reinvocationPolicy"], "IfNeeded", f"{what}: reinvocationPolicy")
+    F.equal(wh["clientConfig"]["service"]["port"], 8443, f"{what}: webhook port")
+    F.check({"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "istio-system"]}
+            in wh["namespaceSelector"]["matchExpressions"], f"{what}: whitelistNamespaces")
+    svc = one(docs, "Service", "-scheduler")
+    F.equal(svc["spec"]["type"], "ClusterIP", f"{what}: scheduler Service type")
+    F.check(all("nodePort" not in p for p in svc["spec"]["ports"]), f"{what}: nodePort on a ClusterIP Service")
+    sms = {d["metadata"]["name"]: d for d in by_kind(docs, "ServiceMonitor")}
+    for sm in sms.values():
+        port = sm["spec"]["endpoints"][0]["port"]
+        target = [s for s in by_kind(docs, "Service")
+                  if all(s["metadata"]["labels"].get(k) == v for k, v in sm["spec"]["selector"]["matchLabels"].items())]
+        F.check(len(target) == 1 and port in [p["name"] for p in target[0]["spec"]["ports"]],
+                f"{what}: ServiceMonitor {sm['metadata']['name']} selects {[t['metadata']['name'] for t in target]} port {port}")
+
+
+def case_hami_v26():
+    what = "hami-v2.6-values"
+    docs = render(kube="1.20.15", values=[HAMI_V26_VALUES])
+    check_kinds(docs, DEFAULT_KINDS, what)
+    check_system(docs, "1.20.15", DEFAULT_NAMES, "hami-scheduler", what)
+    dep = one(docs, "Deployment", "-scheduler")
+    ks = container(dep, "kube-scheduler")
+    F.equal(ks["image"], "mirror.example.com/kube-scheduler:v1.20.15", f"{what}: kube-scheduler image")
+    F.equal(ks["imagePullPolicy"], "Always", f"{what}: kube-scheduler pull policy")
+    for w in by_kind(docs, "DaemonSet") + [dep]:
+        F.equal([s["name"] for s in pod_spec(w).get("imagePullSecrets", [])], ["oldcred"],
+                f"{what}: {w['metadata']['name']} imagePullSecrets")
+    for ds in by_kind(docs, "DaemonSet"):
+        F.equal(pod_spec(ds).get("nodeSelector"), {"accelerator": "nvidia"}, f"{what}: nvidianodeSelector")
+
+
+def case_config_api():
+    for kube in ("1.19.0", "1.20.2", "1.21.14", "1.22.17", "1.23.0", "1.24.17", "1.25.0", "1.28.3", "1.30.0",
+                 "1.34.1", "v1.20.4-eks-6b7464", "v1.27.3+k3s1"):
+        docs = render(kube=kube, show_only="templates/scheduler/configmap.yaml")
+        cfg = yaml.safe_load(docs[0]["data"]["config.yaml"]) if docs else {}
+        F.equal(cfg.get("apiVersion"), expected_config_api(kube), f"Kubernetes {kube}: kube-scheduler config apiVersion")
+        dep = render(kube=kube, show_only="templates/scheduler/deployment.yaml")[0]
+        version = re.match(r"v?(\d+\.\d+\.\d+)", kube).group(1)
+        F.equal(container(dep, "kube-scheduler")["image"], f"registry.k8s.io/kube-scheduler:v{version}",
+                f"Kubernetes {kube}: kube-scheduler image")
+    p = render_fails(kube="1.18.20")
+    F.check(p.returncode != 0, "Kubernetes 1.18 rendered; want a failure")
+
+
+def case_certmanager():
+    what = "cert-manager"
+    docs = render(sets=["scheduler.certManager.enabled=true"])
+    want = dict(DEFAULT_KINDS, Issuer=1, Certificate=1)
+    del want["Secret"]
+    check_kinds(docs, want, what)
+    check_system(docs, "1.30.0", DEFAULT_NAMES, "hami-scheduler", what)
+    cert = one(docs, "Certificate", "-serving-cert")
+    issuer = one(docs, "Issuer", "-selfsigned-issuer")
+    F.equal(cert["apiVersion"], "cert-manager.io/v1", f"{what}: Certificate apiVersion")
+    F.equal(cert["spec"]["issuerRef"], {"kind": "Issuer", "name": issuer["metadata"]["name"]}, f"{what}: issuerRef")
+    F.equal(cert["spec"]["secretName"], "vgpu-scheduler-tls", f"{what}: Certificate secretName")
+    F.check("vgpu-scheduler.kube-system.svc" in cert["spec"]["dnsNames"], f"{what}: dnsNames {cert['spec']['dnsNames']}")
+    hook = one(docs, "MutatingWebhookConfiguration", "-webhook")
+    F.equal(hook["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from"),
+            f"kube-system/{cert['metadata']['name']}", f"{what}: inject-ca-from")
+    F.check("caBundle" not in hook["webhooks"][0]["clientConfig"], f"{what}: caBundle rendered")
+
+
+def case_service_monitor():
+    def count(sets, apis):
+        return kinds(render(sets=sets, api_versions=apis)).get("ServiceMonitor", 0)
+
+    F.equal(count([], []), 0, "ServiceMonitors, prometheus.enabled=false")
+    F.equal(count([], [SERVICE_MONITOR_API]), 0, "ServiceMonitors, prometheus.enabled=false, CRD served")
+    F.equal(count(["prometheus.enabled=true"], []), 0, "ServiceMonitors, enabled, CRD not served")
+    F.equal(count(["prometheus.enabled=true"], [SERVICE_MONITOR_API]), 2, "ServiceMonitors, enabled, CRD served")
+    F.equal(count(["prometheus.enabled=true", "devicePlugin.monitor.enabled=false"], [SERVICE_MONITOR_API]), 1,
+            "ServiceMonitors, enabled, monitor off")
+
+
+def case_variants():
+    # The webhook off: no certificate, no HTTPS listener, no webhook port on the Service.
+    what = "webhook off"
+    docs = render(sets=["scheduler.admissionWebhook.enabled=false"])
+    want = dict(DEFAULT_KINDS)
+    del want["Secret"], want["MutatingWebhookConfiguration"]
+    check_kinds(docs, want, what)
+    check_system(docs, "1.30.0", DEFAULT_NAMES, "hami-scheduler", what)
+    dep = one(docs, "Deployment", "-scheduler")
+    F.check(not any(v["name"] == "tls" for v in pod_spec(dep)["volumes"]), f"{what}: tls volume")
+    F.equal([p["name"] for p in one(docs, "Service", "-scheduler")["spec"]["ports"]], ["monitor"], f"{what}: Service ports")
+
+    # The webhook by URL: the certificate is valid for the URL's host.
+    what = "customURL"
+    docs = render(sets=["scheduler.admissionWebhook.customURL.enabled=true",
+                        "scheduler.admissionWebhook.customURL.host=10.0.0.5"])
+    check_system(docs, "1.30.0", DEFAULT_NAMES, "hami-scheduler", what)
+    wh = one(docs, "MutatingWebhookConfiguration", "-webhook")["webhooks"][0]
+    F.equal(wh["clientConfig"].get("url"), "https://10.0.0.5:31998/webhook", f"{what}: url")
+    secret = one(docs, "Secret", "-scheduler-tls")
+    openssl_verify(base64.b64decode(secret["data"]["ca.crt"]), base64.b64decode(secret["data"]["tls.crt"]), ip="10.0.0.5")
+
+    # A certificate of one's own: no Secret rendered, the CA bundle from the values.
+    what = "own certificate"
+    docs = render(sets=["scheduler.patch.enabled=false", "scheduler.admissionWebhook.caBundle=Q0E="])
+    F.equal(kinds(docs).get("Secret", 0), 0, f"{what}: Secret rendered")
+    F.equal(one(docs, "MutatingWebhookConfiguration", "-webhook")["webhooks"][0]["clientConfig"].get("caBundle"),
+            "Q0E=", f"{what}: caBundle")
+
+    # An existing per-node ConfigMap, no monitor, the device-config verbatim, another release.
+    what = "variants"
+    docs = render(sets=["devicePlugin.nodeConfiguration.externalConfigName=my-node-config",
+                        "devicePlugin.monitor.enabled=false",
+                        "device-config.content=nvidia:\n  resourceCountName: nvidia.com/gpu\n  deviceSplitCount: 3\n"],
+                  namespace="gpu-system", release="gpu")
+    F.check(configmap_data(docs, "gpu-vgpu-device-plugin") is None, f"{what}: node ConfigMap rendered")
+    dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
+    F.equal(sorted(dss), ["gpu-vgpu-device-plugin"], f"{what}: DaemonSets")
+    dp_ds = dss["gpu-vgpu-device-plugin"]
+    vol, _ = file_volume(dp_ds, container(dp_ds, "device-plugin"), "/node-config/config.json")
+    F.equal((vol or {}).get("configMap", {}).get("name"), "my-node-config", f"{what}: external node ConfigMap")
+    dc = yaml.safe_load(configmap_data(docs, "gpu-vgpu-scheduler-device")["device-config.yaml"])
+    F.equal(dc, {"nvidia": {"resourceCountName": "nvidia.com/gpu", "deviceSplitCount": 3}}, f"{what}: device-config content")
+    F.equal(kinds(docs).get("ServiceAccount"), 2, f"{what}: ServiceAccounts without the monitor")
+    for d in docs:
+        ns = d["metadata"].get("namespace")
+        F.check(ns in (None, "gpu-system", "kube-system"), f"{what}: {d['kind']}/{d['metadata']['name']} in {ns}")
+    wh = one(docs, "MutatingWebhookConfiguration", "-webhook")["webhooks"][0]
+    F.equal(wh["clientConfig"]["service"], {"name": "gpu-vgpu-scheduler", "namespace": "gpu-system", "path": "/webhook",
+                                            "port": 443}, f"{what}: webhook service")
+
+    # The kube-scheduler container off: the extender alone (a kube-scheduler configured elsewhere).
+    docs = render(sets=["scheduler.kubeScheduler.enabled=false"])
+    dep = one(docs, "Deployment", "-scheduler")
+    F.equal([c["name"] for c in pod_spec(dep)["containers"]], ["vgpu-scheduler"], "kubeScheduler off: containers")
+    F.check(configmap_data(docs, "vgpu-scheduler") is None, "kubeScheduler off: kube-scheduler ConfigMap rendered")
+
+
+def case_bad_values():
+    cases = [
+        (["scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy=fancy"], "nodeSchedulerPolicy"),
+        (["scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy=fancy"], "gpuSchedulerPolicy"),
+        (["devices.nvidia.gpuCorePolicy=sometimes"], "gpuCorePolicy"),
+        (["devicePlugin.inventoryFormat=xml"], "inventoryFormat"),
+        (["scheduler.replicas=2"], "leader election"),
+        (["devicePlugin.libPath=/opt/vgpu"], "devicePlugin.libPath"),
+        (["devicePlugin.monitor.ctrPath=/var/vgpu/containers"], "ctrPath"),
+        (["devicePlugin.image.repository=projecthami/hami"], "HAMi's image"),
+        (["scheduler.extender.image.repository=docker.io/projecthami/hami"], "HAMi's image"),
+        (["scheduler.nodeLockExpire=5 minutes"], "nodeLockExpire"),
+        (["scheduler.patch.enabled=false"], "caBundle"),
+        ("devicePlugin:\n  nodeConfiguration:\n    config: '{\"nodeconfig\": ['\n", "not valid JSON"),
+    ]
+    for sets, words in cases:
+        if isinstance(sets, str):
+            p = render_fails(values_text=sets)
+        else:
+            p = render_fails(sets=sets)
+        F.check(p.returncode != 0 and words in p.stderr,
+                f"values {sets!r}: want a failure naming {words!r}; exit {p.returncode}, stderr {p.stderr.strip()[:300]!r}")
+
+
+CASES = {
+    "lint": case_lint,
+    "default-1.20": lambda: case_default("1.20.2"),
+    "default-1.22": lambda: case_default("1.22.17"),
+    "default-1.24": lambda: case_default("1.24.17"),
+    "default-1.30": lambda: case_default("1.30.0"),
+    "hami-1.20": lambda: case_hami("1.20.2"),
+    "hami-1.24": lambda: case_hami("1.24.17"),
+    "hami-1.30": lambda: case_hami("1.30.0"),
+    "hami-v2.6": case_hami_v26,
+    "config-api": case_config_api,
+    "cert-manager": case_certmanager,
+    "service-monitor": case_service_monitor,
+    "variants": case_variants,
+    "bad-values": case_bad_values,
+}
+
+
+def main():
+    if len(sys.argv) != 2 or (sys.argv[1] not in CASES and sys.argv[1] != "--list"):
+        print(f"usage: {sys.argv[0]} CASE|--list  (cases: {' '.join(CASES)})", file=sys.stderr)
+        return 2
+    if sys.argv[1] == "--list":
+        print("\n".join(CASES))
+        return 0
+    if yaml is None:
+        print("SKIP: PyYAML not installed for this python3 (Debian package python3-yaml; "
+              "scripts/install-deps.sh installs it)")
+        return SKIP
+    if HELM is None:
+        print("SKIP: helm not found ($VGPU_HELM, /opt/vgpu-tools/bin/helm, PATH): scripts/install-deps.sh "
+              "installs helm v4.1.4 into /opt/vgpu-tools/bin")
+        return SKIP
+    version = helm("version", "--short").stdout.strip()
+    print(f"helm {version} ({HELM}); case {sys.argv[1]}")
+    CASES[sys.argv[1]]()
+    if F.items:
+        print(f"FAIL: {len(F.items)} check(s) failed:")
+        for m in F.items:
+            print("  - " + m)
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
