@@ -3,7 +3,10 @@
 
 E2E_K8S_VERSION=${E2E_K8S_VERSION:-v1.20.2}
 E2E_CACHE=${E2E_CACHE:-/var/cache/vgpu-e2e}
-E2E_K8S_BIN=${E2E_K8S_BIN:-$E2E_CACHE/k8s-$E2E_K8S_VERSION/bin}
+# The patches carried on Kubernetes (tests/e2e/k8s-patches) are part of the build's identity: a
+# cached build without the current set is not reused.
+E2E_K8S_PATCHES_ID=$(cat "$(dirname "${BASH_SOURCE[0]}")"/../k8s-patches/*.patch | sha256sum | cut -c1-12)
+E2E_K8S_BIN=${E2E_K8S_BIN:-$E2E_CACHE/k8s-$E2E_K8S_VERSION-$E2E_K8S_PATCHES_ID/bin}
 # Everything a run creates (certs, configs, state, logs) lives under one folder, wiped at start.
 E2E_WORK=${E2E_WORK:-/var/lib/vgpu-e2e}
 E2E_LOGS=${E2E_LOGS:-$E2E_WORK/logs}

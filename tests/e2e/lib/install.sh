@@ -39,7 +39,9 @@ k8s_binaries_present() {
 }
 
 # Builds Kubernetes from Debian's source package the way its debian/rules does (GOPATH symlink,
-# CGO off, vendored modules, no network), with the reflect2 fix for Go >= 1.18. Reused when present.
+# CGO off, vendored modules, no network), with the patches of tests/e2e/k8s-patches applied in
+# name order (the reflect2 fix for Go >= 1.18; kubelet's device manager serialising Allocate,
+# kubernetes #103838). Reused when present.
 build_k8s() {
   if k8s_binaries_present; then
     log "reusing Kubernetes $E2E_K8S_VERSION binaries in $E2E_K8S_BIN"
@@ -48,14 +50,21 @@ build_k8s() {
   ensure_deb_src
   local src=$E2E_CACHE/src
   mkdir -p "$src"
-  local tree=$src/k8s-$E2E_K8S_VERSION
+  local tree=$src/k8s-$E2E_K8S_VERSION-$E2E_K8S_PATCHES_ID
   if [[ ! -d $tree ]]; then
-    (cd "$src" && apt-get source -qq --download-only kubernetes)
     local dsc
-    dsc=$(ls "$src"/kubernetes_*.dsc | head -n1)
+    dsc=$(ls "$src"/kubernetes_*.dsc 2>/dev/null | head -n1)
+    if [[ -z $dsc ]]; then
+      (cd "$src" && apt-get source -qq --download-only kubernetes)
+      dsc=$(ls "$src"/kubernetes_*.dsc | head -n1)
+    fi
     [[ -n $dsc ]] || die "apt-get source kubernetes fetched no .dsc"
+    rm -rf "$tree.tmp"
     dpkg-source -x --skip-patches "$dsc" "$tree.tmp" >/dev/null
-    (cd "$tree.tmp" && patch -p1 <"$E2E_REPO/tests/e2e/k8s-patches/reflect2-go118-mapiterinit.patch")
+    local p
+    for p in "$E2E_REPO"/tests/e2e/k8s-patches/*.patch; do
+      (cd "$tree.tmp" && patch -p1 <"$p" >/dev/null) || die "patch $p does not apply"
+    done
     mv "$tree.tmp" "$tree"
   fi
   mkdir -p "$tree/.go/src/k8s.io" "$E2E_CACHE/home"

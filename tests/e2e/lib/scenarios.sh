@@ -217,10 +217,16 @@ scenario_overcommit() {
     fail "FailedScheduling does not name our reason words (CardInsufficientMemory, ...): $msg"
   log "FailedScheduling: $(head -n1 <<<"$msg")"
 
-  # Free one GPU: the pending pod must now be placed on exactly that capacity.
+  # Free one GPU: the pending pod must now be placed on exactly that capacity, within seconds:
+  # kube-scheduler re-queues it on the deletion, or the extender's requeue nudges it once its own
+  # model has seen the GPU free (scheduler/requeue.h) — not after the 60-s unschedulable flush.
   k delete pod fill-1 --grace-period=0 --force >/dev/null 2>&1
   E2E_T0_MS=$(now_ms)
   wait_bind_success overcommit 1 90 "$E2E_TIMINGS/overcommit.ms"
+  local freed_ms=$(($(now_ms) - E2E_T0_MS))
+  log "freed capacity: the pending pod was placed ${freed_ms} ms after the GPU was freed"
+  ((freed_ms <= ${E2E_FREED_MAX_MS:-20000})) ||
+    fail "the pending pod waited ${freed_ms} ms for a freed GPU (limit ${E2E_FREED_MAX_MS:-20000})"
   local usage
   usage=$(jq -s 'add' <(pods_state fill) <(pods_state overcommit) | usage_from_state)
   jq -e --argjson m "$E2E_FAKE_GPU_MEMORY" 'all(.[]; .mem <= $m and .cores <= 100)' \
@@ -322,6 +328,60 @@ scenario_scheduler_restart() {
   delete_pods afterrestart
 }
 
+# ---- 9: churn ------------------------------------------------------------------------------------
+# Rounds of: create E2E_CHURN_CREATE pods at once, delete half of them right away (most before they
+# are bound), create that many again, wait until every pod left is bound; then delete the round.
+# No GPU may end over its memory, cores or slots; every pod must be placed (they all fit).
+scenario_churn() {
+  local rounds=${E2E_CHURN_ROUNDS:-5} n=${E2E_CHURN_CREATE:-40} r i half
+  half=$((n / 2))
+  local gpus=$((${E2E_NODES:-2} * E2E_FAKE_GPUS))
+  local mem=$((E2E_FAKE_GPU_MEMORY * gpus / (2 * n))) cores=$((100 * gpus / (2 * n)))
+  ((cores >= 1)) || cores=1
+  for r in $(seq 1 "$rounds"); do
+    local tag=churn$r f=$E2E_WORK/churn$r.jsonl
+    : >"$f"
+    for i in $(seq 1 "$n"); do pod_json "churn$r-a$i" "$tag" 1 "$mem" "$cores" >>"$f"; done
+    E2E_T0_MS=$(now_ms)
+    create_pods "$f"
+    local victims=()
+    for i in $(seq 1 "$half"); do victims+=("churn$r-a$((2 * i))"); done
+    k delete pod -n "$E2E_NS" "${victims[@]}" --grace-period=0 --force --wait=false >/dev/null 2>&1
+    : >"$f"
+    for i in $(seq 1 "$half"); do pod_json "churn$r-b$i" "$tag" 1 "$mem" "$cores" >>"$f"; done
+    create_pods "$f"
+    wait_until 60 "deleted churn pods gone" churn_victims_gone "$r" "$half" ||
+      fail "round $r: deleted pods still present"
+    wait_bind_success "$tag" "$n" 300 "$E2E_TIMINGS/churn.ms"
+    local usage
+    usage=$(gpu_usage "$tag")
+    jq -e --argjson m "$E2E_FAKE_GPU_MEMORY" --argjson s "$E2E_SPLIT_COUNT" \
+      'all(.[]; .mem <= $m and .cores <= 100 and .pods <= $s)' <<<"$usage" >/dev/null ||
+      fail "round $r: a GPU is over-committed: $usage"
+    [[ $(jq '[.[].pods] | add' <<<"$usage") == "$n" ]] ||
+      fail "round $r: devices-allocated records $(jq '[.[].pods] | add' <<<"$usage") placements for $n pods"
+    local stuck
+    stuck=$(pods_state "$tag" | jq -c '[.[] | select(.bind != "success") | .name]')
+    [[ $stuck == "[]" ]] || fail "round $r: pods not placed: $stuck"
+    log "churn round $r: $n pods placed; per-GPU usage $usage"
+    delete_pods "$tag"
+  done
+  # kubelet must have survived the churn (kubernetes #103838 without the carried patch).
+  local node
+  for node in $(k get nodes -o name | cut -d/ -f2); do
+    ! grep -q "assignment to entry in nil map" "$E2E_LOGS/kubelet-$node.log" 2>/dev/null ||
+      fail "kubelet of $node panicked in its device manager (see its log)"
+  done
+}
+
+churn_victims_gone() {
+  local r=$1 half=$2 i
+  for i in $(seq 1 "$half"); do
+    k get pod -n "$E2E_NS" "churn$r-a$((2 * i))" >/dev/null 2>&1 && return 1
+  done
+  return 0
+}
+
 scenario_needs_scheduler() { fail "vgpu-scheduler is not built ($(scheduler_bin))"; }
 
 report_timings() {
@@ -348,7 +408,8 @@ run_all_scenarios() {
   for entry in 1-inventory:scenario_inventory 2-single-pod:scenario_single_pod \
     3-binpack-spread:scenario_binpack_spread 4-overcommit:scenario_overcommit \
     5-burst-30:scenario_burst 6-restarts:scenario_restarts \
-    7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor; do
+    7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor \
+    9-churn:scenario_churn; do
     name=${entry%%:*} fn=${entry#*:}
     [[ -z $only || $name =~ $only ]] || continue
     if [[ $name != 1-* ]] && ! have_scheduler; then
