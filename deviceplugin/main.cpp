@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
 
   // Structured key=value logs (logfmt), one event per line.
   spdlog::set_pattern("time=%Y-%m-%dT%H:%M:%S.%eZ level=%l %v", spdlog::pattern_time_type::utc);
+  if (flags.verbosity >= 4) spdlog::set_level(spdlog::level::debug);
 
   config::NvidiaConfig device_config;
   if (!flags.device_config.empty()) {

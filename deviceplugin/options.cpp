@@ -26,13 +26,15 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "true: containers get GPU_CORE_UTILIZATION_POLICY=disable");
   app.add_option("--resource-name", f.resource_name, "extended resource advertised to kubelet")
       ->capture_default_str();
-  app.add_option("--device-config", f.device_config,
-                 "HAMi device-config.yaml (section nvidia:), optional");
+  app.add_option("--device-config,--config-file", f.device_config,
+                 "HAMi device-config.yaml (section nvidia:), optional (--config-file: HAMi's "
+                 "spelling)");
   app.add_option("--node-config", f.node_config,
                  "HAMi per-node config.json ({\"nodeconfig\":[...]}), optional");
   app.add_option("--hook-path", f.hook_path,
                  "host directory holding vgpu/libvgpu.so.<version>, vgpu/ld.so.preload and the "
                  "containers' shared regions")
+      ->envname("HOOK_PATH")
       ->capture_default_str();
   app.add_option("--libvgpu", f.libvgpu,
                  "libvgpu.so to install into <hook-path>/vgpu at start (empty: do not install)");
@@ -59,6 +61,11 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--lock-dir", f.lock_dir, "host lock directory mounted into containers")
       ->capture_default_str();
+  app.add_option("--mig-strategy", f.mig_strategy,
+                 "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
+      ->capture_default_str();
+  app.add_option("-v,--v", f.verbosity, "log verbosity (4 and more: debug lines)")
+      ->capture_default_str();
 }
 
 std::string SocketNameFor(const std::string& resource_name) {
@@ -76,6 +83,11 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
                                      const std::string& default_version) {
   if (f.node_name.empty()) {
     return InvalidArgument("no node name: pass --node-name or set NODE_NAME (downward API)");
+  }
+  if (f.mig_strategy != "none") {
+    return InvalidArgument("--mig-strategy=" + f.mig_strategy +
+                           ": MIG is not supported by vgpu (it shares whole GPUs); use "
+                           "--mig-strategy=none, HAMi's default, on nodes without MIG");
   }
   config::FlagOverrides overrides;
   overrides.device_split_count = f.device_split_count;

@@ -35,6 +35,8 @@ struct Flags {
   int health_recovery_seconds = 60;
   int report_interval_seconds = 30;
   std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;
+  std::string mig_strategy = "none";  // HAMi's --mig-strategy; only "none" is supported
+  int verbosity = 0;                  // -v: 4 and more log debug lines
 };
 
 // Registers every flag (each with --help text) on `app`, writing into `flags`.

@@ -1,14 +1,13 @@
 #pragma once
 
-// Logging of the daemons (scheduler, device plugin, monitor): one line per event on stderr, in
-// klog's shape so that `kubectl logs` reads like the rest of the cluster, with structured
-// key=value fields (logfmt quoting) that a log pipeline can parse:
+// Logging of the daemons: one line per event on stderr, logfmt (key=value, quoted where needed) in
+// the same shape as the device plugin's lines, so that a log pipeline parses every component alike:
 //
-//   I1126 21:40:01.123456 bind pod=default/train-0 node=gpu-1 devices=GPU-1a2b,30,3000
-//   W1126 21:40:02.000001 api call failed verb=PATCH path=/api/v1/nodes/gpu-1 status=403 ...
+//   time=2026-11-26T21:40:01.123Z level=info msg=bind pod=default/train-0 node=gpu-1 ms=12
+//   time=2026-11-26T21:40:02.000Z level=warn msg="bind failed" pod=default/x error="..."
 //
 // Levels as klog's: errors, warnings and V(0) information always; V(n) information when the
-// daemon runs with `-v n` (or `--v n`) or more. Header-only: every component links it for free.
+// daemon runs with `-v n` (HAMi's charts pass `-v=4`) or more. Header-only.
 
 #include <atomic>
 #include <cstdio>
@@ -68,9 +67,10 @@ inline void AppendValue(std::string& out, std::string_view v) {
   out += '"';
 }
 
-// The line without its time prefix (tests).
+// The line without its time and level (tests).
 inline std::string Format(std::string_view message, std::initializer_list<Field> fields) {
-  std::string line(message);
+  std::string line = "msg=";
+  AppendValue(line, message);
   for (const Field& f : fields) {
     line += ' ';
     line += f.key;
@@ -80,30 +80,35 @@ inline std::string Format(std::string_view message, std::initializer_list<Field>
   return line;
 }
 
-inline void Write(char severity, std::string_view message, std::initializer_list<Field> fields) {
+inline void Write(std::string_view level, std::string_view message,
+                  std::initializer_list<Field> fields) {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   tm t{};
   gmtime_r(&ts.tv_sec, &t);
   char prefix[96];
-  std::snprintf(prefix, sizeof prefix, "%c%02d%02d %02d:%02d:%02d.%06ld ", severity, t.tm_mon + 1,
-                t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000);
-  std::string line = prefix + Format(message, fields);
+  std::snprintf(prefix, sizeof prefix,
+                "time=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=", t.tm_year + 1900, t.tm_mon + 1,
+                t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1'000'000);
+  std::string line = prefix;
+  line += level;
+  line += ' ';
+  line += Format(message, fields);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);  // one call: lines of threads do not mix
 }
 
 inline void Info(std::string_view message, std::initializer_list<Field> fields = {}) {
-  Write('I', message, fields);
+  Write("info", message, fields);
 }
 inline void VInfo(int level, std::string_view message, std::initializer_list<Field> fields = {}) {
-  if (V(level)) Write('I', message, fields);
+  if (V(level)) Write("info", message, fields);
 }
 inline void Warn(std::string_view message, std::initializer_list<Field> fields = {}) {
-  Write('W', message, fields);
+  Write("warn", message, fields);
 }
 inline void Error(std::string_view message, std::initializer_list<Field> fields = {}) {
-  Write('E', message, fields);
+  Write("error", message, fields);
 }
 
 }  // namespace vgpu::log

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 namespace vgpu::deviceplugin {
 namespace {
 
@@ -84,6 +88,10 @@ TEST(ResolveOptions, BadSettingsAreClearErrors) {
     zero_split.node_name = "n";
     zero_split.device_split_count = 0;
     v.push_back({zero_split, "plit"});
+    Flags mig;
+    mig.node_name = "n";
+    mig.mig_strategy = "mixed";
+    v.push_back({mig, "--mig-strategy=mixed: MIG is not supported"});
     return v;
   }();
   for (const auto& [flags, fragment] : cases) {
@@ -91,6 +99,29 @@ TEST(ResolveOptions, BadSettingsAreClearErrors) {
     ASSERT_FALSE(o.ok()) << fragment;
     EXPECT_NE(o.status().message().find(fragment), std::string::npos) << o.status().message();
   }
+}
+
+// HAMi's chart starts the plugin as `nvidia-device-plugin --config-file=/device-config.yaml
+// --mig-strategy=none --disable-core-limit=false` with NODE_NAME and HOOK_PATH in the environment.
+TEST(AddFlags, HamiSpellingsAreAccepted) {
+  setenv("NODE_NAME", "gpu-1", 1);
+  setenv("HOOK_PATH", "/opt/hook", 1);
+  CLI::App app;
+  Flags f;
+  AddFlags(app, f);
+  // CLI11 takes the arguments in reverse order.
+  std::vector<std::string> args = {"4", "-v", "--disable-core-limit=false", "--mig-strategy=none",
+                                   "--config-file=/device-config.yaml"};
+  ASSERT_NO_THROW(app.parse(args));
+  unsetenv("NODE_NAME");
+  unsetenv("HOOK_PATH");
+  EXPECT_EQ(f.device_config, "/device-config.yaml");
+  EXPECT_EQ(f.mig_strategy, "none");
+  EXPECT_EQ(f.disable_core_limit, std::optional<bool>(false));
+  EXPECT_EQ(f.verbosity, 4);
+  EXPECT_EQ(f.node_name, "gpu-1");
+  EXPECT_EQ(f.hook_path, "/opt/hook");
+  EXPECT_TRUE(ResolveOptions(f, {}, {}, "1").ok());
 }
 
 }  // namespace

@@ -11,13 +11,13 @@ TEST(Log, FieldsAreKeyValueWithLogfmtQuoting) {
     std::string want;
   };
   const Case cases[] = {
-      {Format("bind", {{"pod", "default/a"}, {"node", "n1"}}), "bind pod=default/a node=n1"},
+      {Format("bind", {{"pod", "default/a"}, {"node", "n1"}}), "msg=bind pod=default/a node=n1"},
       {Format("bind failed", {{"error", "node n1 is full"}}),
-       "bind failed error=\"node n1 is full\""},
-      {Format("x", {{"v", "a=b"}, {"q", "say \"hi\""}}), "x v=\"a=b\" q=\"say \\\"hi\\\"\""},
-      {Format("x", {{"empty", ""}, {"n", 42}, {"neg", -3}}), "x empty=\"\" n=42 neg=-3"},
-      {Format("x", {{"nl", "a\nb"}}), "x nl=\"a\\nb\""},
-      {Format("plain", {}), "plain"},
+       "msg=\"bind failed\" error=\"node n1 is full\""},
+      {Format("x", {{"v", "a=b"}, {"q", "say \"hi\""}}), "msg=x v=\"a=b\" q=\"say \\\"hi\\\"\""},
+      {Format("x", {{"empty", ""}, {"n", 42}, {"neg", -3}}), "msg=x empty=\"\" n=42 neg=-3"},
+      {Format("x", {{"nl", "a\nb"}}), "msg=x nl=\"a\\nb\""},
+      {Format("plain", {}), "msg=plain"},
   };
   for (const Case& c : cases) EXPECT_EQ(c.got, c.want);
 }
