@@ -4,12 +4,17 @@
 // <vgpu_dir>/containers and the region files in it (`*.cache`, the file libvgpu maps through
 // CUDA_DEVICE_MEMORY_SHARED_CACHE), kept mapped from tick to tick. A name that does not parse or a
 // file that is not a usable region is reported once (ProblemLog) and skipped, never fatal.
+// Directories stay open; one is listed again only when its modification time says it changed
+// (core/monitor/tick_plan.h: ShouldRelistDirectory) or when one of its files was not usable.
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/monitor/container_dir.h"
+#include "core/monitor/tick_plan.h"
 #include "monitor/problem_log.h"
 #include "monitor/region_file.h"
 #include "monitor/unique_fd.h"
@@ -19,6 +24,10 @@ namespace vgpu::monitor {
 struct WatchedContainer {
   ContainerDirName name;
   std::map<std::string, std::unique_ptr<RegionFile>> regions;  // by file name
+  UniqueFd fd;                     // the directory, open since it was last listed
+  std::optional<DirStamp> listed;  // its stamp when last listed; none: list it
+  int64_t listed_at_ns = 0;
+  bool all_usable = false;  // every *.cache file of the last listing is mapped
 };
 
 class ContainerSet {
@@ -42,6 +51,8 @@ class ContainerSet {
   std::string dir_;
   ProblemLog* log_;
   UniqueFd fd_;
+  std::optional<DirStamp> listed_;  // the containers directory's stamp when last listed
+  int64_t listed_at_ns_ = 0;
   std::map<std::string, WatchedContainer> containers_;
 };
 

@@ -17,6 +17,7 @@
 #include "core/monitor/device_use.h"
 #include "core/monitor/host_pid_match.h"
 #include "core/monitor/sharing.h"
+#include "core/monitor/tick_plan.h"
 #include "monitor/container_set.h"
 #include "monitor/dir_tree.h"
 #include "monitor/nvml_reader.h"
@@ -31,6 +32,18 @@ int64_t MonoNs() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+
+// A region is swept whole (its 1024 slots) at least this often; in between, the slots seen occupied
+// are followed, and the free slots above the lowest until this many in a row
+// (core/monitor/tick_plan.h).
+constexpr int kSweepEveryTicks = 30;
+constexpr int kFreeRun = 8;
+// Every slot's owner is looked for in the whole process table at least this often; in between, an
+// owner found keeps the slot while its start time holds, and a slot found gone stays gone.
+constexpr int kProcRefreshTicks = 30;
+
+// A slot's owner as the host-PID cache knows it: the region file, the pid and the start time.
+using OwnerKey = std::tuple<FileId, int32_t, uint64_t>;
 
 // One region file as read in this tick.
 struct RegionTick {
@@ -184,10 +197,11 @@ class Engine final : public NodeMonitor {
 
  private:
   std::vector<NvmlGpu> ReadNvml();
-  std::vector<RegionTick> ReadRegions(ProcScanRequest* request);
+  // Reads each region's device records and occupied slots (tick_plan.h: which slots).
+  std::vector<RegionTick> ReadRegions();
   // Matches slots to host processes and writes the host PIDs; false when some slot could not be
   // verified (then NVML's processes cannot be told apart from the containers').
-  bool MatchAndWriteHostPids(std::vector<RegionTick>& regions, const ProcScanRequest& request);
+  bool MatchAndWriteHostPids(std::vector<RegionTick>& regions);
   std::set<std::string> CleanUp(const std::vector<RegionTick>& regions);
 
   const NodeMonitorOptions options_;
@@ -198,6 +212,10 @@ class Engine final : public NodeMonitor {
   std::mutex tick_mu_;  // one tick at a time; guards everything below up to snapshot_mu_
   ProblemLog log_;
   ContainerSet containers_;
+  std::map<OwnerKey, SlotMatch> owners_;  // the slots' owners found by earlier ticks
+  int ticks_to_proc_refresh_ = 0;
+  int sweeps_started_ = 0;  // spreads the regions' periodic sweeps over the ticks
+  TickDurations tick_durations_;
 
   mutable std::mutex snapshot_mu_;
   NodeSnapshot snapshot_;
@@ -225,46 +243,134 @@ std::vector<NvmlGpu> Engine::ReadNvml() {
   return std::move(reading->gpus);
 }
 
-std::vector<RegionTick> Engine::ReadRegions(ProcScanRequest* request) {
+std::vector<RegionTick> Engine::ReadRegions() {
   std::vector<RegionTick> regions;
   for (auto& [dir_name, container] : containers_.containers()) {
     for (auto& [file_name, file] : container.regions) {
       RegionTick r;
       r.dir_name = &dir_name;
       r.container = &container;
-      r.file = file.get();
-      const uint32_t count = file->DeviceCount();
-      for (uint32_t d = 0; d < count; ++d) r.devices.push_back(file->Device(d));
-      for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
-        RegionSlot slot = file->Slot(s);
-        if (slot.pid == 0) continue;
-        request->ns_pids.insert(slot.pid);
-        r.slots.emplace_back(s, slot);
+      RegionFile* const rf = file.get();  // lambdas below cannot capture the binding
+      r.file = rf;
+      const uint32_t count = rf->DeviceCount();
+      std::vector<uint64_t> totals;
+      for (uint32_t d = 0; d < count; ++d) {
+        r.devices.push_back(rf->Device(d));
+        totals.push_back(r.devices.back().mem_used);
       }
-      request->regions.insert(file->id());
+      RegionFile::SlotMemo& memo = rf->slot_memo();
+      const auto identity = [rf](int i) { return rf->Identity(i); };
+      const auto sweep = [&] {
+        std::vector<SeenSlot> seen;
+        for (int i : rf->OccupiedSlots()) {
+          const SlotIdentity id = rf->Identity(i);
+          if (id.pid != 0) seen.push_back(SeenSlot{i, id});
+        }
+        // The first period of a region is shorter by an offset: regions found together do not
+        // all sweep on the same tick.
+        memo.ticks_to_sweep =
+            memo.swept ? kSweepEveryTicks - 1 : sweeps_started_++ % kSweepEveryTicks;
+        memo.swept = true;
+        return seen;
+      };
+      std::optional<std::vector<SeenSlot>> seen;
+      bool swept = false;
+      if (memo.swept && memo.ticks_to_sweep > 0) {
+        --memo.ticks_to_sweep;
+        seen = FollowKnownSlots(memo.occupied, VGPU_REGION_MAX_PROCS, kFreeRun, identity);
+      }
+      if (!seen) {
+        seen = sweep();
+        swept = true;
+      }
+      const auto read_figures = [&] {
+        r.slots.clear();
+        std::vector<std::vector<uint64_t>> memory;
+        for (const SeenSlot& k : *seen) {
+          RegionSlot slot = rf->Slot(k.index);
+          if (slot.pid == 0) continue;  // being claimed: counted once it is active
+          std::vector<uint64_t>& m = memory.emplace_back(count);
+          for (uint32_t d = 0; d < count; ++d) m[d] = slot.mem_used[d] + slot.mem_overhead[d];
+          r.slots.emplace_back(k.index, slot);
+        }
+        return SlotsExplainTotals(totals, memory);
+      };
+      // Memory the slots followed do not explain is held by a slot they missed: sweep.
+      if (!read_figures() && !swept) {
+        seen = sweep();
+        (void)read_figures();
+      }
+      memo.occupied = std::move(*seen);
       regions.push_back(std::move(r));
     }
   }
   return regions;
 }
 
-bool Engine::MatchAndWriteHostPids(std::vector<RegionTick>& regions,
-                                   const ProcScanRequest& request) {
+bool Engine::MatchAndWriteHostPids(std::vector<RegionTick>& regions) {
+  const bool refresh_due = ticks_to_proc_refresh_ <= 0;
+  ticks_to_proc_refresh_ = refresh_due ? kProcRefreshTicks - 1 : ticks_to_proc_refresh_ - 1;
+  // What earlier ticks found: gone stays gone, a matched owner is checked by its start time; the
+  // rest is looked for in the process table, all in one scan.
+  ProcScanRequest request;
+  std::vector<std::vector<bool>> pending(regions.size());
+  for (size_t ri = 0; ri < regions.size(); ++ri) {
+    RegionTick& r = regions[ri];
+    r.matches.assign(r.slots.size(), SlotMatch{});
+    pending[ri].assign(r.slots.size(), false);
+    for (size_t k = 0; k < r.slots.size(); ++k) {
+      const RegionSlot& slot = r.slots[k].second;
+      auto cached = owners_.find(OwnerKey{r.file->id(), slot.pid, slot.start_time});
+      const SlotMatch* known = cached != owners_.end() ? &cached->second : nullptr;
+      std::optional<SlotMatch> match;
+      switch (PlanOwnerLookup(known, refresh_due)) {
+        case OwnerStep::kGone:
+          match = *known;
+          break;
+        case OwnerStep::kRecheck: {
+          Result<std::optional<HostStat>> st = procs_->Stat(known->host_pid);
+          match = RecheckOwner(*known, slot.start_time, st.ok() ? *st : std::nullopt, st.ok());
+          break;
+        }
+        case OwnerStep::kScan:
+          break;
+      }
+      if (match) {
+        r.matches[k] = *match;
+      } else {
+        pending[ri][k] = true;
+        request.ns_pids.insert(slot.pid);
+        request.regions.insert(r.file->id());
+      }
+    }
+  }
   Result<std::vector<HostProcess>> procs = std::vector<HostProcess>{};
-  if (!request.ns_pids.empty()) procs = procs_->Scan(request);
-  if (procs.ok()) {
-    log_.Resolve("proc");
-  } else {
-    log_.Report("proc", "host processes: " + procs.status().message() +
-                            "; every occupied slot counts as live and no host PID is written");
+  if (!request.ns_pids.empty()) {
+    procs = procs_->Scan(request);
+    if (procs.ok()) {
+      log_.Resolve("proc");
+    } else {
+      log_.Report("proc", "host processes: " + procs.status().message() +
+                              "; every occupied slot counts as live and no host PID is written");
+    }
   }
   static const std::vector<HostProcess> kNone;
+  std::map<OwnerKey, SlotMatch> owners;
   bool all_verified = true;
-  for (RegionTick& r : regions) {
+  for (size_t ri = 0; ri < regions.size(); ++ri) {
+    RegionTick& r = regions[ri];
     std::vector<SlotIdentity> ids;
-    ids.reserve(r.slots.size());
-    for (const auto& [index, slot] : r.slots) ids.push_back({slot.pid, slot.start_time});
-    r.matches = MatchSlots(ids, r.file->id(), procs.ok() ? *procs : kNone, procs.ok());
+    std::vector<size_t> where;
+    for (size_t k = 0; k < r.slots.size(); ++k) {
+      if (!pending[ri][k]) continue;
+      ids.push_back({r.slots[k].second.pid, r.slots[k].second.start_time});
+      where.push_back(k);
+    }
+    if (!ids.empty()) {
+      const std::vector<SlotMatch> found =
+          MatchSlots(ids, r.file->id(), procs.ok() ? *procs : kNone, procs.ok());
+      for (size_t j = 0; j < found.size(); ++j) r.matches[where[j]] = found[j];
+    }
     for (size_t k = 0; k < r.slots.size(); ++k) {
       auto& [index, slot] = r.slots[k];
       const SlotMatch& m = r.matches[k];
@@ -272,7 +378,10 @@ bool Engine::MatchAndWriteHostPids(std::vector<RegionTick>& regions,
         all_verified = false;
         r.in_use = true;
         slot.host_pid = 0;  // whatever the slot holds is not confirmed by this tick
-      } else if (m.state == SlotState::kMatched) {
+        continue;           // not remembered: looked for again next tick
+      }
+      owners.emplace(OwnerKey{r.file->id(), slot.pid, slot.start_time}, m);
+      if (m.state == SlotState::kMatched) {
         r.in_use = true;
         r.host_pids.push_back(m.host_pid);
         if (slot.host_pid != m.host_pid || slot.host_start_time != slot.start_time) {
@@ -282,6 +391,7 @@ bool Engine::MatchAndWriteHostPids(std::vector<RegionTick>& regions,
       }
     }
   }
+  owners_ = std::move(owners);  // slots no longer occupied are forgotten
   return all_verified;
 }
 
@@ -337,9 +447,8 @@ void Engine::Tick() {
 
   const std::vector<NvmlGpu> nvml_gpus = ReadNvml();
   containers_.Refresh();
-  ProcScanRequest request;
-  std::vector<RegionTick> regions = ReadRegions(&request);
-  const bool all_verified = MatchAndWriteHostPids(regions, request);
+  std::vector<RegionTick> regions = ReadRegions();
+  const bool all_verified = MatchAndWriteHostPids(regions);
 
   // Each container's use of each of its GPUs.
   std::vector<UseTick> uses;
@@ -404,6 +513,8 @@ void Engine::Tick() {
   snap.node = options_.node_name;
   snap.time_unix_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now_wall.time_since_epoch()).count();
+  tick_durations_.Observe(static_cast<double>(MonoNs() - now_mono) / 1e9);
+  snap.tick_durations = tick_durations_;
   std::lock_guard lock(snapshot_mu_);
   snapshot_ = std::move(snap);
 }

@@ -78,11 +78,36 @@ class ProcfsSource : public HostProcessSource {
     return out;
   }
 
+  Result<std::optional<HostStat>> Stat(int32_t host_pid) override {
+    const std::string path = root_ + "/" + std::to_string(host_pid) + "/stat";
+    UniqueFd fd(::openat(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) {
+      if (errno == ENOENT || errno == ESRCH) return std::optional<HostStat>();
+      return Unavailable("cannot read " + path + ": " + std::system_category().message(errno));
+    }
+    char buf[4096];  // a stat line is well under 1 KiB
+    ssize_t n = 0;
+    do {
+      n = ::read(fd.get(), buf, sizeof buf);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == ESRCH) return std::optional<HostStat>();  // exited after the open
+    if (n <= 0) return Unavailable("cannot read " + path);
+    const std::string_view text(buf, static_cast<size_t>(n));
+    auto state = ParseStatState(text);
+    auto start = ParseStatStartTime(text);
+    if (!state || !start) return Unavailable("cannot parse " + path);
+    return std::optional<HostStat>(HostStat{*state, *start});
+  }
+
  private:
   std::string root_;
 };
 
 }  // namespace
+
+Result<std::optional<HostStat>> HostProcessSource::Stat(int32_t /*host_pid*/) {
+  return FailedPrecondition("this source of host processes cannot read one process");
+}
 
 std::unique_ptr<HostProcessSource> NewProcfsSource(std::string proc_root) {
   return std::make_unique<ProcfsSource>(std::move(proc_root));

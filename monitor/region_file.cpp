@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <system_error>
 
@@ -65,6 +67,10 @@ Status RegionFile::Check(int dir_fd, const std::string& name) const {
     return NotFound(Errno("gone"));
   }
   if (at_path.st_dev != dev_ || at_path.st_ino != ino_) return NotFound("replaced by another file");
+  return CheckContent();
+}
+
+Status RegionFile::CheckContent() const {
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) return Unavailable(Errno("cannot stat"));
   if (static_cast<uint64_t>(st.st_size) != sizeof(vgpu_region)) {
@@ -97,6 +103,7 @@ RegionDevice RegionFile::Device(uint32_t index) const {
   out.uuid.assign(uuid, strnlen(uuid, sizeof uuid));
   out.mem_limit = Load(d.mem_limit);
   out.mem_physical = Load(d.mem_physical);
+  out.mem_used = Load(d.mem_used);
   out.sm_limit = Load(d.sm_limit);
   out.sm_policy = Load(d.sm_policy);
   out.sm_sharing = Load(d.sm_sharing);
@@ -117,6 +124,48 @@ RegionSlot RegionFile::Slot(int index) const {
     out.mem_used[d] = Load(p.mem_used[d]);
     out.mem_overhead[d] = Load(p.mem_overhead[d]);
     out.last_kernel_ns[d] = Load(p.sm_last_kernel_ns[d]);
+  }
+  return out;
+}
+
+SlotIdentity RegionFile::Identity(int index) const {
+  const vgpu_region_proc& p = region_->procs[index];
+  SlotIdentity out;
+  const int32_t pid = __atomic_load_n(&p.pid, __ATOMIC_ACQUIRE);
+  if (pid <= 0) return out;
+  out.pid = pid;
+  if (__atomic_load_n(&p.status, __ATOMIC_ACQUIRE) == VGPU_SLOT_ACTIVE) {
+    out.start_time = Load(p.start_time);
+  }
+  return out;
+}
+
+std::vector<int> RegionFile::OccupiedSlots() const {
+  std::vector<int> out;
+  // In chunks of whole slots: 96 slots, 62 KiB.
+  constexpr size_t kChunkSlots = 96;
+  constexpr size_t kSlots = VGPU_REGION_MAX_PROCS;
+  std::vector<vgpu_region_proc> chunk(kChunkSlots);
+  for (size_t first = 0; first < kSlots; first += kChunkSlots) {
+    const size_t n = std::min(kChunkSlots, kSlots - first);
+    const auto at =
+        static_cast<off_t>(offsetof(vgpu_region, procs) + first * sizeof(vgpu_region_proc));
+    const size_t want = n * sizeof(vgpu_region_proc);
+    ssize_t got = 0;
+    do {
+      got = ::pread(fd_.get(), chunk.data(), want, at);
+    } while (got < 0 && errno == EINTR);
+    if (got != static_cast<ssize_t>(want)) {
+      // Short (truncated meanwhile: the next check drops the file) or failed: read these slots
+      // through the mapping instead.
+      for (size_t i = first; i < first + n; ++i) {
+        if (Identity(static_cast<int>(i)).pid != 0) out.push_back(static_cast<int>(i));
+      }
+      continue;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (chunk[i].pid != 0) out.push_back(static_cast<int>(first + i));
+    }
   }
   return out;
 }

@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/monitor/host_process.h"
+#include "core/monitor/tick_plan.h"
 #include "monitor/unique_fd.h"
 #include "vgpu/region_layout.h"
 
@@ -24,6 +26,7 @@ struct RegionDevice {
   std::string uuid;
   uint64_t mem_limit = 0;
   uint64_t mem_physical = 0;
+  uint64_t mem_used = 0;  // the record's total over the live slots
   uint32_t sm_limit = 0;
   uint32_t sm_policy = 0;
   int32_t sm_sharing = 0;
@@ -55,11 +58,19 @@ class RegionFile {
   // Whether `name` in `dir_fd` is still this file, of a region's size, with a valid header. A file
   // truncated between this check and the tick's reads reads as zeros there (mapping_guard.h).
   Status Check(int dir_fd, const std::string& name) const;
+  // The same without looking at the name (its directory did not change): size and header.
+  Status CheckContent() const;
 
   uint32_t DeviceCount() const;  // records [0, DeviceCount()) are valid
   RegionDevice Device(uint32_t index) const;
   // A slot's figures, or nullopt-like pid 0 for a free slot or one being claimed.
   RegionSlot Slot(int index) const;
+  // A slot's owner: pid 0 when free; start_time 0 while it is being claimed. Reads two fields.
+  SlotIdentity Identity(int index) const;
+  // The slots whose pid is not 0, by ascending index, read with pread(2) so that the pages of free
+  // slots stay out of the monitor's memory (a region is 680 KiB, mostly free slots). A pid read
+  // this way may be torn or stale: the caller confirms each with Identity().
+  std::vector<int> OccupiedSlots() const;
 
   void WriteSharing(uint32_t device, int32_t flag);
   // Writes the host PID of a slot and, last with release order, the start time it was matched at:
@@ -74,6 +85,14 @@ class RegionFile {
   };
   std::array<BusySample, VGPU_REGION_MAX_DEVICES>& busy_samples() { return busy_samples_; }
 
+  // What the engine found in the slots at the previous tick (core/monitor/tick_plan.h).
+  struct SlotMemo {
+    bool swept = false;              // a full sweep ran since the file was opened
+    int ticks_to_sweep = 0;          // ticks left until the next periodic full sweep
+    std::vector<SeenSlot> occupied;  // by ascending index
+  };
+  SlotMemo& slot_memo() { return slot_memo_; }
+
  private:
   RegionFile(UniqueFd fd, vgpu_region* region, FileId id, dev_t dev, ino_t ino);
 
@@ -83,6 +102,7 @@ class RegionFile {
   dev_t dev_;
   ino_t ino_;
   std::array<BusySample, VGPU_REGION_MAX_DEVICES> busy_samples_{};
+  SlotMemo slot_memo_;
 };
 
 }  // namespace vgpu::monitor

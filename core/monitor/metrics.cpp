@@ -211,6 +211,14 @@ std::string RenderMetrics(const NodeSnapshot& snapshot, int64_t now_unix_ms,
   // client_golang writes families sorted by name; hami_build_info (no zone) is one of them.
   std::vector<prom::MetricFamily> families;
   families.push_back(prom::BuildInfoMetric());
+  if (const TickDurations& t = snapshot.tick_durations; t.count > 0) {
+    prom::MetricFamily& f = families.emplace_back(
+        "vgpu_monitor_tick_duration_seconds",
+        "Wall time of the monitor's ticks (reading the regions, host processes and NVML, writing "
+        "host PIDs and sharing flags), since it started",
+        prom::MetricType::kHistogram);
+    f.AddHistogram({{"zone", kZone}}, TickDurations::kBounds, t.cumulative, t.sum_seconds, t.count);
+  }
   for (Family* f :
        {&host_mem,    &host_util, &host_mc, &used,     &limit,   &ctr_mem, &ctr_util, &last_kernel,
         &ctx,         &module,    &buffer,  &sm_limit, &sharing, &unknown, &age,      &l_host_mem,

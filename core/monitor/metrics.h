@@ -5,8 +5,9 @@
 // and recording rules work unchanged.
 //
 // What "as HAMi writes it" means here, because client_golang decides it there:
-//  - every family is a gauge and, except hami_build_info, carries the constant label
-//    zone="vGPU" (HAMi registers its collector through WrapRegistererWith{zone});
+//  - every family is a gauge (but vgpu's own vgpu_monitor_tick_duration_seconds, a histogram)
+//    and, except hami_build_info, carries the constant label zone="vGPU" (HAMi registers its
+//    collector through WrapRegistererWith{zone});
 //  - label pairs are written sorted by name, families sorted by name, samples of a family sorted
 //    by their label values; families without samples are left out;
 //  - per-container families cover only containers whose pod the monitor knows (HAMi iterates its

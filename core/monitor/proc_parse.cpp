@@ -72,6 +72,15 @@ std::optional<uint64_t> ParseStatStartTime(std::string_view stat) {
   return ParseInt<uint64_t>(NextField(rest));
 }
 
+std::optional<char> ParseStatState(std::string_view stat) {
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string_view::npos) return std::nullopt;
+  std::string_view rest = stat.substr(paren + 1);
+  const std::string_view state = NextField(rest);
+  if (state.size() != 1) return std::nullopt;
+  return state[0];
+}
+
 std::vector<FileId> ParseMappedFiles(std::string_view maps) {
   std::vector<FileId> out;
   while (!maps.empty()) {

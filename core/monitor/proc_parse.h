@@ -21,6 +21,9 @@ std::optional<std::vector<int32_t>> ParseNsPids(std::string_view status);
 // ')'.
 std::optional<uint64_t> ParseStatStartTime(std::string_view stat);
 
+// Field 3 (state: R, S, D, Z, X, ...) of /proc/<pid>/stat, counted from the last ')' likewise.
+std::optional<char> ParseStatState(std::string_view stat);
+
 // The distinct files mapped in /proc/<pid>/maps ("addr perms offset MAJ:MIN inode path"; device
 // numbers in hex, inode in decimal), skipping anonymous mappings (inode 0) and malformed lines.
 std::vector<FileId> ParseMappedFiles(std::string_view maps);

@@ -6,6 +6,8 @@
 // three views cannot disagree. The JSON form is the wire format between the monitor and
 // `vgpu top` (snapshot_json.h).
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,10 +59,30 @@ struct GpuView {
   std::vector<ContainerGpuView> containers;
 };
 
+// The wall time of the monitor's ticks since it started, as a histogram
+// (vgpu_monitor_tick_duration_seconds). Not part of the JSON form.
+struct TickDurations {
+  static constexpr std::array<double, 12> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                     0.05,   0.1,   0.25,   0.5,   1,    2.5};
+  std::array<uint64_t, kBounds.size()> cumulative{};  // observations <= kBounds[i]
+  uint64_t count = 0;
+  double sum_seconds = 0;
+
+  void Observe(double seconds) {
+    seconds = seconds > 0 ? seconds : 0;
+    for (size_t i = 0; i < kBounds.size(); ++i) {
+      if (seconds <= kBounds[i]) ++cumulative[i];
+    }
+    ++count;
+    sum_seconds += seconds;
+  }
+};
+
 struct NodeSnapshot {
   std::string node;
   int64_t time_unix_ms = 0;
   std::vector<GpuView> gpus;
+  TickDurations tick_durations;  // up to the tick that made this snapshot
 };
 
 }  // namespace vgpu::monitor

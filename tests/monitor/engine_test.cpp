@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/monitor/proc_parse.h"
 #include "monitor/node_monitor.h"
 #include "monitor/proc_table.h"
 #include "process_runner.h"
@@ -87,6 +90,9 @@ class OffsetProcSource : public HostProcessSource {
       p.ns_pids.insert(p.ns_pids.begin(), p.host_pid);  // NSpid: host, then the container's
     }
     return procs;
+  }
+  Result<std::optional<HostStat>> Stat(int32_t host_pid) override {
+    return real_->Stat(host_pid - offset_);
   }
 
  private:
@@ -509,6 +515,76 @@ TEST_F(MonitorEngineTest, HostPidsLetLibvgpuChargeContextMemory) {
   EXPECT_EQ(c.ReadLine(), "listed 1 grabbed 70") << c.ReadAllStderr();
   c.CloseStdin();
   EXPECT_EQ(c.Wait(), 0);
+}
+
+// A tick re-reads the slots it saw and the lowest free one, where libvgpu puts a new process; a
+// slot elsewhere is found at once when the device totals show memory the slots read do not explain,
+// and by the periodic sweep otherwise. This process plays the container's: it maps a region laid
+// out by hand and writes its own slots into it.
+TEST_F(MonitorEngineTest, SlotsAwayFromTheLowestFreeOneAreFoundBySweeps) {
+  const std::string path = ContainerDir("uid-s_main");
+  {
+    auto r = std::make_unique<vgpu_region>();
+    std::memset(r.get(), 0, sizeof(vgpu_region));
+    r->header.magic = VGPU_REGION_MAGIC;
+    r->header.version = VGPU_REGION_VERSION;
+    r->header.header_size = sizeof(vgpu_region_header);
+    r->header.file_size = sizeof(vgpu_region);
+    r->header.max_devices = VGPU_REGION_MAX_DEVICES;
+    r->header.max_procs = VGPU_REGION_MAX_PROCS;
+    r->header.device_count = 1;
+    (void)std::snprintf(r->devices[0].uuid, sizeof r->devices[0].uuid, "%s", kGpu0);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(r.get()), sizeof(vgpu_region));
+  }
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  void* map = mmap(nullptr, sizeof(vgpu_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  auto* region = static_cast<vgpu_region*>(map);
+  std::ifstream stat_file("/proc/self/stat");
+  const std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
+  const std::optional<uint64_t> start = ParseStatStartTime(stat);
+  ASSERT_TRUE(start.has_value());
+  auto claim = [&](int index, uint64_t memory) {
+    vgpu_region_proc& p = region->procs[index];
+    p.start_time = *start;
+    p.mem_used[0] = memory;
+    __atomic_store_n(&p.pid, getpid(), __ATOMIC_RELEASE);
+    __atomic_store_n(&p.status, VGPU_SLOT_ACTIVE, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&region->devices[0].mem_used, memory, __ATOMIC_RELEASE);
+  };
+  auto processes = [&] {
+    const NodeSnapshot s = monitor_->Snapshot();
+    const ContainerGpuView* c = FindContainer(s, "uid-s");
+    return c != nullptr ? c->processes.size() : 0;
+  };
+  NodeMonitorOptions o = Options();
+  o.nvml_library = "";
+  StartMonitor(o);
+  EXPECT_EQ(processes(), 0u);
+
+  claim(700, kMiB);  // memory the slots followed do not explain: swept at the next tick
+  monitor_->TickNow();
+  EXPECT_EQ(processes(), 1u);
+  EXPECT_EQ(__atomic_load_n(&region->procs[700].host_pid, __ATOMIC_ACQUIRE), getpid());
+
+  claim(2, 0);  // near the lowest free slot: found at once
+  monitor_->TickNow();
+  EXPECT_EQ(processes(), 2u);
+
+  claim(900, 0);  // no memory, far from the lowest free slot: the periodic sweep finds it
+  int ticks = 0;
+  while (processes() < 3 && ticks < 40) {
+    monitor_->TickNow();
+    ++ticks;
+  }
+  EXPECT_EQ(processes(), 3u);
+  EXPECT_GT(ticks, 1) << "not by the tick's own reads";
+  EXPECT_LE(ticks, 30);
+  EXPECT_EQ(monitor_->Snapshot().tick_durations.count, static_cast<uint64_t>(ticks + 3));
+  munmap(map, sizeof(vgpu_region));
 }
 
 }  // namespace

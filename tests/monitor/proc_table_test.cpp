@@ -80,6 +80,27 @@ TEST_F(ProcTableTest, UnreadableTableIsAnError) {
   EXPECT_NE(empty.status().message().find("no process"), std::string::npos);
 }
 
+TEST_F(ProcTableTest, StatReadsOneProcessStateAndStartTime) {
+  Process(200, "200\t7", 6000, kMapsRegion);
+  Write("300/stat", "300 (z) Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 7000 0 0\n");
+  Write("400/stat", "garbage");
+  auto source = NewProcfsSource(root_);
+  auto alive = source->Stat(200);
+  ASSERT_TRUE(alive.ok() && alive->has_value()) << alive.status().ToString();
+  EXPECT_EQ((*alive)->state, 'S');
+  EXPECT_EQ((*alive)->start_time, 6000u);
+  auto zombie = source->Stat(300);
+  ASSERT_TRUE(zombie.ok() && zombie->has_value());
+  EXPECT_EQ((*zombie)->state, 'Z');
+  auto missing = source->Stat(999);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value()) << "no such process";
+  EXPECT_FALSE(source->Stat(400).ok()) << "unparsable: cannot tell";
+  auto self = NewProcfsSource("/proc")->Stat(getpid());
+  ASSERT_TRUE(self.ok() && self->has_value());
+  EXPECT_GT((*self)->start_time, 0u);
+}
+
 TEST_F(ProcTableTest, TheRealProcFindsThisProcess) {
   auto r = NewProcfsSource("/proc")->Scan({{getpid()}, {}});
   ASSERT_TRUE(r.ok()) << r.status().ToString();

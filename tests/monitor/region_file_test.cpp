@@ -51,6 +51,9 @@ class RegionFileTest : public ::testing::Test {
     r->procs[3].mem_overhead[0] = 5;
     r->procs[4].pid = 78;  // still claiming
     r->procs[4].status = VGPU_SLOT_CLAIMING;
+    r->procs[1000].pid = 90;  // far from the others
+    r->procs[1000].status = VGPU_SLOT_ACTIVE;
+    r->procs[1000].start_time = 4321;
     std::ofstream(dir_ + "/" + name, std::ios::binary)
         .write(reinterpret_cast<const char*>(r.get()), sizeof(vgpu_region));
   }
@@ -133,6 +136,28 @@ TEST_F(RegionFileTest, CheckNoticesTruncationAndReplacement) {
   EXPECT_NE((*b)->Check(dir_fd_.get(), "b.cache").message().find("replaced"), std::string::npos);
   ASSERT_EQ(unlink((dir_ + "/b.cache").c_str()), 0);
   EXPECT_FALSE((*b)->Check(dir_fd_.get(), "b.cache").ok());
+}
+
+// Occupied slots are found with pread (free slots stay unmapped), whatever their index; Identity
+// reads a slot's owner, without its start time while it is being claimed.
+TEST_F(RegionFileTest, SweepsOccupiedSlotsAndReadsOwners) {
+  MakeRegion("a.cache");
+  auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->OccupiedSlots(), (std::vector<int>{3, 4, 1000}));
+  const SlotIdentity active = (*a)->Identity(3);
+  EXPECT_EQ(active.pid, 77);
+  EXPECT_EQ(active.start_time, 1234u);
+  const SlotIdentity claiming = (*a)->Identity(4);
+  EXPECT_EQ(claiming.pid, 78);
+  EXPECT_EQ(claiming.start_time, 0u);
+  EXPECT_EQ((*a)->Identity(0).pid, 0);
+  EXPECT_EQ((*a)->Identity(1000).start_time, 4321u);
+  EXPECT_TRUE((*a)->CheckContent().ok());
+  ASSERT_EQ(truncate((dir_ + "/a.cache").c_str(), 4096), 0);
+  EXPECT_NE((*a)->CheckContent().message().find("size changed to 4096"), std::string::npos);
+  // Truncated: the slots beyond the end read as free, through the guarded mapping.
+  EXPECT_TRUE((*a)->OccupiedSlots().empty());
 }
 
 // A container may truncate its own region while the monitor reads it: the read beyond the new end

@@ -342,6 +342,29 @@ TEST(MonitorMetrics, AnEmptyNodeStillWritesBuildInfoAndTheMonitorsOwn) {
   EXPECT_EQ(page.find("hami_vgpu"), std::string::npos);
 }
 
+TEST(MonitorMetrics, TickDurationIsAHistogramOnceATickRan) {
+  NodeSnapshot s = Sample();
+  EXPECT_EQ(RenderMetrics(s, kScrapeMs).find("vgpu_monitor_tick_duration_seconds"),
+            std::string::npos)
+      << "no tick measured";
+  s.tick_durations.Observe(0.00048828125);  // 2^-11: sums stay exact
+  s.tick_durations.Observe(0.00390625);
+  s.tick_durations.Observe(8);
+  const std::string page = RenderMetrics(s, kScrapeMs);
+  EXPECT_NE(page.find("# TYPE vgpu_monitor_tick_duration_seconds histogram\n"), std::string::npos);
+  EXPECT_TRUE(
+      HasLine(page, R"(vgpu_monitor_tick_duration_seconds_bucket{zone="vGPU",le="0.0005"} 1)"));
+  EXPECT_TRUE(
+      HasLine(page, R"(vgpu_monitor_tick_duration_seconds_bucket{zone="vGPU",le="0.005"} 2)"));
+  EXPECT_TRUE(
+      HasLine(page, R"(vgpu_monitor_tick_duration_seconds_bucket{zone="vGPU",le="2.5"} 2)"));
+  EXPECT_TRUE(
+      HasLine(page, R"(vgpu_monitor_tick_duration_seconds_bucket{zone="vGPU",le="+Inf"} 3)"));
+  EXPECT_TRUE(HasLine(page, R"(vgpu_monitor_tick_duration_seconds_count{zone="vGPU"} 3)"));
+  EXPECT_TRUE(
+      HasLine(page, R"(vgpu_monitor_tick_duration_seconds_sum{zone="vGPU"} 8.00439453125)"));
+}
+
 TEST(MonitorMetrics, HostDeviceTypeIsAlwaysPrefixedAsHamisMonitorDoes) {
   EXPECT_EQ(HostDeviceType("NVIDIA A100-SXM4-80GB"), "NVIDIA-NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(HostDeviceType("NVIDIA-Tesla V100-SXM2-16GB"), "NVIDIA-Tesla V100-SXM2-16GB");
@@ -350,6 +373,7 @@ TEST(MonitorMetrics, HostDeviceTypeIsAlwaysPrefixedAsHamisMonitorDoes) {
 
 TEST(MonitorMetrics, PromtoolAcceptsThePage) {
   NodeSnapshot s = Sample();
+  s.tick_durations.Observe(0.002);
   s.gpus[0].containers[0].container = "quote\"back\\slash\nnewline";  // escaping
   const auto r = prom::testing::PromtoolCheck(RenderMetrics(s, kScrapeMs));
   if (!r) GTEST_SKIP() << "promtool not installed (Debian package prometheus)";

@@ -50,6 +50,23 @@ TEST(ParseStatStartTime, CountsFieldsFromTheLastParenthesis) {
   for (const Case& c : cases) EXPECT_EQ(ParseStatStartTime(c.stat), c.want) << c.name;
 }
 
+TEST(ParseStatState, TheFieldAfterTheLastParenthesis) {
+  struct Case {
+    const char* name;
+    std::string stat;
+    std::optional<char> want;
+  };
+  const Case cases[] = {
+      {"running", "4242 (python3) R 1 4242", 'R'},
+      {"zombie", "4242 (python3) Z 1 4242", 'Z'},
+      {"parentheses in comm", "4242 (a) S (b)) D 1", 'D'},
+      {"no parenthesis", "4242 python3 S 1", std::nullopt},
+      {"nothing after it", "4242 (x)", std::nullopt},
+      {"not one character", "4242 (x) SS 1", std::nullopt},
+  };
+  for (const Case& c : cases) EXPECT_EQ(ParseStatState(c.stat), c.want) << c.name;
+}
+
 TEST(ParseMappedFiles, DistinctFilesWithDeviceAndInode) {
   const std::string maps =
       "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 1312    /usr/bin/python3.11\n"
