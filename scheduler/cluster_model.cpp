@@ -65,6 +65,7 @@ void ClusterModel::UpsertNode(const json& node) {
   const std::string name = s.name;
   nodes_[name].state = std::move(s);
   RefreshUsage(name);
+  CapacityMayHaveFreed();
 }
 
 void ClusterModel::RemoveNode(const std::string& name) {
@@ -83,6 +84,7 @@ void ClusterModel::ReplaceNodes(const json& items) {
   std::unique_lock lock(mu_);
   nodes_ = std::move(fresh);
   for (auto& [name, rec] : nodes_) RefreshUsage(name);
+  CapacityMayHaveFreed();
 }
 
 void ClusterModel::UpsertPodLocked(const json& pod) {
@@ -119,6 +121,7 @@ void ClusterModel::UpsertPodLocked(const json& pod) {
 void ClusterModel::RemovePodLocked(const std::string& uid) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
+  if (it->second.reserved || it->second.state.HoldsDevices()) CapacityMayHaveFreed();
   Count(it->second, -1);
   auto n = by_name_.find({it->second.state.ns, it->second.state.name});
   if (n != by_name_.end() && n->second == uid) by_name_.erase(n);
@@ -156,6 +159,7 @@ void ClusterModel::ReplacePods(const json& items) {
     for (const json& p : items) UpsertPodLocked(p);
   }
   for (auto& [name, rec] : nodes_) RefreshUsage(name);
+  CapacityMayHaveFreed();
 }
 
 std::string ClusterModel::QuotaNs(const json& quota, std::string* name) const {
@@ -178,6 +182,7 @@ void ClusterModel::UpsertQuota(const json& quota) {
     return;
   }
   quotas_[ns][name] = *limit;
+  CapacityMayHaveFreed();
 }
 
 void ClusterModel::RemoveQuota(const json& quota) {
@@ -186,6 +191,7 @@ void ClusterModel::RemoveQuota(const json& quota) {
   std::unique_lock lock(mu_);
   auto it = quotas_.find(ns);
   if (it != quotas_.end()) it->second.erase(name);
+  CapacityMayHaveFreed();
 }
 
 void ClusterModel::ReplaceQuotas(const json& items) {

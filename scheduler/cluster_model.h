@@ -5,6 +5,7 @@
 // (bind chose GPUs, the watch has not shown the pod's annotations yet), one record per pod UID
 // so nothing is counted twice. Thread-safe: readers share a lock, updates take it exclusively.
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -51,6 +52,13 @@ class ClusterModel {
                         const std::string& node,
                         const std::function<sched::NodeFit(const sched::NodeState&)>& fit);
   void Unreserve(const std::string& uid);
+
+  // Moves on whenever capacity may have been freed: a pod holding or reserving GPUs went away or
+  // turned terminal, a reservation was dropped, nodes, pods or quotas were (re)read. Pods the
+  // extender turned away are sent back to kube-scheduler when it moves (requeue.h).
+  uint64_t capacity_generation() const {
+    return capacity_generation_.load(std::memory_order_acquire);
+  }
 
   // --- Reads ----------------------------------------------------------------------------------
   // Calls `fn` with the node's state (usage filled in) under the shared lock; false if unknown.
@@ -107,6 +115,8 @@ class ClusterModel {
 
   sched::ResourceNames names_;
   mutable std::shared_mutex mu_;
+  std::atomic<uint64_t> capacity_generation_{0};
+  void CapacityMayHaveFreed() { capacity_generation_.fetch_add(1, std::memory_order_acq_rel); }
   std::unordered_map<std::string, NodeRecord> nodes_;
   std::unordered_map<std::string, PodRecord> pods_;                     // by uid
   std::map<std::pair<std::string, std::string>, std::string> by_name_;  // (ns, name) -> uid

@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "core/base/log.h"
 #include "core/codec/annotations.h"
 #include "core/codec/node_lock.h"
 #include "core/sched/fit.h"
@@ -337,6 +338,9 @@ VerbResult Extender::Filter(const json& args) {
   }
   const std::string uid = Meta(*pod, "uid");
   if (!uid.empty() && req->wants_gpu()) {
+    // Turned away everywhere: send it back to kube-scheduler once capacity frees (requeue.h).
+    if (pending->passed.empty() && requeuer_ != nullptr)
+      requeuer_->TurnedAway(uid, ns, Meta(*pod, "name"));
     pending->request = std::move(*req);
     Remember(uid, std::move(pending));
   }
@@ -425,8 +429,13 @@ VerbResult Extender::Bind(const json& args) {
   const auto fail = [&](const std::string& message) {
     metrics_.bind_failures.fetch_add(1, std::memory_order_relaxed);
     metrics_.bind.Observe(Clock::now() - start);
+    log::Warn("bind failed", {{"pod", who}, {"node", node}, {"error", message}});
     return VerbResult{200, json{{"error", message}}};
   };
+  if (bind_gate_) {
+    // kube-scheduler retries a failed bind; the replica beside the active kube-scheduler leads.
+    if (Status gate = bind_gate_(); !gate.ok()) return fail("bind " + who + ": " + gate.message());
+  }
 
   std::shared_ptr<const PendingPod> pending = Recall(uid, /*erase=*/true);
   sched::PodRequest req;
@@ -448,6 +457,7 @@ VerbResult Extender::Bind(const json& args) {
     Status s = api_.BindPod(ns, name, uid, node);
     if (!s.ok()) return fail("bind " + who + " to " + node + ": " + s.ToString());
     metrics_.bind.Observe(Clock::now() - start);
+    log::VInfo(2, "bind", {{"pod", who}, {"node", node}, {"devices", "none"}});
     return {200, json{{"error", ""}}};
   }
 
@@ -466,6 +476,14 @@ VerbResult Extender::Bind(const json& args) {
     return fail("bind " + who + " to " + node + ": " + locked.message());
   }
 
+  if (bind_gate_) {
+    // Leadership may have ended while this bind waited for the lock: write nothing then.
+    if (Status gate = bind_gate_(); !gate.ok()) {
+      model_.Unreserve(uid);
+      (void)locker_.Release(node, ns, name);
+      return fail("bind " + who + " to " + node + ": " + gate.message());
+    }
+  }
   const std::string devices = sched::EncodeAllocation(reserved.allocation);
   const std::string t = UnixSeconds();
   json patch = {{"metadata",
@@ -490,7 +508,14 @@ VerbResult Extender::Bind(const json& args) {
     (void)locker_.Release(node, ns, name);
     return fail("bind " + who + " to " + node + ": " + s.ToString());
   }
-  metrics_.bind.Observe(Clock::now() - start);
+  if (requeuer_ != nullptr) requeuer_->Forget(uid);
+  const auto took = Clock::now() - start;
+  metrics_.bind.Observe(took);
+  log::VInfo(1, "bind",
+             {{"pod", who},
+              {"node", node},
+              {"devices", devices},
+              {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(took).count()}});
   return {200, json{{"error", ""}}};
 }
 

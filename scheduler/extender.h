@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@
 #include "scheduler/cluster_model.h"
 #include "scheduler/metrics.h"
 #include "scheduler/node_lock.h"
+#include "scheduler/requeue.h"
 
 namespace vgpu::scheduler {
 
@@ -68,6 +70,13 @@ class Extender {
   VerbResult Admit(const nlohmann::json& review);  // AdmissionReview v1/v1beta1
 
   const ExtenderOptions& options() const { return options_; }
+  // Asked before a bind writes anything and again right before it writes the pod (after the node
+  // lock): a non-ok Status refuses the bind with its message (leader election: only the leader,
+  // with a model re-read since it was elected, binds). Set it before serving.
+  void SetBindGate(std::function<Status()> gate) { bind_gate_ = std::move(gate); }
+  // Pods the filter turns away everywhere are handed to `r` (null: none; the simulator and tests
+  // that drive kube-scheduler's retries themselves). `r` must outlive the extender's use of it.
+  void SetRequeuer(Requeuer* r) { requeuer_ = r; }
 
  private:
   struct PendingPod {
@@ -103,6 +112,8 @@ class Extender {
   SchedulerMetrics& metrics_;
   NodeLocker locker_;
   sched::AdmissionConfig admission_;
+  std::function<Status()> bind_gate_;
+  Requeuer* requeuer_ = nullptr;
 
   // Pods between filter and bind (bounded; oldest forgotten first).
   std::mutex pending_mu_;

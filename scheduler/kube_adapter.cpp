@@ -33,6 +33,15 @@ Status KubeClusterApi::BindPod(const std::string& ns, const std::string& name,
 
 KubeFeed::KubeFeed(kube::Client& client, ClusterModel& model, FeedOptions options)
     : client_(client), model_(model), options_(options) {
+  {
+    std::lock_guard lock(watch_mu_);
+    StartWatches();
+  }
+  if (options_.write_handshake) handshake_ = std::thread([this] { HandshakeLoop(); });
+}
+
+void KubeFeed::StartWatches() {
+  const uint64_t generation = generation_.fetch_add(1) + 1;
   const auto on_event = [](auto upsert, auto remove) {
     return [upsert, remove](const kube::WatchEvent& e) {
       if (e.type == kube::EventType::kDeleted) {
@@ -53,18 +62,20 @@ KubeFeed::KubeFeed(kube::Client& client, ClusterModel& model, FeedOptions option
                                 model_.RemoveNode(o["metadata"]["name"].get<std::string>());
                               }
                             });
-  nodes.on_list = [this, items](const json& list) {
+  nodes.on_list = [this, items, generation](const json& list) {
     model_.ReplaceNodes(items(list));
     nodes_listed_.store(true);
+    nodes_generation_.store(generation);
   };
   nodes_ = client_.Watch(kube::kNodes, "", {}, nodes);
 
   kube::WatchHandlers pods;
   pods.on_event = on_event([this](const json& o) { model_.UpsertPod(o); },
                            [this](const json& o) { model_.RemovePod(o); });
-  pods.on_list = [this, items](const json& list) {
+  pods.on_list = [this, items, generation](const json& list) {
     model_.ReplacePods(items(list));
     pods_listed_.store(true);
+    pods_generation_.store(generation);
   };
   pods_ = client_.Watch(kube::kPods, "", {}, pods);
 
@@ -75,7 +86,23 @@ KubeFeed::KubeFeed(kube::Client& client, ClusterModel& model, FeedOptions option
     quotas.on_list = [this, items](const json& list) { model_.ReplaceQuotas(items(list)); };
     quotas_ = client_.Watch(kResourceQuotas, "", {}, quotas);
   }
-  if (options_.write_handshake) handshake_ = std::thread([this] { HandshakeLoop(); });
+}
+
+void KubeFeed::Resync() {
+  std::lock_guard lock(watch_mu_);
+  if (watches_stopped_) return;
+  // The old watchers stop (and their handlers return) before the new ones list, so an older list
+  // can never overwrite a newer event.
+  for (auto* w : {&nodes_, &pods_, &quotas_}) {
+    if (*w) (*w)->Stop();
+    w->reset();
+  }
+  StartWatches();
+}
+
+bool KubeFeed::synced() const {
+  const uint64_t g = generation_.load();
+  return nodes_generation_.load() == g && pods_generation_.load() == g;
 }
 
 KubeFeed::~KubeFeed() {
@@ -98,6 +125,8 @@ void KubeFeed::Stop() {
   }
   cv_.notify_all();
   if (handshake_.joinable()) handshake_.join();
+  std::lock_guard lock(watch_mu_);
+  watches_stopped_ = true;
   for (auto* w : {&nodes_, &pods_, &quotas_}) {
     if (*w) (*w)->Stop();
   }

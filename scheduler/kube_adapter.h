@@ -52,15 +52,26 @@ class KubeFeed {
   bool ready() const { return nodes_listed_.load() && pods_listed_.load(); }
   // Waits up to `timeout` for ready().
   bool WaitReady(std::chrono::milliseconds timeout) const;
+  // Restarts the node and pod (and quota) watches: each lists again, a fresh read from the API
+  // server, and replaces the model's view (reservations in flight survive). Returns at once;
+  // synced() is false until the new node and pod lists are in. A new leader calls it so that
+  // what the previous leader wrote just before stepping down is in the model before it binds.
+  void Resync();
+  // The node and pod lists of the latest start or Resync() are in the model.
+  bool synced() const;
   void Stop();
 
  private:
+  void StartWatches();  // under watch_mu_
   void HandshakeLoop();
 
   kube::Client& client_;
   ClusterModel& model_;
   FeedOptions options_;
   std::atomic<bool> nodes_listed_{false}, pods_listed_{false};
+  std::atomic<uint64_t> generation_{0}, nodes_generation_{0}, pods_generation_{0};
+  std::mutex watch_mu_;
+  bool watches_stopped_ = false;
   std::unique_ptr<kube::Watcher> nodes_, pods_, quotas_;
   std::mutex mu_;
   std::condition_variable cv_;

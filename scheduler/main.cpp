@@ -1,13 +1,18 @@
 // vgpu-scheduler: the kube-scheduler extender and admission webhook (see docs/scheduler.md).
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "core/base/log.h"
 #include "core/config/config_files.h"
+#include "core/sched/leader_election.h"
 #include "core/sched/policy.h"
 #include "kube/config.h"
 #include "scheduler/scheduler_service.h"
@@ -45,21 +50,43 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--https-bind", server.https_bind,
                  "address of the HTTPS webhook (needs --tls-cert/--tls-key)");
-  app.add_option("--tls-cert", server.tls_cert,
-                 "PEM certificate of the HTTPS webhook, reloaded when it changes");
-  app.add_option("--tls-key", server.tls_key,
-                 "PEM private key of the HTTPS webhook, reloaded when it changes");
+  app.add_option("--tls-cert,--cert_file", server.tls_cert,
+                 "PEM certificate of the HTTPS listener, reloaded when it changes");
+  app.add_option("--tls-key,--key_file", server.tls_key,
+                 "PEM private key of the HTTPS listener, reloaded when it changes");
+  // HAMi's spelling: one listener for everything, over TLS when a certificate is given.
+  std::string hami_http_bind;
+  app.add_option("--http_bind", hami_http_bind,
+                 "HAMi's chart: the extender and the webhook on this address, over TLS when "
+                 "--cert_file/--key_file are given (then --http-bind is off)");
+  bool force_overwrite = true, enable_ascend = false, enable_iluvatar = false;
+  std::string node_label_selector;
+  int verbosity = 1;
+  app.add_option("--force-overwrite-default-scheduler", force_overwrite,
+                 "HAMi's flag; only true (the webhook sets the scheduler name of vGPU pods) is "
+                 "supported")
+      ->capture_default_str();
+  app.add_option("--enable-ascend", enable_ascend, "HAMi's flag; vgpu schedules NVIDIA GPUs only");
+  app.add_option("--enable-iluvatar", enable_iluvatar,
+                 "HAMi's flag; vgpu schedules NVIDIA GPUs only");
+  app.add_option("--node-label-selector", node_label_selector,
+                 "HAMi's flag; not supported (nodes are chosen by their inventory annotation)");
+  app.add_option("-v,--v", verbosity,
+                 "log verbosity: 0 warnings and lifecycle, 1 every bind, 2 binds of pods without "
+                 "GPUs")
+      ->capture_default_str();
   app.add_option("--scheduler-name", ext.scheduler_name,
                  "schedulerName the webhook sets on vGPU pods")
       ->capture_default_str();
-  app.add_option("--device-config", device_config,
+  app.add_option("--device-config,--device-config-file", device_config,
                  "device-config.yaml (resource names, defaults, gpuCorePolicy)");
   app.add_option("--node-scheduler-policy", node_policy, "default node policy: binpack or spread")
       ->capture_default_str();
   app.add_option("--gpu-scheduler-policy", gpu_policy,
                  "default GPU policy: binpack, spread or topology-aware")
       ->capture_default_str();
-  app.add_option("--metrics-bind", server.metrics_bind, "address of /metrics; empty disables")
+  app.add_option("--metrics-bind,--metrics-bind-address", server.metrics_bind,
+                 "address of /metrics; empty disables")
       ->capture_default_str();
   app.add_flag("--legacy-metrics", server.legacy_metrics,
                "export HAMi's pre-v2.9 metric names in place of the hami_* ones");
@@ -83,7 +110,55 @@ int main(int argc, char** argv) {
                  "vGPUs when a pod asks only memory or cores (default from device config)");
   app.add_flag("--no-quota-watch", no_quota_watch,
                "do not watch ResourceQuotas (API servers without them)");
+  // Leader election, with kube-scheduler's flag spellings (HAMi's chart passes the first three).
+  bool leader_elect = false;
+  std::string le_name = "vgpu-scheduler", le_namespace, le_lock = "leases", le_follow;
+  std::string le_lease = "15s", le_renew = "10s", le_retry = "2s";
+  app.add_flag("--leader-elect", leader_elect,
+               "run several replicas: only the one holding the Lease binds "
+               "(--leader-elect or --leader-elect=true|false)");
+  app.add_option("--leader-elect-resource-name", le_name,
+                 "name of vgpu-scheduler's own Lease; not kube-scheduler's")
+      ->capture_default_str();
+  app.add_option("--leader-elect-resource-namespace", le_namespace,
+                 "namespace of the Leases (default: $POD_NAMESPACE, else kube-system)");
+  app.add_option("--leader-elect-resource-lock", le_lock, "lock kind; only leases")
+      ->capture_default_str();
+  app.add_option("--leader-elect-lease-duration", le_lease,
+                 "how long others wait after the leader's last renewal before taking over")
+      ->capture_default_str();
+  app.add_option("--leader-elect-renew-deadline", le_renew,
+                 "the leader stops binding when it could not renew for this long")
+      ->capture_default_str();
+  app.add_option("--leader-elect-retry-period", le_retry,
+                 "time between two attempts to acquire or renew")
+      ->capture_default_str();
+  app.add_option("--leader-elect-kube-scheduler-lease", le_follow,
+                 "kube-scheduler's Lease in the same namespace: stand by while another pod's "
+                 "kube-scheduler holds it (default: the --scheduler-name value; \"none\" = off)");
   CLI11_PARSE(app, argc, argv);
+  log::SetVerbosity(verbosity);
+  if (!force_overwrite)
+    return Fail(
+        "--force-overwrite-default-scheduler=false is not supported: the webhook always "
+        "sets the scheduler name of pods that ask for vGPU resources");
+  if (enable_ascend || enable_iluvatar)
+    return Fail(
+        "--enable-ascend/--enable-iluvatar: vgpu schedules NVIDIA GPUs only; leave them "
+        "false");
+  if (!node_label_selector.empty())
+    return Fail(
+        "--node-label-selector is not supported: GPU nodes are the nodes whose device "
+        "plugin registered an inventory");
+  if (!hami_http_bind.empty()) {
+    if (!server.tls_cert.empty() || !server.tls_key.empty()) {
+      server.https_bind = hami_http_bind;
+      server.extender_over_https = true;
+      server.http_bind = "";
+    } else {
+      server.http_bind = hami_http_bind;
+    }
+  }
 
   config::NvidiaConfig nvidia;
   if (!device_config.empty()) {
@@ -109,12 +184,50 @@ int main(int argc, char** argv) {
   ext.handshake_timeout = std::chrono::seconds(handshake_timeout_s);
   ext.check_handshake = !no_handshake;
 
+  scheduler::LeaderElectionOptions le;
+  if (leader_elect) {
+    le.enabled = true;
+    if (le_lock != "leases") {
+      return Fail("--leader-elect-resource-lock: only \"leases\" is supported (got \"" + le_lock +
+                  "\")");
+    }
+    const std::pair<const char*, std::string*> durations[] = {
+        {"--leader-elect-lease-duration", &le_lease},
+        {"--leader-elect-renew-deadline", &le_renew},
+        {"--leader-elect-retry-period", &le_retry}};
+    std::chrono::milliseconds* fields[] = {&le.timing.lease_duration, &le.timing.renew_deadline,
+                                           &le.timing.retry_period};
+    for (size_t i = 0; i < 3; ++i) {
+      Result<std::chrono::milliseconds> d = sched::ParseFlagDuration(*durations[i].second);
+      if (!d.ok()) return Fail(std::string(durations[i].first) + ": " + d.status().message());
+      *fields[i] = *d;
+    }
+    const char* pod_ns = std::getenv("POD_NAMESPACE");
+    le.lease_namespace = !le_namespace.empty()                  ? le_namespace
+                         : pod_ns != nullptr && *pod_ns != '\0' ? pod_ns
+                                                                : "kube-system";
+    le.lease_name = le_name;
+    const char* pod_name = std::getenv("POD_NAME");
+    char host[256] = {};
+    if (pod_name != nullptr && *pod_name != '\0') {
+      le.pod = pod_name;
+    } else if (gethostname(host, sizeof host - 1) == 0) {
+      le.pod = host;
+    }
+    if (le.pod.empty()) return Fail("--leader-elect: set POD_NAME (downward API) or a hostname");
+    le.identity = scheduler::NewLeaderIdentity(le.pod);
+    le.kube_scheduler_lease = le_follow.empty() ? ext.scheduler_name : le_follow;
+    if (le.kube_scheduler_lease == "none") le.kube_scheduler_lease.clear();
+    if (Status t = sched::ValidateLeaseTiming(le.timing); !t.ok()) return Fail(t.message());
+  }
+
   Result<kube::ClientConfig> kc = kube::DefaultConfig(kubeconfig);
   if (!kc.ok()) return Fail(kc.status().ToString());
   Result<std::unique_ptr<kube::Client>> client = kube::Client::New(*kc);
   if (!client.ok()) return Fail(client.status().ToString());
 
   scheduler::SchedulerServiceOptions service_options;
+  service_options.leader = le;
   service_options.extender = ext;
   service_options.server = server;
   service_options.feed.watch_quotas = !no_quota_watch;

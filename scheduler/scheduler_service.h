@@ -7,6 +7,7 @@
 //   auto svc = SchedulerService::Start(o, client);
 //   (*svc)->WaitReady(5s);  kube-scheduler-like callers POST to (*svc)->url() + "/filter" ...
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "scheduler/cluster_model.h"
 #include "scheduler/extender.h"
 #include "scheduler/kube_adapter.h"
+#include "scheduler/leader_elector.h"
 #include "scheduler/metrics.h"
 #include "scheduler/server.h"
 
@@ -24,6 +26,8 @@ struct SchedulerServiceOptions {
   ExtenderOptions extender;
   ServerOptions server = EmbeddedServer();
   FeedOptions feed;
+  // Off by default (one replica). On: only the leader binds, after re-reading nodes and pods.
+  LeaderElectionOptions leader;
 
   // Loopback, ephemeral port, no metrics listener: what tests and the simulator want.
   static ServerOptions EmbeddedServer() {
@@ -54,6 +58,10 @@ class SchedulerService {
   ClusterModel& model() { return model_; }
   SchedulerMetrics& metrics() { return metrics_; }
   Extender& extender() { return *extender_; }
+  // nullptr unless leader election is on.
+  LeaderElector* elector() { return elector_.get(); }
+  // What bind asks first: ok when this replica may bind now.
+  Status BindGate() const;
 
  private:
   SchedulerService(const SchedulerServiceOptions& options, kube::Client& client);
@@ -63,6 +71,9 @@ class SchedulerService {
   KubeClusterApi api_;
   std::unique_ptr<KubeFeed> feed_;
   std::unique_ptr<Extender> extender_;
+  std::unique_ptr<Requeuer> requeuer_;
+  std::unique_ptr<LeaderElector> elector_;
+  std::atomic<uint64_t> resynced_term_{0};  // the term whose Resync() was started
   std::unique_ptr<Server> server_;
 };
 

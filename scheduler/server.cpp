@@ -107,7 +107,11 @@ void Server::RouteApi(httplib::Server& s, bool webhook_only) {
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     const bool ready = ready_.load();
     res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ready\n" : "waiting for the first node and pod lists\n", "text/plain");
+    // A standby replica is ready too: it serves filter, prioritize and the webhook; only bind
+    // needs the leader, and a readiness that followed leadership would stall rolling updates.
+    std::string text = ready ? "ready\n" : "waiting for the first node and pod lists\n";
+    if (options_.readyz_note) text += options_.readyz_note() + "\n";
+    res.set_content(text, "text/plain");
   });
 }
 
@@ -177,7 +181,7 @@ Status Server::StartHttps() {
   next->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));  // NOLINT: httplib owns it
   };
-  RouteApi(*next, /*webhook_only=*/true);
+  RouteApi(*next, /*webhook_only=*/!options_.extender_over_https);
   std::lock_guard lock(tls_mu_);
   if (https_) {
     // Same port again: the old listener must close first.

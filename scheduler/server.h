@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,12 +26,15 @@ namespace vgpu::scheduler {
 struct ServerOptions {
   std::string http_bind = "127.0.0.1:0";  // extender + webhook (plain); "" = off
   std::string https_bind;                 // webhook over TLS; "" = off
+  bool extender_over_https = false;       // also filter/prioritize/bind there (HAMi's layout)
   std::string tls_cert;
   std::string tls_key;
   std::string metrics_bind = "0.0.0.0:9395";  // "" = off
   bool legacy_metrics = false;
   int worker_threads = 64;  // binds wait on node locks; keep enough threads for them
   std::chrono::milliseconds tls_reload_check{2000};
+  // Adds a line to the /readyz answer (the leader-election role); unset = none.
+  std::function<std::string()> readyz_note;
 };
 
 // "host:port", ":port" (all interfaces) or "port".
@@ -46,6 +50,7 @@ class Server {
 
   void Stop();
   void SetReady(bool ready) { ready_.store(ready); }
+
   int http_port() const { return http_port_; }
   int https_port() const { return https_port_; }
   int metrics_port() const { return metrics_port_; }

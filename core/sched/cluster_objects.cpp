@@ -1,9 +1,12 @@
 #include "core/sched/cluster_objects.h"
 
+#include <algorithm>
+#include <climits>
 #include <nlohmann/json.hpp>
 
 #include "core/codec/annotations.h"
 #include "core/codec/node_inventory.h"
+#include "core/codec/pair_scores.h"
 #include "core/codec/pod_devices.h"
 
 namespace vgpu::sched {
@@ -42,19 +45,13 @@ std::string Trim(std::string_view s) {
 }  // namespace
 
 Result<PairScores> ParsePairScores(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_array()) return InvalidArgument("pair scores are not a JSON array");
+  Result<codec::DevicePairScores> decoded = codec::DecodePairScores(text);
+  if (!decoded.ok()) return decoded.status();
   PairScores out;
-  for (const json& e : doc) {
-    const std::string uuid = Str(e, "uuid");
-    const json& scores = Member(e, "score");
-    if (uuid.empty() || !scores.is_object()) {
-      return InvalidArgument("pair score entry " + e.dump() + " needs uuid and score");
-    }
-    for (auto& [peer, v] : scores.items()) {
-      if (!v.is_number_integer())
-        return InvalidArgument("pair score for " + peer + " is not an integer");
-      out[uuid][peer] = v.get<int>();
+  for (const codec::DevicePairScore& d : *decoded) {
+    if (d.uuid.empty()) continue;  // Go's decoder accepts such entries; nothing to key them by
+    for (const auto& [peer, v] : d.scores) {
+      out[d.uuid][peer] = static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX));
     }
   }
   return out;
