@@ -16,6 +16,7 @@
 
 #include "cli/run_env.h"
 #include "cli_app.h"
+#include "nvml/nvml_library.h"
 #include "vgpu/env_contract.h"
 
 #ifndef VGPU_BUILD_TREE_LIBVGPU
@@ -56,6 +57,18 @@ std::string MakeRegionFile(std::string* error) {
   fchmod(fd, 0666);  // processes of other users in the tree share it
   close(fd);
   return buf.data();
+}
+
+// The host's GPUs, from NVML.
+Result<std::vector<run::HostGpu>> HostGpus() {
+  auto nvml = nvml::Library::Open(
+      "libnvidia-ml.so.1", "is the NVIDIA driver installed? --gpus is checked against its GPUs");
+  if (!nvml.ok()) return nvml.status();
+  auto ids = nvml::ListGpus(**nvml);
+  if (!ids.ok()) return ids.status();
+  std::vector<run::HostGpu> gpus;
+  for (const auto& id : *ids) gpus.push_back({id.index, id.uuid});
+  return gpus;
 }
 
 int RunChild(const std::vector<std::string>& command, const run::EnvMap& env) {
@@ -104,7 +117,7 @@ Action RegisterRun(CLI::App& parent, Io io) {
   cmd->footer(
       "Usage: vgpu run [--gpus 0,1] [--gpumem MiB | --gpumem-percent P] [--gpucores P] "
       "[--region FILE] [--lib PATH] -- CMD [ARGS...]\nExit status: CMD's; 125 when vgpu run "
-      "fails, 126/127 when CMD cannot run.");
+      "fails (e.g. a --gpus GPU this node does not have), 126/127 when CMD cannot run.");
   cmd->add_option("--gpus", state->gpus, "GPUs to expose (indices or UUIDs); default all");
   cmd->add_option("--gpumem", state->gpumem, "Memory limit per GPU, MiB")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
@@ -142,6 +155,24 @@ Action RegisterRun(CLI::App& parent, Io io) {
     if (state->gpucores >= 0) options.gpucores = state->gpucores;
     options.oom_killer = state->oom_killer;
 
+    // A GPU that does not exist is an error here, not a command that silently sees no GPU.
+    if (!state->gpus.empty()) {
+      auto wanted = run::ParseGpuList(state->gpus);
+      if (!wanted.ok()) {
+        io.err << "vgpu run: " << wanted.status().message() << "\n";
+        return kExitUsage;
+      }
+      auto host = HostGpus();
+      if (!host.ok()) {
+        io.err << "vgpu run: --gpus " << state->gpus
+               << ": cannot list this node's GPUs: " << host.status().message() << "\n";
+        return kExitRunFailed;
+      }
+      if (Status present = run::CheckGpusPresent(*wanted, *host); !present.ok()) {
+        io.err << "vgpu run: " << present.message() << "\n";
+        return kExitRunFailed;
+      }
+    }
     const char* env_lib = getenv(VGPU_ENV_LIBRARY);
     auto lib = run::FindLibrary(state->lib, env_lib != nullptr ? env_lib : "", BinaryDir(),
                                 VGPU_BUILD_TREE_LIBVGPU, FileExists);

@@ -1,5 +1,7 @@
 #include "cli/run_env.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "vgpu/env_contract.h"
@@ -41,6 +43,51 @@ Result<std::vector<std::string>> ParseGpuList(const std::string& gpus) {
   }
   if (out.size() > 16) return InvalidArgument("--gpus: at most 16 GPUs");
   return out;
+}
+
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string DescribeHost(const std::vector<HostGpu>& host) {
+  if (host.empty()) return "this node has no GPU";
+  std::string out = "this node has " + std::to_string(host.size()) + ":";
+  for (size_t i = 0; i < host.size(); ++i) {
+    out += (i == 0 ? " " : ", ") + std::to_string(host[i].index) + " " + host[i].uuid;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status CheckGpusPresent(const std::vector<std::string>& gpus, const std::vector<HostGpu>& host) {
+  for (const std::string& gpu : gpus) {
+    size_t matches = 0;
+    if (IsIndex(gpu)) {
+      const int index = std::stoi(gpu);
+      matches = static_cast<size_t>(std::count_if(
+          host.begin(), host.end(), [&](const HostGpu& h) { return h.index == index; }));
+    } else if (gpu.rfind("MIG-", 0) == 0) {
+      continue;
+    } else {
+      const std::string want = Lower(gpu);
+      matches = static_cast<size_t>(std::count_if(host.begin(), host.end(), [&](const HostGpu& h) {
+        return Lower(h.uuid).rfind(want, 0) == 0;
+      }));
+    }
+    if (matches == 0) {
+      return NotFound("--gpus " + gpu + ": no such GPU (" + DescribeHost(host) + ")");
+    }
+    if (matches > 1) {
+      return InvalidArgument("--gpus " + gpu + ": names " + std::to_string(matches) +
+                             " GPUs; give more of the UUID (" + DescribeHost(host) + ")");
+    }
+  }
+  return Status::Ok();
 }
 
 Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string& library,

@@ -26,6 +26,18 @@ using EnvMap = std::map<std::string, std::string>;
 // Splits and validates --gpus (indices or GPU-/MIG- UUIDs, no duplicates, at most 16).
 Result<std::vector<std::string>> ParseGpuList(const std::string& gpus);
 
+// A GPU of the host as NVML numbers and names it.
+struct HostGpu {
+  int index = 0;
+  std::string uuid;
+};
+
+// Whether every entry of --gpus (ParseGpuList's) names one of the host's GPUs: an index below
+// their count, or a GPU- UUID (letter case ignored; a prefix must name exactly one GPU, as
+// CUDA_VISIBLE_DEVICES reads it). MIG- UUIDs are not checked: NVML lists whole GPUs. The error
+// names the entry and lists the host's GPUs: "--gpus 5: no such GPU (this node has 1: 0 GPU-..)".
+Status CheckGpusPresent(const std::vector<std::string>& gpus, const std::vector<HostGpu>& host);
+
 // Variables to set for the command. `inherited_preload` is the caller's LD_PRELOAD (kept after
 // libvgpu, so the library is first). Options are validated here.
 Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string& library,

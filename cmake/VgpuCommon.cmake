@@ -5,6 +5,19 @@ set(VGPU_SANITIZERS "" CACHE STRING "Comma list of sanitizers for project code (
 # Warnings for every target of the project; applies to all directories.
 add_compile_options(-Wall -Wextra -Werror)
 
+# libFuzzer targets (fuzz/, docs/reliability.md): clang only. Every target of the build gets
+# libFuzzer's coverage instrumentation (-fsanitize=fuzzer-no-link); the fuzz executables link the
+# fuzzer's main. Combine with VGPU_SANITIZERS=address,undefined; tests/fuzz/fuzz_smoke.sh
+# configures such a build of just the fuzz targets.
+option(VGPU_FUZZ "Build the libFuzzer targets in fuzz/ (clang only)" OFF)
+if(VGPU_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "VGPU_FUZZ=ON needs clang (libFuzzer): configure with "
+      "-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
 # Only the CUDA headers are needed at build time (cuda.h); no CUDA library is linked.
 find_path(VGPU_CUDA_INCLUDE_DIR cuda.h
   HINTS ENV CUDA_HOME /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include

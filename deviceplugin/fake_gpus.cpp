@@ -35,21 +35,22 @@ std::vector<std::string> SplitAny(const std::string& s, const std::string& seps)
 
 }  // namespace
 
-Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std::string& node) {
+Result<FakeGpus> ParseFakeGpuSpec(const std::string& spec, const std::string& node) {
   // Split on ",<key>=" so that a model name may itself contain commas.
-  static const std::set<std::string> kKeys = {"count", "memory", "model", "uuids", "numa"};
+  static const std::set<std::string> kKeys = {"count", "memory", "model",
+                                              "uuids", "numa",   "topology"};
   std::map<std::string, std::string> kv;
   size_t pos = 0;
   while (pos < spec.size()) {
     size_t eq = spec.find('=', pos);
     if (eq == std::string::npos) {
       return InvalidArgument("--fake-gpus: expected key=value at '" + spec.substr(pos) +
-                             "' (keys: count, memory, model, uuids, numa)");
+                             "' (keys: count, memory, model, uuids, numa, topology)");
     }
     std::string key = spec.substr(pos, eq - pos);
     if (!kKeys.contains(key)) {
       return InvalidArgument("--fake-gpus: unknown key '" + key +
-                             "' (keys: count, memory, model, uuids, numa)");
+                             "' (keys: count, memory, model, uuids, numa, topology)");
     }
     // The value runs to the next ",<known key>=".
     size_t end = spec.size();
@@ -111,7 +112,22 @@ Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std:
     g.numa = static_cast<int>(numa);
     gpus.push_back(std::move(g));
   }
-  return gpus;
+  FakeGpus out;
+  if (kv.contains("topology")) {
+    std::vector<std::string> ids;
+    for (const GpuDevice& g : gpus) ids.push_back(g.uuid);
+    Result<codec::GpuTopology> topology = codec::ParseTopologySpec(kv["topology"], ids);
+    if (!topology.ok()) return topology.status().WithContext("--fake-gpus");
+    out.topology = std::move(*topology);
+  }
+  out.gpus = std::move(gpus);
+  return out;
+}
+
+Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std::string& node) {
+  Result<FakeGpus> fake = ParseFakeGpuSpec(spec, node);
+  if (!fake.ok()) return fake.status();
+  return std::move(fake->gpus);
 }
 
 Result<std::optional<XidEvent>> FakeGpuBackend::WaitXid(std::chrono::milliseconds timeout) {

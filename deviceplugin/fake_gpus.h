@@ -1,12 +1,14 @@
 #pragma once
 
-// `--fake-gpus count=4,memory=81559,model=NVIDIA H100 80GB HBM3,uuids=GPU-a;GPU-b,numa=0`:
-// GPUs described on the command line, for machines without GPUs (CI, the simulated cluster).
+// `--fake-gpus count=4,memory=81559,model=NVIDIA H100 80GB HBM3,uuids=GPU-a;GPU-b,numa=0,
+// topology=0-1=node+nv4,2-3=node+nv4,*=system`: GPUs described on the command line, for machines
+// without GPUs (CI, the simulated cluster).
 
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -17,14 +19,27 @@ namespace vgpu::deviceplugin {
 // Parses the flag. Keys: count (required unless uuids given), memory (MiB, default 81559),
 // model (default "NVIDIA H100 80GB HBM3"), uuids (';' or '|' separated; default
 // GPU-fake-<node>-<i>, unique per node in a simulated cluster),
-// numa (default 0). A value runs to the next ",<key>=", so model names may contain commas.
+// numa (default 0), topology (codec::ParseTopologySpec: "default" or pairs such as
+// 0-1=node+nv4,*=system; none by default: no pair scores). A value runs to the next
+// ",<key>=", so model names and topologies may contain commas.
+struct FakeGpus {
+  std::vector<GpuDevice> gpus;
+  std::optional<codec::GpuTopology> topology;
+};
+Result<FakeGpus> ParseFakeGpuSpec(const std::string& spec, const std::string& node);
+// The GPUs alone.
 Result<std::vector<GpuDevice>> ParseFakeGpus(const std::string& spec, const std::string& node);
 
 class FakeGpuBackend : public GpuBackend {
  public:
-  explicit FakeGpuBackend(std::vector<GpuDevice> gpus) : gpus_(std::move(gpus)) {}
+  explicit FakeGpuBackend(std::vector<GpuDevice> gpus,
+                          std::optional<codec::GpuTopology> topology = std::nullopt)
+      : gpus_(std::move(gpus)), topology_(std::move(topology)) {}
+  explicit FakeGpuBackend(FakeGpus fake)
+      : FakeGpuBackend(std::move(fake.gpus), std::move(fake.topology)) {}
 
   Result<std::vector<GpuDevice>> Discover() override { return gpus_; }
+  Result<std::optional<codec::GpuTopology>> Topology() override { return topology_; }
   Result<std::optional<XidEvent>> WaitXid(std::chrono::milliseconds timeout) override;
   bool Responds(const std::string& uuid) override;
 
@@ -34,6 +49,7 @@ class FakeGpuBackend : public GpuBackend {
 
  private:
   std::vector<GpuDevice> gpus_;
+  std::optional<codec::GpuTopology> topology_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<XidEvent> events_;

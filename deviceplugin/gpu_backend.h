@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/codec/gpu_topology.h"
 
 namespace vgpu::deviceplugin {
 
@@ -38,6 +39,11 @@ class GpuBackend {
   // Whether the GPU answers queries at all (a device that fell off the bus does not); used to
   // let a device recover after an XID once it is healthy again.
   virtual bool Responds(const std::string& uuid) = 0;
+  // How the GPUs are connected, for hami.io/node-nvidia-score (every discovered GPU); nullopt
+  // when the backend cannot tell.
+  virtual Result<std::optional<codec::GpuTopology>> Topology() {
+    return std::optional<codec::GpuTopology>();
+  }
 };
 
 }  // namespace vgpu::deviceplugin

@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<GpuBackend> backend;
   if (!flags.fake_gpus.empty()) {
-    auto gpus = ParseFakeGpus(flags.fake_gpus, flags.node_name);
-    if (!gpus.ok()) return Fail(gpus.status());
-    backend = std::make_unique<FakeGpuBackend>(*gpus);
+    auto fake = ParseFakeGpuSpec(flags.fake_gpus, flags.node_name);
+    if (!fake.ok()) return Fail(fake.status());
+    backend = std::make_unique<FakeGpuBackend>(std::move(*fake));
   } else {
     auto nvml = OpenNvmlBackend();
     if (!nvml.ok()) return Fail(nvml.status());

@@ -1,106 +1,59 @@
 #include "deviceplugin/nvml_backend.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
+#include <cstring>
 #include <fstream>
 #include <mutex>
+
+#include "nvml/nvml_library.h"
 
 namespace vgpu::deviceplugin {
 namespace {
 
-// Minimal NVML declarations (no nvml.h ships with the toolkit headers we build against).
-using nvmlReturn_t = int;
-constexpr nvmlReturn_t kNvmlSuccess = 0;
-constexpr nvmlReturn_t kNvmlErrorTimeout = 10;
-using nvmlDevice_t = struct nvmlDevice_st*;
-using nvmlEventSet_t = struct nvmlEventSet_st*;
-constexpr unsigned long long kEventXidCritical = 0x8ULL;  // nvmlEventTypeXidCriticalError
-
-struct NvmlMemory {
-  unsigned long long total, free, used;
-};
-struct NvmlPciInfo {  // nvmlPciInfo_t (v3 layout)
-  char bus_id_legacy[16];
-  unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
-  char bus_id[32];
-};
-struct NvmlEventData {  // nvmlEventData_t
-  nvmlDevice_t device;
-  unsigned long long event_type;
-  unsigned long long event_data;
-  unsigned int gpu_instance_id;
-  unsigned int compute_instance_id;
-};
-
-struct NvmlApi {
-  nvmlReturn_t (*init)();
-  nvmlReturn_t (*shutdown)();
-  const char* (*error_string)(nvmlReturn_t);
-  nvmlReturn_t (*get_count)(unsigned int*);
-  nvmlReturn_t (*handle_by_index)(unsigned int, nvmlDevice_t*);
-  nvmlReturn_t (*handle_by_uuid)(const char*, nvmlDevice_t*);
-  nvmlReturn_t (*get_uuid)(nvmlDevice_t, char*, unsigned int);
-  nvmlReturn_t (*get_name)(nvmlDevice_t, char*, unsigned int);
-  nvmlReturn_t (*get_memory)(nvmlDevice_t, NvmlMemory*);
-  nvmlReturn_t (*get_pci)(nvmlDevice_t, NvmlPciInfo*);
-  // Optional: events (absent from some drivers' stubs and from the fake driver).
-  nvmlReturn_t (*event_set_create)(nvmlEventSet_t*);
-  nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
-  nvmlReturn_t (*event_set_wait)(nvmlEventSet_t, NvmlEventData*, unsigned int);
-  nvmlReturn_t (*event_set_free)(nvmlEventSet_t);
-};
-
-template <typename Fn>
-bool Bind(void* lib, const char* name, Fn& fn) {
-  fn = reinterpret_cast<Fn>(::dlsym(lib, name));
-  return fn != nullptr;
-}
+using nvml::Device;
+using nvml::kSuccess;
+using nvml::Return;
 
 class NvmlBackend : public GpuBackend {
  public:
-  NvmlBackend(NvmlApi api, std::string sysfs_root)
-      : api_(api), sysfs_root_(std::move(sysfs_root)) {}
+  NvmlBackend(std::unique_ptr<nvml::Library> nvml, std::string sysfs_root)
+      : nvml_(std::move(nvml)), api_(nvml_->api()), sysfs_root_(std::move(sysfs_root)) {}
   ~NvmlBackend() override {
     if (events_ != nullptr && api_.event_set_free != nullptr) {
       api_.event_set_free(events_);
     }
-    api_.shutdown();
-    // The library stays loaded: driver libraries keep process-wide state that is not safe to
-    // unmap (and a leak checker would report that state as lost once unmapped).
+    // nvml_'s destruction shuts NVML down.
   }
+  NvmlBackend(const NvmlBackend&) = delete;
+  NvmlBackend& operator=(const NvmlBackend&) = delete;
 
-  std::string Error(const char* call, nvmlReturn_t rc) {
-    const char* text = api_.error_string != nullptr ? api_.error_string(rc) : nullptr;
-    return std::string("NVML ") + call +
-           " failed: " + (text ? text : "error " + std::to_string(rc));
-  }
+  std::string Error(const char* call, Return rc) const { return nvml_->Error(call, rc); }
 
   Result<std::vector<GpuDevice>> Discover() override {
     std::lock_guard lock(mu_);
     unsigned int count = 0;
-    if (auto rc = api_.get_count(&count); rc != kNvmlSuccess) {
+    if (auto rc = api_.get_count(&count); rc != kSuccess) {
       return Unavailable(Error("nvmlDeviceGetCount", rc));
     }
     std::vector<GpuDevice> gpus;
     for (unsigned int i = 0; i < count; ++i) {
-      nvmlDevice_t dev = nullptr;
-      if (auto rc = api_.handle_by_index(i, &dev); rc != kNvmlSuccess) {
+      Device dev = nullptr;
+      if (auto rc = api_.handle_by_index(i, &dev); rc != kSuccess) {
         return Unavailable(Error("nvmlDeviceGetHandleByIndex", rc) + " for GPU " +
                            std::to_string(i));
       }
       char uuid[96] = {};
       char name[96] = {};
-      NvmlMemory mem{};
-      if (auto rc = api_.get_uuid(dev, uuid, sizeof uuid); rc != kNvmlSuccess) {
+      nvml::Memory mem{};
+      if (auto rc = api_.get_uuid(dev, uuid, sizeof uuid); rc != kSuccess) {
         return Unavailable(Error("nvmlDeviceGetUUID", rc));
       }
-      if (auto rc = api_.get_name(dev, name, sizeof name); rc != kNvmlSuccess) {
+      if (auto rc = api_.get_name(dev, name, sizeof name); rc != kSuccess) {
         return Unavailable(Error("nvmlDeviceGetName", rc));
       }
-      if (auto rc = api_.get_memory(dev, &mem); rc != kNvmlSuccess) {
+      if (auto rc = api_.get_memory(dev, &mem); rc != kSuccess) {
         return Unavailable(Error("nvmlDeviceGetMemoryInfo", rc));
       }
       GpuDevice g;
@@ -108,12 +61,12 @@ class NvmlBackend : public GpuBackend {
       g.index = static_cast<int>(i);
       g.model = name;
       g.memory_mib = static_cast<int64_t>(mem.total / (1024ULL * 1024ULL));
-      NvmlPciInfo pci{};
-      if (api_.get_pci != nullptr && api_.get_pci(dev, &pci) == kNvmlSuccess) {
+      nvml::PciInfo pci{};
+      if (api_.get_pci != nullptr && api_.get_pci(dev, &pci) == kSuccess) {
         g.numa = ReadNumaNode(sysfs_root_, pci.bus_id);
       }
       if (api_.register_events != nullptr && events_ != nullptr) {
-        api_.register_events(dev, kEventXidCritical, events_);  // best effort, per device
+        api_.register_events(dev, nvml::kEventXidCritical, events_);  // best effort, per device
       }
       gpus.push_back(std::move(g));
     }
@@ -126,20 +79,20 @@ class NvmlBackend : public GpuBackend {
       wait_cv_.wait_for(lock, timeout);
       return std::optional<XidEvent>();
     }
-    NvmlEventData data{};
+    nvml::EventData data{};
     auto rc = api_.event_set_wait(events_, &data, static_cast<unsigned int>(timeout.count()));
-    if (rc == kNvmlErrorTimeout) {
+    if (rc == nvml::kErrorTimeout) {
       return std::optional<XidEvent>();
     }
-    if (rc != kNvmlSuccess) {
+    if (rc != kSuccess) {
       return Unavailable(Error("nvmlEventSetWait", rc));
     }
-    if ((data.event_type & kEventXidCritical) == 0) {
+    if ((data.event_type & nvml::kEventXidCritical) == 0) {
       return std::optional<XidEvent>();
     }
     char uuid[96] = {};
     std::lock_guard lock(mu_);
-    if (api_.get_uuid(data.device, uuid, sizeof uuid) != kNvmlSuccess) {
+    if (api_.get_uuid(data.device, uuid, sizeof uuid) != kSuccess) {
       return std::optional<XidEvent>();
     }
     return std::optional<XidEvent>(XidEvent{uuid, data.event_data});
@@ -147,33 +100,113 @@ class NvmlBackend : public GpuBackend {
 
   bool Responds(const std::string& uuid) override {
     std::lock_guard lock(mu_);
-    nvmlDevice_t dev = nullptr;
+    Device dev = nullptr;
     if (api_.handle_by_uuid == nullptr) {
       return true;
     }
-    if (api_.handle_by_uuid(uuid.c_str(), &dev) != kNvmlSuccess) {
+    if (api_.handle_by_uuid(uuid.c_str(), &dev) != kSuccess) {
       return false;
     }
-    NvmlMemory mem{};
-    return api_.get_memory(dev, &mem) == kNvmlSuccess;
+    nvml::Memory mem{};
+    return api_.get_memory(dev, &mem) == kSuccess;
+  }
+
+  // As HAMi's device plugin reads it (pkg/device/nvidia/links.go): the common ancestor of every
+  // pair, and each GPU's enabled NVLinks with their remote PCI bus id and device type. Links that
+  // answer NOT_SUPPORTED or INVALID_ARGUMENT are skipped; any other NVML error fails the whole
+  // topology (no scores are published), as in HAMi.
+  Result<std::optional<codec::GpuTopology>> Topology() override {
+    if (api_.get_topology_common_ancestor == nullptr) {
+      return std::optional<codec::GpuTopology>();  // too old a driver: no scores
+    }
+    std::lock_guard lock(mu_);
+    unsigned int count = 0;
+    if (auto rc = api_.get_count(&count); rc != kSuccess) {
+      return Unavailable(Error("nvmlDeviceGetCount", rc));
+    }
+    std::vector<Device> devs(count, nullptr);
+    codec::GpuTopology t;
+    for (unsigned int i = 0; i < count; ++i) {
+      if (auto rc = api_.handle_by_index(i, &devs[i]); rc != kSuccess) {
+        return Unavailable(Error("nvmlDeviceGetHandleByIndex", rc));
+      }
+      codec::TopologyGpu g;
+      char uuid[96] = {};
+      if (auto rc = api_.get_uuid(devs[i], uuid, sizeof uuid); rc != kSuccess) {
+        return Unavailable(Error("nvmlDeviceGetUUID", rc));
+      }
+      g.uuid = uuid;
+      nvml::PciInfo pci{};
+      if (api_.get_pci == nullptr) return std::optional<codec::GpuTopology>();
+      if (auto rc = api_.get_pci(devs[i], &pci); rc != kSuccess) {
+        return Unavailable(Error("nvmlDeviceGetPciInfo", rc));
+      }
+      g.bus_id = std::string(pci.bus_id, strnlen(pci.bus_id, sizeof pci.bus_id));
+      auto links = NvLinks(devs[i], &g);
+      if (!links.ok()) return links;
+      t.gpus.push_back(std::move(g));
+    }
+    t.pcie_level.assign(count, std::vector<int>(count, codec::kTopologyUnknown));
+    for (unsigned int i = 0; i < count; ++i) {
+      for (unsigned int j = 0; j < count; ++j) {
+        if (i == j) continue;
+        int level = 0;
+        if (auto rc = api_.get_topology_common_ancestor(devs[i], devs[j], &level); rc != kSuccess) {
+          return Unavailable(Error("nvmlDeviceGetTopologyCommonAncestor", rc));
+        }
+        t.pcie_level[i][j] = level;
+      }
+    }
+    return std::optional<codec::GpuTopology>(std::move(t));
   }
 
   void CreateEventSet() {
     if (api_.event_set_create == nullptr || api_.event_set_wait == nullptr) {
       return;
     }
-    if (api_.event_set_create(&events_) != kNvmlSuccess) {
+    if (api_.event_set_create(&events_) != kSuccess) {
       events_ = nullptr;
     }
   }
 
  private:
-  NvmlApi api_;
+  // Fills the enabled NVLinks of `dev` into `g`; ok(nullopt) on success.
+  Result<std::optional<codec::GpuTopology>> NvLinks(Device dev, codec::TopologyGpu* g) {
+    if (api_.get_nvlink_state == nullptr || api_.get_nvlink_remote_pci == nullptr) {
+      return std::optional<codec::GpuTopology>();
+    }
+    auto skip = [](Return rc) {
+      return rc == nvml::kErrorNotSupported || rc == nvml::kErrorInvalidArgument;
+    };
+    for (unsigned int link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+      int state = 0;
+      Return rc = api_.get_nvlink_state(dev, link, &state);
+      if (skip(rc)) continue;
+      if (rc != kSuccess) return Unavailable(Error("nvmlDeviceGetNvLinkState", rc));
+      if (state != nvml::kFeatureEnabled) continue;
+      nvml::PciInfo remote{};
+      rc = api_.get_nvlink_remote_pci(dev, link, &remote);
+      if (skip(rc)) continue;
+      if (rc != kSuccess) return Unavailable(Error("nvmlDeviceGetNvLinkRemotePciInfo", rc));
+      g->nvlink_remote_bus_ids.emplace_back(remote.bus_id,
+                                            strnlen(remote.bus_id, sizeof remote.bus_id));
+      if (api_.get_nvlink_remote_device_type == nullptr) continue;
+      int type = 0;
+      rc = api_.get_nvlink_remote_device_type(dev, link, &type);
+      if (skip(rc)) continue;
+      if (rc != kSuccess) return Unavailable(Error("nvmlDeviceGetNvLinkRemoteDeviceType", rc));
+      if (type == nvml::kNvLinkDeviceTypeSwitch) ++g->nvswitch_links;
+    }
+    return std::optional<codec::GpuTopology>();
+  }
+
+  std::unique_ptr<nvml::Library> nvml_;
+  const nvml::Api& api_;
   std::string sysfs_root_;
   std::mutex mu_;
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
-  nvmlEventSet_t events_ = nullptr;
+  nvml::EventSet events_ = nullptr;
 };
 
 }  // namespace
@@ -196,44 +229,11 @@ int ReadNumaNode(const std::string& sysfs_root, const std::string& pci_bus_id) {
 
 Result<std::unique_ptr<GpuBackend>> OpenNvmlBackend(const std::string& library,
                                                     const std::string& sysfs_root) {
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* err = ::dlerror();
-    return Unavailable("cannot load " + library + " (" + (err ? err : "unknown error") +
-                       "); is the NVIDIA driver installed and visible to the plugin? Use "
-                       "--fake-gpus on machines without GPUs");
-  }
-  NvmlApi api{};
-  bool ok = (Bind(lib, "nvmlInit_v2", api.init) || Bind(lib, "nvmlInit", api.init)) &&
-            Bind(lib, "nvmlShutdown", api.shutdown) &&
-            (Bind(lib, "nvmlDeviceGetCount_v2", api.get_count) ||
-             Bind(lib, "nvmlDeviceGetCount", api.get_count)) &&
-            (Bind(lib, "nvmlDeviceGetHandleByIndex_v2", api.handle_by_index) ||
-             Bind(lib, "nvmlDeviceGetHandleByIndex", api.handle_by_index)) &&
-            Bind(lib, "nvmlDeviceGetUUID", api.get_uuid) &&
-            Bind(lib, "nvmlDeviceGetName", api.get_name) &&
-            Bind(lib, "nvmlDeviceGetMemoryInfo", api.get_memory);
-  if (!ok) {
-    ::dlclose(lib);
-    return Unavailable(library + " lacks a required NVML function; the driver is too old");
-  }
-  Bind(lib, "nvmlErrorString", api.error_string);
-  Bind(lib, "nvmlDeviceGetHandleByUUID", api.handle_by_uuid);
-  if (!Bind(lib, "nvmlDeviceGetPciInfo_v3", api.get_pci)) {
-    Bind(lib, "nvmlDeviceGetPciInfo", api.get_pci);
-  }
-  Bind(lib, "nvmlEventSetCreate", api.event_set_create);
-  Bind(lib, "nvmlDeviceRegisterEvents", api.register_events);
-  if (!Bind(lib, "nvmlEventSetWait_v2", api.event_set_wait)) {
-    Bind(lib, "nvmlEventSetWait", api.event_set_wait);
-  }
-  Bind(lib, "nvmlEventSetFree", api.event_set_free);
-  if (auto rc = api.init(); rc != kNvmlSuccess) {
-    std::string text = api.error_string ? api.error_string(rc) : std::to_string(rc);
-    ::dlclose(lib);
-    return Unavailable("nvmlInit failed: " + text);
-  }
-  auto backend = std::make_unique<NvmlBackend>(api, sysfs_root);
+  auto nvml = nvml::Library::Open(library,
+                                  "is the NVIDIA driver installed and visible to the plugin? Use "
+                                  "--fake-gpus on machines without GPUs");
+  if (!nvml.ok()) return nvml.status();
+  auto backend = std::make_unique<NvmlBackend>(std::move(*nvml), sysfs_root);
   backend->CreateEventSet();
   return std::unique_ptr<GpuBackend>(std::move(backend));
 }

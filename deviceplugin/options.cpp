@@ -61,6 +61,11 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--lock-dir", f.lock_dir, "host lock directory mounted into containers")
       ->capture_default_str();
+  app.add_option("--topology-score", f.topology_score,
+                 "publish the GPU pair scores (hami.io/node-nvidia-score) for the topology-aware "
+                 "GPU policy; HAMi's chart sets ENABLE_TOPOLOGY_SCORE")
+      ->envname("ENABLE_TOPOLOGY_SCORE")
+      ->capture_default_str();
   app.add_option("--mig-strategy", f.mig_strategy,
                  "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
       ->capture_default_str();
@@ -108,6 +113,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   o.split.memory_scaling = settings->device_memory_scaling;
   o.split.core_scaling = settings->device_core_scaling;
   o.filter_uuids = settings->filter_uuids;
+  o.topology_score = f.topology_score;
   o.filter_indexes.assign(settings->filter_indices.begin(), settings->filter_indices.end());
   o.response.hook_path = f.hook_path;
   o.response.libvgpu_version = f.libvgpu_version.empty() ? default_version : f.libvgpu_version;

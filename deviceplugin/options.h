@@ -37,6 +37,7 @@ struct Flags {
   std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;
   std::string mig_strategy = "none";  // HAMi's --mig-strategy; only "none" is supported
   int verbosity = 0;                  // -v: 4 and more log debug lines
+  bool topology_score = true;         // publish hami.io/node-nvidia-score
 };
 
 // Registers every flag (each with --help text) on `app`, writing into `flags`.

@@ -9,7 +9,9 @@
 
 #include "api.grpc.pb.h"
 #include "core/codec/annotations.h"
+#include "core/codec/gpu_topology.h"
 #include "core/codec/node_lock.h"
+#include "core/codec/pair_scores.h"
 #include "deviceplugin/hook_installer.h"
 
 namespace vgpu::deviceplugin {
@@ -196,6 +198,7 @@ Status DevicePlugin::Start() {
   allocator_->SetNodeGpus(uuids);
   spdlog::info("msg=\"discovered GPUs\" node={} gpus={} kept={} split={}", options_.node_name,
                gpus->size(), kept.size(), options_.split.split_count);
+  ComputePairScores(kept);
 
   if (options_.install_hook) {
     HookLayout layout{options_.response.hook_path, options_.response.libvgpu_version};
@@ -285,13 +288,42 @@ Status DevicePlugin::RegisterWithKubelet() {
   return Status::Ok();
 }
 
+void DevicePlugin::ComputePairScores(const std::vector<GpuDevice>& kept) {
+  std::string scores;
+  if (options_.topology_score) {
+    auto topology = backend_->Topology();
+    if (!topology.ok()) {
+      spdlog::warn("msg=\"no GPU pair scores: reading the topology failed\" node={} error=\"{}\"",
+                   options_.node_name, topology.status().ToString());
+    } else if (topology->has_value()) {
+      std::vector<std::string> uuids;
+      for (const auto& g : kept) uuids.push_back(g.uuid);
+      std::vector<std::pair<size_t, size_t>> asymmetric;
+      const codec::GpuTopology mine = codec::SelectGpus(**topology, uuids);
+      scores = codec::EncodePairScores(codec::ScoreTopology(mine, &asymmetric));
+      for (const auto& [a, b] : asymmetric) {
+        spdlog::warn(
+            "msg=\"asymmetric P2P link data: pair scored 0 (possible NVLink hardware or driver "
+            "issue)\" node={} gpu={} peer={}",
+            options_.node_name, mine.gpus[a].uuid, mine.gpus[b].uuid);
+      }
+      spdlog::info("msg=\"GPU pair scores\" node={} {}={}", options_.node_name,
+                   annotations::kNodeNvidiaScore, scores);
+    }
+  }
+  std::lock_guard lock(mu_);
+  pair_scores_ = std::move(scores);
+}
+
 Status DevicePlugin::ReportInventory() {
   codec::NodeInventory inv;
   uint64_t gen = 0;
+  std::string scores;
   {
     std::lock_guard lock(mu_);
     inv = BuildInventory(gpus_, options_.split, health_.Unhealthy());
     gen = generation_;
+    scores = pair_scores_;
   }
   const std::string encoded = codec::EncodeInventory(inv, options_.inventory_format);
   AnnotationPatch patch;
@@ -299,6 +331,7 @@ Status DevicePlugin::ReportInventory() {
       {codec::HandshakeState::kReported,
        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now())});
   patch[std::string(annotations::kNodeNvidiaRegister)] = encoded;
+  if (!scores.empty()) patch[std::string(annotations::kNodeNvidiaScore)] = scores;
   Status s = api_->PatchNodeAnnotations(options_.node_name, patch);
   if (!s.ok()) return s.WithContext("writing the inventory of node " + options_.node_name);
   std::lock_guard lock(mu_);

@@ -51,6 +51,8 @@ struct PluginOptions {
   std::chrono::milliseconds report_interval{30000};
   std::chrono::milliseconds kubelet_poll_interval{500};
   bool register_with_kubelet = true;
+  // Publish hami.io/node-nvidia-score from the backend's topology (when it has one).
+  bool topology_score = true;
   // false: no gRPC socket at all (the simulated cluster calls allocator() and Replicas()
   // directly, so 100 simulated nodes need no 100 servers). Implies no kubelet registration.
   bool serve_grpc = true;
@@ -91,6 +93,7 @@ class DevicePlugin {
   void StopServer();
   Status RegisterWithKubelet();
   Status ReportInventory();
+  void ComputePairScores(const std::vector<GpuDevice>& kept);
   void HealthLoop();
   void WatchLoop();
   void MarkChanged();
@@ -110,6 +113,7 @@ class DevicePlugin {
   uint64_t generation_ = 1;
   uint64_t reported_generation_ = 0;
   std::string last_inventory_;
+  std::string pair_scores_;  // hami.io/node-nvidia-score, fixed at Start; empty: not published
 
   std::atomic<bool> stopping_{false};
   std::atomic<int> registrations_{0};

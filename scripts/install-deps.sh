@@ -11,6 +11,8 @@ packages=(
   libcurl4-openssl-dev libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
+  # clang and libFuzzer's runtime: the fuzz targets (fuzz/, CTest fuzz_smoke, docs/reliability.md)
+  clang libclang-rt-14-dev
   tmux  # a pseudo-terminal for the tests of `vgpu top`'s live view (tests/cli/top_tty_test.cpp)
   # promtool, which the metrics tests run on every exporter's page. Debian ships it only in the
   # server's package; on a host booted with systemd that also enables the server's unit

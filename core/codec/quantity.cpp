@@ -73,25 +73,39 @@ Result<Parsed> Parse(std::string_view text) {
   return bad("unknown suffix " + Quote(suffix));
 }
 
-Int128 Pow10(int n) {
+// Values stay below 2^100, so that sums and products of two of them fit in an Int128.
+constexpr Int128 kLimit = Int128(1) << 100;
+
+// a * b for 0 <= a, b <= kLimit; false when the product exceeds kLimit.
+bool MulLimited(Int128 a, Int128 b, Int128* out) {
+  if (b != 0 && a > kLimit / b) return false;
+  *out = a * b;
+  return true;
+}
+
+Int128 Pow10(int n) {  // n <= 30
   Int128 r = 1;
   while (n-- > 0) r *= 10;
   return r;
 }
 
 // ceil(mantissa * mult * 10^(dec_exp - frac_digits) / divisor), or -1 on overflow.
+// mantissa < 10^30 (at most 30 digits), mult <= 2^60, divisor <= 2^20, -60 <= exp <= 30.
 Int128 Value(const Parsed& p, Int128 divisor) {
-  constexpr Int128 kLimit = Int128(1) << 100;
-  Int128 num = p.mantissa * p.mult;
-  Int128 den = divisor;
-  int exp = p.dec_exp - p.frac_digits;
+  Int128 mantissa = p.mantissa;
+  int frac_digits = p.frac_digits;
+  for (; frac_digits > 0 && mantissa % 10 == 0; --frac_digits) mantissa /= 10;  // "1.000Gi"
+  Int128 num = 0;
+  if (!MulLimited(mantissa, p.mult, &num)) return -1;  // 999...9Ei (found by fuzz_quantity)
+  const int exp = p.dec_exp - frac_digits;
   if (exp > 0) {
-    if (exp > 30) return -1;
-    num *= Pow10(exp);
-  } else {
-    den *= Pow10(-exp);
+    if (exp > 30 || !MulLimited(num, Pow10(exp), &num)) return -1;  // 1e30 * 10^30
+    return (num + divisor - 1) / divisor;
   }
-  if (num > kLimit || den > kLimit) return -1;
+  // A negative exponent beyond the digits' reach (10^-31 .. 10^-60; only without a binary
+  // suffix, so num < 10^30): a positive value below 1, rounded up.
+  if (-exp > 30) return num > 0 ? 1 : 0;
+  const Int128 den = divisor * Pow10(-exp);  // < 2^20 * 10^30 < 2^120: no overflow
   return (num + den - 1) / den;
 }
 

@@ -146,7 +146,8 @@ static struct vgpu_region* map_file(int fd, const char** why) {
     *why = "it is not a vgpu region (bad magic)";
   } else if (r->header.version != VGPU_REGION_VERSION) {
     *why = "it has another layout version";
-  } else if (r->header.file_size != want || r->header.max_devices != VGPU_REGION_MAX_DEVICES ||
+  } else if (r->header.header_size != sizeof(r->header) || r->header.file_size != want ||
+             r->header.max_devices != VGPU_REGION_MAX_DEVICES ||
              r->header.max_procs != VGPU_REGION_MAX_PROCS ||
              LOAD(&r->header.device_count) > VGPU_REGION_MAX_DEVICES) {
     *why = "its header is corrupt";

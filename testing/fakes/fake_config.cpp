@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 namespace vgpu::fake {
 namespace {
@@ -42,7 +43,111 @@ const std::string& PerGpu(const std::vector<std::string>& list, size_t i) {
   return list[std::min(i, list.size() - 1)];
 }
 
+std::optional<PcieLevel> ParseLevel(std::string_view word) {
+  static constexpr std::pair<std::string_view, PcieLevel> kLevels[] = {
+      {"internal", PcieLevel::kInternal}, {"single", PcieLevel::kSingle},
+      {"multiple", PcieLevel::kMultiple}, {"hostbridge", PcieLevel::kHostBridge},
+      {"node", PcieLevel::kNode},         {"system", PcieLevel::kSystem},
+  };
+  for (const auto& [name, level] : kLevels) {
+    if (word == name) return level;
+  }
+  return std::nullopt;
+}
+
+// "<level>", "nv<N>" or both joined by '+'; parts left out stay as in `link`.
+bool ParseLink(std::string_view text, GpuLink* link) {
+  bool have_level = false;
+  bool have_nv = false;
+  for (const auto& part : SplitList(text, '+')) {
+    if (part.size() > 2 && part.compare(0, 2, "nv") == 0) {
+      auto n = ParseUnsigned(std::string_view(part).substr(2));
+      if (!n || *n == 0 || *n > static_cast<uint64_t>(kMaxNvLinks) || have_nv) return false;
+      link->nvlinks = static_cast<int>(*n);
+      have_nv = true;
+    } else if (auto level = ParseLevel(part); level && !have_level) {
+      link->level = *level;
+      have_level = true;
+    } else {
+      return false;
+    }
+  }
+  return have_level || have_nv;
+}
+
 }  // namespace
+
+std::string DefaultTopology(int count) {
+  std::string out;
+  for (int i = 0; i + 1 < count; i += 2) {
+    out += std::to_string(i) + "-" + std::to_string(i + 1) + "=node+nv4,";
+  }
+  return out + "*=system";
+}
+
+std::optional<Topology> ParseTopology(std::string_view text, int count, std::string* error) {
+  auto fail = [&](const std::string& msg) -> std::optional<Topology> {
+    if (error != nullptr) *error = msg;
+    return std::nullopt;
+  };
+  const std::string kFormat =
+      " (expected a comma list of <i>-<j>=<link> and *=<link>, <link> = internal, single, "
+      "multiple, hostbridge, node or system and/or nv<1-18> joined by '+', e.g. "
+      "0-1=node+nv4,*=system)";
+  GpuLink fallback;
+  bool have_fallback = false;
+  std::vector<std::pair<std::pair<int, int>, std::string>> pairs;
+  if (!Trim(text).empty()) {
+    for (const auto& entry : SplitList(text)) {
+      const size_t eq = entry.find('=');
+      if (eq == std::string::npos)
+        return fail("VGPU_FAKE_TOPOLOGY: bad entry '" + entry + "'" + kFormat);
+      const std::string key = Trim(std::string_view(entry).substr(0, eq));
+      const std::string value = Trim(std::string_view(entry).substr(eq + 1));
+      if (key == "*") {
+        if (have_fallback) return fail("VGPU_FAKE_TOPOLOGY: '*' given twice");
+        have_fallback = true;
+        if (!ParseLink(value, &fallback)) {
+          return fail("VGPU_FAKE_TOPOLOGY: bad link '" + value + "'" + kFormat);
+        }
+        continue;
+      }
+      const size_t dash = key.find('-');
+      auto a = dash == std::string::npos ? std::nullopt : ParseUnsigned(key.substr(0, dash));
+      auto b = dash == std::string::npos ? std::nullopt : ParseUnsigned(key.substr(dash + 1));
+      if (!a || !b || *a == *b) return fail("VGPU_FAKE_TOPOLOGY: bad pair '" + key + "'" + kFormat);
+      if (*a >= static_cast<uint64_t>(count) || *b >= static_cast<uint64_t>(count)) {
+        return fail("VGPU_FAKE_TOPOLOGY: pair '" + key + "' names a GPU beyond the " +
+                    std::to_string(count) + " of VGPU_FAKE_GPUS");
+      }
+      std::pair<int, int> p{static_cast<int>(std::min(*a, *b)), static_cast<int>(std::max(*a, *b))};
+      for (const auto& other : pairs) {
+        if (other.first == p) return fail("VGPU_FAKE_TOPOLOGY: pair '" + key + "' given twice");
+      }
+      pairs.emplace_back(p, value);
+    }
+  }
+  Topology links{};
+  for (auto& row : links) row.fill(fallback);
+  for (const auto& [p, value] : pairs) {
+    GpuLink link = fallback;
+    if (!ParseLink(value, &link))
+      return fail("VGPU_FAKE_TOPOLOGY: bad link '" + value + "'" + kFormat);
+    links[p.first][p.second] = link;
+    links[p.second][p.first] = link;
+  }
+  for (int i = 0; i < count; ++i) {
+    int total = 0;
+    for (int j = 0; j < count; ++j) {
+      if (j != i) total += links[i][j].nvlinks;
+    }
+    if (total > kMaxNvLinks) {
+      return fail("VGPU_FAKE_TOPOLOGY: GPU " + std::to_string(i) + " has " + std::to_string(total) +
+                  " NVLinks in all; a GPU has at most " + std::to_string(kMaxNvLinks));
+    }
+  }
+  return links;
+}
 
 std::optional<std::string> ProcessEnv(const char* name) {
   const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
@@ -180,6 +285,10 @@ std::optional<FakeConfig> LoadConfig(EnvLookup env, std::string* error) {
     return fail("VGPU_FAKE_HOST_PID_OFFSET: expected an integer from 0 to 1000000000");
   }
   cfg.host_pid_offset = static_cast<int64_t>(*offset);
+  auto topology =
+      ParseTopology(env("VGPU_FAKE_TOPOLOGY").value_or(DefaultTopology(count)), count, error);
+  if (!topology) return std::nullopt;
+  cfg.links = *topology;
   cfg.state_dir = env("VGPU_FAKE_STATE_DIR").value_or("/tmp/vgpu-fake-" + std::to_string(getuid()));
   if (cfg.state_dir.empty()) return fail("VGPU_FAKE_STATE_DIR is empty: give a writable directory");
   return cfg;

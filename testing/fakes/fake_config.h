@@ -13,6 +13,32 @@
 namespace vgpu::fake {
 
 inline constexpr int kMaxDevices = 16;
+inline constexpr int kMaxNvLinks = 18;  // NVML_NVLINK_MAX_LINKS
+
+// The PCIe path between two GPUs: NVML's nvmlGpuTopologyLevel_t values.
+enum class PcieLevel {
+  kInternal = 0,     // same board
+  kSingle = 10,      // one PCIe switch
+  kMultiple = 20,    // several PCIe switches
+  kHostBridge = 30,  // the same host bridge
+  kNode = 40,        // host bridges of one NUMA node
+  kSystem = 50,      // across NUMA nodes (SMP interconnect)
+};
+
+// How two GPUs are connected (VGPU_FAKE_TOPOLOGY).
+struct GpuLink {
+  PcieLevel level = PcieLevel::kSystem;
+  int nvlinks = 0;  // direct NVLinks between the two
+  friend bool operator==(const GpuLink&, const GpuLink&) = default;
+};
+using Topology = std::array<std::array<GpuLink, kMaxDevices>, kMaxDevices>;
+
+// Whether a context on one of the GPUs may map the other's memory (cuDeviceCanAccessPeer, NVML
+// P2P status): over NVLink, or over PCIe up to a common host bridge; not between host bridges
+// or across CPUs, as on most real servers.
+inline bool PeerCapable(const GpuLink& link) {
+  return link.nvlinks > 0 || link.level <= PcieLevel::kHostBridge;
+}
 
 struct GpuSpec {
   uint64_t memory_bytes = 0;
@@ -34,6 +60,8 @@ struct FakeConfig {
   // Added to every PID NVML reports (VGPU_FAKE_HOST_PID_OFFSET): NVML names processes by their
   // host PID, which differs from getpid() in a container with its own PID namespace.
   int64_t host_pid_offset = 0;
+  // links[i][j]: how physical GPUs i and j are connected (symmetric; the diagonal is unused).
+  Topology links{};
 };
 
 // Lookup of an environment variable; nullopt when unset. Injected so tests need no setenv.
@@ -46,6 +74,16 @@ std::optional<uint64_t> ParseSize(std::string_view text);
 std::optional<std::array<unsigned char, 16>> ParseUuid(std::string_view text);
 std::string DefaultUuid(int index);
 std::vector<std::string> SplitList(std::string_view text, char sep = ',');
+
+// VGPU_FAKE_TOPOLOGY for `count` GPUs: comma list of `<i>-<j>=<link>` and `*=<link>` (every
+// pair not named), <link> = a PCIe level (internal, single, multiple, hostbridge, node, system)
+// and/or nv<N> (N NVLinks, 1-18) joined by '+'; parts left out come from `*` (default: system,
+// no NVLink). nullopt with `error` set on a malformed entry, a GPU index >= count, a pair named
+// twice, or a GPU with more than 18 NVLinks in all.
+std::optional<Topology> ParseTopology(std::string_view text, int count, std::string* error);
+// The default: GPUs 2k and 2k+1 joined by 4 NVLinks under one NUMA node (node+nv4), every other
+// pair across the system (0-1 and 2-3 NVLinked on a 4-GPU node).
+std::string DefaultTopology(int count);
 
 // Builds the configuration; on error returns nullopt and sets `error` to a message naming the
 // variable and the accepted format.

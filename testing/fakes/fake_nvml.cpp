@@ -115,6 +115,44 @@ nvmlReturn_t Init() {
   return NVML_SUCCESS;
 }
 
+void FillPci(int index, nvmlPciInfo_t* pci) {
+  *pci = nvmlPciInfo_t{};
+  const std::string legacy = PciBusId(index, false);
+  const std::string full = PciBusId(index, true);
+  (void)std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", legacy.c_str());
+  (void)std::snprintf(pci->busId, sizeof pci->busId, "%s", full.c_str());
+  pci->domain = 0;
+  pci->bus = PciBus(index);
+  pci->device = 0;
+  pci->pciDeviceId = kPciDeviceId;
+  pci->pciSubSystemId = 0x16c110de;
+}
+
+// The GPU at the far end of NVLink `link` of GPU `index`: links are numbered from 0 in the order
+// of the peers' indices (4 links to GPU 1 = links 0-3). -1 when the link is not connected.
+int NvLinkPeer(const FakeConfig& config, int index, unsigned int link) {
+  unsigned int next = 0;
+  for (int peer = 0; peer < static_cast<int>(config.gpus.size()); ++peer) {
+    if (peer == index) continue;
+    next += static_cast<unsigned int>(config.links[index][peer].nvlinks);
+    if (link < next) return peer;
+  }
+  return -1;
+}
+
+bool HasNvLinks(const FakeConfig& config, int index) {
+  return NvLinkPeer(config, index, 0) >= 0;
+}
+
+// Checks a link query: NVML_ERROR_INVALID_ARGUMENT beyond NVML_NVLINK_MAX_LINKS,
+// NVML_ERROR_NOT_SUPPORTED on a GPU without NVLink (a PCIe card).
+nvmlReturn_t CheckLink(nvmlDevice_t device, unsigned int link, NvmlState** out) {
+  if (auto rc = CheckDevice(device, out); rc != NVML_SUCCESS) return rc;
+  if (link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!HasNvLinks((*out)->config, device->index)) return NVML_ERROR_NOT_SUPPORTED;
+  return NVML_SUCCESS;
+}
+
 template <typename Info>
 nvmlReturn_t RunningProcesses(nvmlDevice_t device, unsigned int* count, Info* infos, bool ids) {
   NvmlState* s = nullptr;
@@ -386,20 +424,73 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   NvmlState* s = nullptr;
   if (auto rc = CheckDevice(device, &s); rc != NVML_SUCCESS) return rc;
   if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *pci = nvmlPciInfo_t{};
-  const std::string legacy = PciBusId(device->index, false);
-  const std::string full = PciBusId(device->index, true);
-  (void)std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", legacy.c_str());
-  (void)std::snprintf(pci->busId, sizeof pci->busId, "%s", full.c_str());
-  pci->domain = 0;
-  pci->bus = PciBus(device->index);
-  pci->device = 0;
-  pci->pciDeviceId = kPciDeviceId;
-  pci->pciSubSystemId = 0x16c110de;
+  FillPci(device->index, pci);
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   return nvmlDeviceGetPciInfo_v3(device, pci);
+}
+
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+                                                 nvmlGpuTopologyLevel_t* pathInfo) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device1, &s); rc != NVML_SUCCESS) return rc;
+  if (auto rc = CheckDevice(device2, &s); rc != NVML_SUCCESS) return rc;
+  if (pathInfo == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *pathInfo = device1 == device2 ? NVML_TOPOLOGY_INTERNAL
+                                 : static_cast<nvmlGpuTopologyLevel_t>(
+                                       s->config.links[device1->index][device2->index].level);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+                                    nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t* p2pStatus) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckDevice(device1, &s); rc != NVML_SUCCESS) return rc;
+  if (auto rc = CheckDevice(device2, &s); rc != NVML_SUCCESS) return rc;
+  if (p2pStatus == nullptr || p2pIndex >= NVML_P2P_CAPS_INDEX_UNKNOWN) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  const GpuLink& link = s->config.links[device1->index][device2->index];
+  bool ok = device1 != device2 && PeerCapable(link);
+  if (p2pIndex == NVML_P2P_CAPS_INDEX_NVLINK) ok = device1 != device2 && link.nvlinks > 0;
+  *p2pStatus = ok ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_NOT_SUPPORTED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+                                      nvmlEnableState_t* isActive) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckLink(device, link, &s); rc != NVML_SUCCESS) return rc;
+  if (isActive == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *isActive = NvLinkPeer(s->config, device->index, link) >= 0 ? NVML_FEATURE_ENABLED
+                                                              : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
+                                                 nvmlPciInfo_t* pci) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckLink(device, link, &s); rc != NVML_SUCCESS) return rc;
+  if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const int peer = NvLinkPeer(s->config, device->index, link);
+  if (peer < 0) return NVML_ERROR_NOT_SUPPORTED;  // an inactive link has no far end
+  FillPci(peer, pci);
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link,
+                                              nvmlPciInfo_t* pci) {
+  return nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, pci);
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+                                                 nvmlIntNvLinkDeviceType_t* pNvLinkDeviceType) {
+  NvmlState* s = nullptr;
+  if (auto rc = CheckLink(device, link, &s); rc != NVML_SUCCESS) return rc;
+  if (pNvLinkDeviceType == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (NvLinkPeer(s->config, device->index, link) < 0) return NVML_ERROR_NOT_SUPPORTED;
+  *pNvLinkDeviceType = NVML_NVLINK_DEVICE_TYPE_GPU;  // direct GPU-GPU links, no NVSwitch
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {

@@ -88,6 +88,45 @@ TEST(BuildRunEnvironment, RejectsBadOptions) {
   }
 }
 
+TEST(CheckGpusPresent, IndicesAndUuids) {
+  const std::vector<HostGpu> one = {{0, "GPU-0fc3eda5-1111-2222-3333-444444444444"}};
+  const std::vector<HostGpu> two = {{0, "GPU-0fc3eda5-1111-2222-3333-444444444444"},
+                                    {1, "GPU-0fc3eda5-9999-2222-3333-444444444444"}};
+  struct Case {
+    std::vector<std::string> gpus;
+    const std::vector<HostGpu>* host;
+    std::string error;  // empty: present
+  };
+  const Case cases[] = {
+      {{"0"}, &one, ""},
+      {{"GPU-0fc3eda5-1111-2222-3333-444444444444"}, &one, ""},
+      {{"GPU-0FC3EDA5-1111-2222-3333-444444444444"}, &one, ""},  // letter case ignored
+      {{"GPU-0fc3eda5-1"}, &two, ""},                            // a prefix naming one GPU
+      {{"0", "1"}, &two, ""},
+      {{"MIG-2f6e3a7c-0000-0000-0000-000000000000"}, &one, ""},  // not checked
+      {{"5"},
+       &one,
+       "--gpus 5: no such GPU (this node has 1: 0 GPU-0fc3eda5-1111-2222-3333-444444444444)"},
+      {{"0", "1"}, &one, "--gpus 1: no such GPU (this node has 1: 0 GPU-0fc3eda5-1111"},
+      {{"GPU-deadbeef"},
+       &two,
+       "--gpus GPU-deadbeef: no such GPU (this node has 2: 0 GPU-0fc3eda5-1111-2222-3333-"
+       "444444444444, 1 GPU-0fc3eda5-9999-2222-3333-444444444444)"},
+      {{"GPU-0fc3eda5"}, &two, "--gpus GPU-0fc3eda5: names 2 GPUs; give more of the UUID"},
+  };
+  for (const auto& c : cases) {
+    const Status st = CheckGpusPresent(c.gpus, *c.host);
+    if (c.error.empty()) {
+      EXPECT_TRUE(st.ok()) << c.gpus.front() << ": " << st.ToString();
+    } else {
+      ASSERT_FALSE(st.ok()) << c.gpus.front();
+      EXPECT_EQ(st.message().rfind(c.error, 0), 0u) << st.message();
+    }
+  }
+  const Status none = CheckGpusPresent({"0"}, {});
+  EXPECT_EQ(none.message(), "--gpus 0: no such GPU (this node has no GPU)");
+}
+
 std::set<std::string>* g_files;
 bool Exists(const std::string& p) {
   return g_files->count(p) != 0;

@@ -25,6 +25,33 @@ TEST(ParseFakeGpus, Valid) {
   EXPECT_EQ((*u)[2].model, "NVIDIA H100 80GB HBM3");
 }
 
+TEST(ParseFakeGpuSpec, Topology) {
+  auto none = ParseFakeGpuSpec("count=2", "n1");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->topology.has_value());  // no topology: no pair scores
+
+  // The topology's commas do not end the value; a later key still does.
+  auto f = ParseFakeGpuSpec("count=4,topology=0-2=node+nv4,1-3=single,*=system,numa=1", "n1");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_EQ(f->gpus.size(), 4u);
+  EXPECT_EQ(f->gpus[3].numa, 1);
+  ASSERT_TRUE(f->topology.has_value());
+  const codec::DevicePairScores s = codec::ScoreTopology(*f->topology);
+  EXPECT_EQ(s[0].uuid, "GPU-fake-n1-0");
+  EXPECT_EQ(s[0].scores.at("GPU-fake-n1-2"), 420);
+  EXPECT_EQ(s[1].scores.at("GPU-fake-n1-3"), 50);
+  EXPECT_EQ(s[0].scores.at("GPU-fake-n1-1"), 10);
+
+  auto d = ParseFakeGpuSpec("uuids=GPU-a;GPU-b,topology=default", "n1");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(codec::ScoreTopology(*d->topology)[1].scores.at("GPU-a"), 420);
+
+  auto bad = ParseFakeGpuSpec("count=2,topology=0-5=node", "n1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("beyond the 2 GPUs"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST(ParseFakeGpus, InvalidSpecsNameTheProblem) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "count"},

@@ -29,7 +29,10 @@ class NvmlBackendTest : public ::testing::Test {
              "GPU-11111111-2222-3333-4444-555555555555,GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
              1);
   }
-  void TearDown() override { fs::remove_all(state_); }
+  void TearDown() override {
+    ::unsetenv("VGPU_FAKE_TOPOLOGY");
+    fs::remove_all(state_);
+  }
   fs::path state_;
 };
 
@@ -74,6 +77,45 @@ TEST_F(NvmlBackendTest, DeliversCriticalXidEvents) {
   EXPECT_EQ(got->uuid, "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
   EXPECT_EQ(got->xid, 79u);
   ::dlclose(lib);
+}
+
+// The fake NVML's topology (VGPU_FAKE_TOPOLOGY) read as HAMi reads it: common ancestors and
+// NVLink remote bus ids, scored like HAMi.
+TEST_F(NvmlBackendTest, ReadsTheTopologyForPairScores) {
+  ::setenv("VGPU_FAKE_GPUS", "4", 1);
+  ::unsetenv("VGPU_FAKE_GPU_UUIDS");
+  ::setenv("VGPU_FAKE_TOPOLOGY", "0-1=node+nv4,2-3=single+nv2,0-2=hostbridge,*=system", 1);
+  auto backend = OpenNvmlBackend(kLib, state_.string());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto topology = (*backend)->Topology();
+  ASSERT_TRUE(topology.ok()) << topology.status().ToString();
+  ASSERT_TRUE(topology->has_value());
+  const codec::GpuTopology& t = **topology;
+  ASSERT_EQ(t.gpus.size(), 4u);
+  EXPECT_EQ(t.gpus[1].bus_id, "00000000:19:00.0");
+  EXPECT_EQ(t.gpus[0].nvlink_remote_bus_ids.size(), 4u);
+  EXPECT_EQ(t.gpus[0].nvswitch_links, 0);
+  EXPECT_EQ(t.pcie_level[0][2], codec::kTopologyHostBridge);
+  const codec::DevicePairScores s = codec::ScoreTopology(t);
+  const std::string g0 = "GPU-00000000-0000-0000-0000-000000000000";
+  const std::string g1 = "GPU-00000000-0000-0000-0000-000000000001";
+  const std::string g2 = "GPU-00000000-0000-0000-0000-000000000002";
+  const std::string g3 = "GPU-00000000-0000-0000-0000-000000000003";
+  EXPECT_EQ(s[0].scores.at(g1), 420);
+  EXPECT_EQ(s[2].scores.at(g3), 250);
+  EXPECT_EQ(s[0].scores.at(g2), 30);
+  EXPECT_EQ(s[1].scores.at(g3), 10);
+  EXPECT_EQ(s[3].scores.at(g1), 10);
+
+  // The default topology of the fake: 0-1 and 2-3 NVLinked.
+  backend->reset();
+  ::unsetenv("VGPU_FAKE_TOPOLOGY");
+  backend = OpenNvmlBackend(kLib, state_.string());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  topology = (*backend)->Topology();
+  ASSERT_TRUE(topology.ok() && topology->has_value());
+  EXPECT_EQ(codec::ScoreTopology(**topology)[3].scores.at(g2), 420);
+  EXPECT_EQ(codec::ScoreTopology(**topology)[3].scores.at(g0), 10);
 }
 
 TEST(NvmlBackend, MissingLibraryIsAClearError) {

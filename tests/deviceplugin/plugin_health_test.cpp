@@ -144,3 +144,44 @@ TEST(DevicePluginInProcess, WithoutGrpcServesAllocateDirectly) {
 
 }  // namespace
 }  // namespace vgpu::deviceplugin
+
+namespace vgpu::deviceplugin {
+namespace {
+
+// A topology from --fake-gpus is published as hami.io/node-nvidia-score over the GPUs the node
+// registers (config.json's filter applied), in HAMi's form; --topology-score=false publishes none.
+TEST(DevicePluginInProcess, PublishesPairScoresOfTheRegisteredGpus) {
+  const fs::path dir = fs::temp_directory_path() / ("vgpu-dp-score-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (bool enabled : {true, false}) {
+    auto cluster_owned = std::make_unique<testing::MemoryCluster>();
+    testing::MemoryCluster& cluster = *cluster_owned;
+    cluster.PutNode({{"metadata", {{"name", "n1"}, {"annotations", nlohmann::json::object()}}}});
+    auto fake = ParseFakeGpuSpec("uuids=GPU-a;GPU-b;GPU-c,topology=0-1=node+nv4,*=system", "n1");
+    ASSERT_TRUE(fake.ok()) << fake.status().ToString();
+    PluginOptions o;
+    o.node_name = "n1";
+    o.device_plugin_path = dir.string();
+    o.register_with_kubelet = false;
+    o.serve_grpc = false;
+    o.install_hook = false;
+    o.filter_uuids = {"GPU-c"};  // not registered: not scored
+    o.topology_score = enabled;
+    DevicePlugin plugin(o, std::move(cluster_owned),
+                        std::make_unique<FakeGpuBackend>(std::move(*fake)));
+    ASSERT_TRUE(plugin.Start().ok());
+    const auto annos = cluster.Node("n1")["metadata"]["annotations"];
+    if (enabled) {
+      EXPECT_EQ(
+          annos.value("hami.io/node-nvidia-score", ""),
+          R"([{"uuid":"GPU-a","score":{"GPU-b":420}},{"uuid":"GPU-b","score":{"GPU-a":420}}])");
+    } else {
+      EXPECT_FALSE(annos.contains("hami.io/node-nvidia-score")) << annos.dump();
+    }
+    plugin.Stop();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin

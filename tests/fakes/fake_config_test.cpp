@@ -100,6 +100,39 @@ TEST(LoadConfig, PerGpuListsRepeatTheirLastValue) {
   EXPECT_EQ(cfg->name, "Tesla T4");
 }
 
+TEST(ParseTopology, DefaultAndDescribedLinks) {
+  std::string error;
+  auto def = ParseTopology(DefaultTopology(5), 5, &error);
+  ASSERT_TRUE(def) << error;
+  EXPECT_EQ((*def)[0][1], (GpuLink{PcieLevel::kNode, 4}));
+  EXPECT_EQ((*def)[3][2], (GpuLink{PcieLevel::kNode, 4}));
+  EXPECT_EQ((*def)[1][2], (GpuLink{PcieLevel::kSystem, 0}));
+  EXPECT_EQ((*def)[4][3], (GpuLink{PcieLevel::kSystem, 0}));
+  EXPECT_TRUE(PeerCapable((*def)[0][1]));
+  EXPECT_FALSE(PeerCapable((*def)[1][2]));
+
+  auto t = ParseTopology("2-0=nv2, 1-2=single,*=hostbridge", 3, &error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ((*t)[0][2], (GpuLink{PcieLevel::kHostBridge, 2}));  // level from '*'
+  EXPECT_EQ((*t)[2][1], (GpuLink{PcieLevel::kSingle, 0}));
+  EXPECT_EQ((*t)[0][1], (GpuLink{PcieLevel::kHostBridge, 0}));
+  EXPECT_TRUE(PeerCapable((*t)[0][1]));  // PCIe up to a host bridge
+  auto none = ParseTopology("", 2, &error);
+  ASSERT_TRUE(none) << error;
+  EXPECT_EQ((*none)[0][1], (GpuLink{PcieLevel::kSystem, 0}));
+
+  for (const char* bad :
+       {"0-1", "0-1=", "0-0=node", "0-2=node", "0-1=node,1-0=node", "0-1=nv19", "0-1=nv0",
+        "0-1=node+system", "0-1=nv1+nv2", "*=node,*=node", "x-1=node", "0-1=pcie"}) {
+    error.clear();
+    EXPECT_FALSE(ParseTopology(bad, 2, &error)) << bad;
+    EXPECT_NE(error.find("VGPU_FAKE_TOPOLOGY"), std::string::npos) << bad << ": " << error;
+  }
+  error.clear();
+  EXPECT_FALSE(Load({{"VGPU_FAKE_GPUS", "2"}, {"VGPU_FAKE_TOPOLOGY", "0-3=node"}}, &error));
+  EXPECT_NE(error.find("beyond the 2"), std::string::npos) << error;
+}
+
 TEST(LoadConfig, RejectsBadValuesWithTheVariableName) {
   const std::pair<const char*, const char*> bad[] = {
       {"VGPU_FAKE_GPUS", "many"},

@@ -200,6 +200,32 @@ TEST_F(RegionTest, ForeignVersionFallsBack) {
   EXPECT_EQ(h->is_private, 1);
 }
 
+// Found by fuzz_region_header: the library used a region whose header gives another header size,
+// which the node monitor skips (core/monitor/region_header.cpp), so the container went unseen.
+// Every header field the monitor checks, the library checks too.
+TEST_F(RegionTest, CorruptHeaderFieldsFallBack) {
+  struct Case {
+    const char* name;
+    void (*corrupt)(vgpu_region_header&);
+  } cases[] = {
+      {"header size", [](vgpu_region_header& h) { h.header_size = 8; }},
+      {"file size", [](vgpu_region_header& h) { h.file_size = 4096; }},
+      {"max devices", [](vgpu_region_header& h) { h.max_devices = 8; }},
+      {"max procs", [](vgpu_region_header& h) { h.max_procs = 1; }},
+      {"device count", [](vgpu_region_header& h) { h.device_count = VGPU_REGION_MAX_DEVICES + 1; }},
+  };
+  for (auto& c : cases) {
+    {
+      auto* h = Open(path_);
+      ASSERT_EQ(h->is_private, 0) << c.name;
+      c.corrupt(h->region->header);
+    }
+    auto* h = Open(path_);
+    EXPECT_EQ(h->is_private, 1) << c.name;
+    fs::remove(path_);
+  }
+}
+
 TEST_F(RegionTest, UnusablePathFallsBack) {
   auto* h = Open(dir_ + "/no/such/dir/region.cache");
   EXPECT_EQ(h->is_private, 1);

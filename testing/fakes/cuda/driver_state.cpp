@@ -117,6 +117,7 @@ void EraseOwnedBy(Registry<T>& registry, CUctx_st* ctx) {
 
 void DestroyContext(CUctx_st* ctx) {
   auto& d = D();
+  for (auto& [other, owned] : d.contexts) owned->peers.erase(ctx);  // access to it ends with it
   for (auto it = d.allocations.begin(); it != d.allocations.end();) {
     if (it->second.ctx == ctx) {
       Uncharge(it->second.physical, it->second.size);

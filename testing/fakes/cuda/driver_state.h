@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,6 +77,7 @@ struct CUctx_st {
   // that kernel's queue entry is reused (kernel_queue.cpp).
   std::vector<CUevent_st*> waiting_events;
   std::unique_ptr<CUstream_st> legacy_stream;
+  std::set<CUctx_st*> peers;  // contexts whose memory this one may access (cuCtxEnablePeerAccess)
   std::map<std::thread::id, std::unique_ptr<CUstream_st>> per_thread_streams;
 };
 

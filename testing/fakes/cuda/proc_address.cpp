@@ -16,6 +16,8 @@ CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr, const void*, size_t, CUstream);
 CUresult cuMemcpyDtoHAsync_v2_ptsz(void*, CUdeviceptr, size_t, CUstream);
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 CUresult cuMemsetD8_v2_ptds(CUdeviceptr, unsigned char, size_t);
+CUresult cuMemcpyPeer_ptds(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
+CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
 CUresult cuMemsetD32_v2_ptds(CUdeviceptr, unsigned int, size_t);
 CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
 }
@@ -124,6 +126,12 @@ const ProcEntry kTable[] = {
     ROW_PT("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz),
     ROW_PT("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz),
     ROW_PT("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz),
+    ROW_PT("cuMemcpyPeer", 4000, cuMemcpyPeer, cuMemcpyPeer_ptds),
+    ROW_PT("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz),
+    ROW("cuDeviceCanAccessPeer", 4000, cuDeviceCanAccessPeer),
+    ROW("cuDeviceGetP2PAttribute", 8000, cuDeviceGetP2PAttribute),
+    ROW("cuCtxEnablePeerAccess", 4000, cuCtxEnablePeerAccess),
+    ROW("cuCtxDisablePeerAccess", 4000, cuCtxDisablePeerAccess),
     ROW_PT("cuMemsetD8", 3020, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
     ROW_PT("cuMemsetD32", 3020, cuMemsetD32_v2, cuMemsetD32_v2_ptds),
     ROW_PT("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),

@@ -25,6 +25,9 @@ TEST(QuantityTest, ValuesTable) {
       {"1e3", 1000, 1000},  // exponent form is decimal too
       {"+7", 7, 7},
       {"2E", 2000000000000000000, 2000000000000000000},
+      {"1n", 1, 1},
+      {"1.00000000000000000000000000000Gi", 1LL << 30, 1024},  // trailing zeros are no digits
+      {"0.00000000000000000000000000001e-30", 1, 1},           // 10^-59, rounded up
   };
   for (const auto& c : cases) {
     auto v = ParseQuantity(c.text);
@@ -33,6 +36,19 @@ TEST(QuantityTest, ValuesTable) {
     auto m = ParseMemoryMiB(c.text);
     ASSERT_TRUE(m.ok()) << c.text;
     EXPECT_EQ(*m, c.mib) << c.text;
+  }
+}
+
+// Found by fuzz_quantity: 27 or 30 digits times a large suffix overflowed the 128-bit product
+// (undefined behaviour) before the range check.
+TEST(QuantityTest, HugeMantissaTimesSuffixIsTooLarge) {
+  for (const char* huge :
+       {"14444944444444444444444440E", "999999999999999999999999999999Ei",
+        "999999999999999999999999999999e30", "123456789012345678901234567890E"}) {
+    auto v = ParseQuantity(huge);
+    ASSERT_FALSE(v.ok()) << huge;
+    EXPECT_NE(v.status().message().find("too large"), std::string::npos) << v.status().message();
+    EXPECT_FALSE(ParseMemoryMiB(huge).ok()) << huge;
   }
 }
 
