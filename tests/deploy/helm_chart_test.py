@@ -274,7 +274,7 @@ def scheduler_config(docs, fullname="vgpu"):
     return cfg
 
 
-def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system", fullname="vgpu"):
+def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system", fullname="vgpu", replicas=1):
     """Everything that must hold whatever the values: flags exist, files and ports line up."""
     for d in docs:
         ns = d["metadata"].get("namespace")
@@ -286,7 +286,7 @@ def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system
             F.equal(ns, namespace, f"{what}: {d['kind']}/{d['metadata']['name']} namespace")
 
     dep = one(docs, "Deployment", "-scheduler")
-    F.equal(dep["spec"]["replicas"], 1, f"{what}: scheduler replicas")
+    F.equal(dep["spec"]["replicas"], replicas, f"{what}: scheduler replicas")
     sched = container(dep, "vgpu-scheduler")
     sargs = sched["command"][1:]
     F.equal(sched["command"][0], "vgpu-scheduler", f"{what}: scheduler command")
@@ -668,6 +668,23 @@ def case_variants():
     F.check(not any(v["name"] == "tls" for v in pod_spec(dep)["volumes"]), f"{what}: tls volume")
     F.equal([p["name"] for p in one(docs, "Service", "-scheduler")["spec"]["ports"]], ["monitor"], f"{what}: Service ports")
 
+    # Leader election: two replicas, vgpu-scheduler's own Lease following kube-scheduler's.
+    what = "leader election"
+    docs = render(sets=["scheduler.leaderElect=true", "scheduler.replicas=2"])
+    check_system(docs, "1.30.0", DEFAULT_NAMES, "hami-scheduler", what, replicas=2)
+    dep = one(docs, "Deployment", "-scheduler")
+    F.equal(dep["spec"]["strategy"]["type"], "RollingUpdate", f"{what}: strategy")
+    sargs = container(dep, "vgpu-scheduler")["command"][1:]
+    check_flags_exist("vgpu-scheduler", sargs, what)
+    F.equal(flag_value(sargs, "--leader-elect", what), "true", f"{what}: --leader-elect")
+    lease = flag_value(sargs, "--leader-elect-resource-name", what)
+    F.check(lease not in (None, "hami-scheduler"), f"{what}: vgpu-scheduler's Lease must not be kube-scheduler's ({lease})")
+    F.equal(flag_value(sargs, "--leader-elect-kube-scheduler-lease", what), "hami-scheduler", f"{what}: follows kube-scheduler's Lease")
+    F.equal(container(dep, "vgpu-scheduler").get("securityContext"), None, f"{what}: non-root at port 8443")
+    # HAMi's webhook port 443: that container runs as root (the image's user cannot bind it).
+    dep = one(render(sets=["scheduler.service.httpTargetPort=443"]), "Deployment", "-scheduler")
+    F.equal(container(dep, "vgpu-scheduler").get("securityContext", {}).get("runAsUser"), 0, "port 443: runAsUser")
+
     # The webhook by URL: the certificate is valid for the URL's host.
     what = "customURL"
     docs = render(sets=["scheduler.admissionWebhook.customURL.enabled=true",
@@ -720,7 +737,7 @@ def case_bad_values():
         (["scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy=fancy"], "gpuSchedulerPolicy"),
         (["devices.nvidia.gpuCorePolicy=sometimes"], "gpuCorePolicy"),
         (["devicePlugin.inventoryFormat=xml"], "inventoryFormat"),
-        (["scheduler.replicas=2"], "leader election"),
+        (["scheduler.replicas=2"], "leaderElect"),
         (["devicePlugin.libPath=/opt/vgpu"], "devicePlugin.libPath"),
         (["devicePlugin.monitor.ctrPath=/var/vgpu/containers"], "ctrPath"),
         (["devicePlugin.image.repository=projecthami/hami"], "HAMi's image"),

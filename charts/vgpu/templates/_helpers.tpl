@@ -301,8 +301,8 @@ nvidia:
 {{- if not (has .Values.devicePlugin.inventoryFormat (list "json" "legacy")) -}}
 {{- fail (printf "devicePlugin.inventoryFormat %q: want json or legacy" .Values.devicePlugin.inventoryFormat) -}}
 {{- end -}}
-{{- if gt (int .Values.scheduler.replicas) 1 -}}
-{{- fail "scheduler.replicas > 1: vgpu-scheduler has no leader election yet; run one replica (scheduler.replicas: 1)" -}}
+{{- if and (gt (int .Values.scheduler.replicas) 1) (not .Values.scheduler.leaderElect) -}}
+{{- fail "scheduler.replicas > 1 needs scheduler.leaderElect: true (only the elected vgpu-scheduler binds; without leader election two replicas would place pods on the same GPUs)" -}}
 {{- end -}}
 {{- $hook := include "vgpu.hookDir" . -}}
 {{- if ne (trimSuffix "/" .Values.devicePlugin.libPath) $hook -}}
