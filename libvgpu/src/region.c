@@ -101,6 +101,39 @@ static int flock_retry(int fd, int op) {
   return rc;
 }
 
+/* Checks what a scribbled-on body would break for good: a device lock glibc refuses (every
+ * admission would fail without a word) and usage totals above the card (every allocation refused
+ * for the container's lifetime). 1 when usable, else 0 with `why` set. */
+static int usable_body(struct vgpu_region* r, const char** why) {
+  for (int d = 0; d < VGPU_REGION_MAX_DEVICES; ++d) {
+    pthread_mutex_t* m = device_mutex(r, d);
+    const int rc = pthread_mutex_trylock(m);
+    if (rc == 0) {
+      pthread_mutex_unlock(m);
+    } else if (rc == EOWNERDEAD) {
+      recompute_total(r, d);
+      pthread_mutex_consistent(m);
+      pthread_mutex_unlock(m);
+    } else if (rc != EBUSY) {
+      *why = "its device locks are corrupt";
+      return 0;
+    }
+  }
+  /* Managed memory can oversubscribe a card (UVM pages move to the host), so a total somewhat above
+   * the card is legitimate; a scribbled counter is far beyond any oversubscription. */
+  const uint64_t oversubscription = 16;
+  const uint32_t count = LOAD(&r->header.device_count);
+  for (uint32_t d = 0; d < count; ++d) {
+    const uint64_t physical = r->devices[d].mem_physical;
+    if (physical != 0 && physical < UINT64_MAX / oversubscription &&
+        LOAD(&r->devices[d].mem_used) > physical * oversubscription) {
+      *why = "its usage counters are corrupt (far above the card's memory)";
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* Validates or creates the file content; called with the flock held. Returns NULL with `why`
  * set when the file cannot be used. */
 static struct vgpu_region* map_file(int fd, const char** why) {
@@ -151,6 +184,8 @@ static struct vgpu_region* map_file(int fd, const char** why) {
              r->header.max_procs != VGPU_REGION_MAX_PROCS ||
              LOAD(&r->header.device_count) > VGPU_REGION_MAX_DEVICES) {
     *why = "its header is corrupt";
+  } else if (!usable_body(r, why)) {
+    /* `why` set */
   } else {
     return r;
   }
@@ -229,7 +264,8 @@ int vgpu_parse_stat_start_time(const char* text, uint64_t* out) {
   return 0;
 }
 
-int vgpu_proc_start_time(int pid, uint64_t* out) {
+/* Start time and state letter (field 3: R, S, D, Z, X, ...) of /proc/<pid>/stat. */
+static int proc_stat(int pid, uint64_t* start, char* state) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/stat", pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -239,19 +275,35 @@ int vgpu_proc_start_time(int pid, uint64_t* out) {
   close(fd);
   if (n <= 0) return -1;
   buf[n] = '\0';
-  return vgpu_parse_stat_start_time(buf, out);
+  const char* name_end = strrchr(buf, ')');
+  if (name_end == NULL || name_end[1] != ' ' || name_end[2] == '\0') return -1;
+  *state = name_end[2];
+  return vgpu_parse_stat_start_time(buf, start);
 }
 
-/* 1 when the slot's owner is gone (dead, or its pid now belongs to another process). */
-static int slot_is_dead(const struct vgpu_region_proc* slot, int pid, int check_start_time) {
+int vgpu_proc_start_time(int pid, uint64_t* out) {
+  char state = 0;
+  return proc_stat(pid, out, &state);
+}
+
+/* 1 when the slot's owner is gone (dead, or its pid now belongs to another process). `start_time`
+ * is the slot's, read after `pid`. */
+static int slot_is_dead(const struct vgpu_region_proc* slot, int pid, uint64_t start_time,
+                        int check_start_time) {
   if (pid == (int)getpid()) return 1; /* ours from before an exec(): that image is gone */
   if (kill(pid, 0) != 0 && errno == ESRCH) return 1;
   if (!check_start_time) return 0;
   const uint32_t status = LOAD(&slot->status);
-  if (status != VGPU_SLOT_ACTIVE) return 0; /* still claiming: start_time not written yet */
+  /* Still claiming: the new owner has taken `pid` but not yet written its start time (a freed
+   * slot's start time is 0, see forget_owner), so the one read may be stale. */
+  if (status != VGPU_SLOT_ACTIVE || start_time == 0) return 0;
   uint64_t start = 0;
-  if (vgpu_proc_start_time(pid, &start) != 0) return 1;
-  return start != slot->start_time;
+  char state = 0;
+  if (proc_stat(pid, &start, &state) != 0) return 1;
+  /* A zombie (killed, its parent not waiting: e.g. an orphan under a container's PID 1 that
+   * never reaps) holds no GPU memory any more: the driver freed it when the process exited. */
+  if (state == 'Z' || state == 'X') return 1;
+  return start != start_time;
 }
 
 /* Zeroes the slot's counters, subtracting them from the totals, while the slot still belongs to
@@ -275,6 +327,15 @@ static void clear_slot_usage(struct vgpu_region* r, struct vgpu_region_proc* slo
   }
 }
 
+/* Forgets the start time of a slot about to be freed, unless the slot changed hands meanwhile
+ * (then the start time is the new owner's). A freed slot thus carries start time 0 until its next
+ * owner writes its own, which tells a full check that this owner is still claiming: without it, a
+ * reaper could compare a live claimer's start time with its predecessor's and take its slot. */
+static void forget_owner(struct vgpu_region_proc* slot, uint64_t start_time) {
+  __atomic_compare_exchange_n(&slot->start_time, &start_time, 0, 0, __ATOMIC_ACQ_REL,
+                              __ATOMIC_ACQUIRE);
+}
+
 int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
   struct vgpu_region* r = h->region;
   int reaped = 0;
@@ -282,8 +343,11 @@ int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
     if (s == h->slot) continue;
     struct vgpu_region_proc* slot = &r->procs[s];
     int pid = LOAD(&slot->pid);
-    if (pid == 0 || !slot_is_dead(slot, pid, check_start_time)) continue;
+    if (pid == 0) continue;
+    const uint64_t start_time = LOAD(&slot->start_time);
+    if (!slot_is_dead(slot, pid, start_time, check_start_time)) continue;
     clear_slot_usage(r, slot, pid);
+    if (LOAD(&slot->pid) == pid) forget_owner(slot, start_time);
     /* `status` is left to the next claimer, which rewrites it after taking `pid`. */
     if (__atomic_compare_exchange_n(&slot->pid, &pid, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       ++reaped;
@@ -306,7 +370,7 @@ int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start
         continue;
       }
       STORE(&slot->status, VGPU_SLOT_CLAIMING);
-      slot->start_time = start_time;
+      STORE(&slot->start_time, start_time);
       STORE(&slot->host_start_time, 0); /* the monitor matches the new owner anew */
       STORE(&slot->host_pid, 0);
       slot->priority = priority;
@@ -326,6 +390,7 @@ void vgpu_region_release_slot(struct vgpu_region_handle* h) {
   if (h->region == NULL || h->slot < 0) return;
   struct vgpu_region_proc* slot = &h->region->procs[h->slot];
   clear_slot_usage(h->region, slot, h->pid);
+  forget_owner(slot, LOAD(&slot->start_time));
   STORE(&slot->status, VGPU_SLOT_FREE);
   STORE(&slot->pid, 0);
   h->slot = -1;

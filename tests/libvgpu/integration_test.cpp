@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -171,27 +172,68 @@ TEST_F(LibvgpuTest, SigkillMidAllocationTwoHundredTimesLeavesZero) {
   EXPECT_EQ(UsageSeenByNextProcess(env), 0u);
 }
 
-TEST_F(LibvgpuTest, ThreeHundredConcurrentProcessInits) {
-  const Env env = BaseEnv("4g");
+// N processes of one container start at once (VGPU_INIT_PROCS, default 300), each from exec to
+// its first successful cuMemAlloc; then the same without libvgpu. Prints p50/p99 of both clocks:
+// cuInit to the allocation (libvgpu's init: region open, device registration, slot claim) and
+// exec to the allocation (loader and library load included, queueing for the CPU too).
+struct InitTimes {
+  std::vector<double> init_ms, exec_ms;
+};
+InitTimes StartAtOnce(const Env& env, int n) {
   std::vector<std::unique_ptr<Child>> children;
-  children.reserve(300);
-  for (int i = 0; i < 300; ++i) {
+  children.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Env timed = env;
+    timed["PROBE_T0_NS"] = std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now().time_since_epoch())
+                                              .count());
     children.push_back(
-        std::make_unique<Child>(std::vector<std::string>{VGPU_PROBE, "init"}, env, false));
+        std::make_unique<Child>(std::vector<std::string>{VGPU_PROBE, "init"}, timed, false));
   }
-  std::vector<double> ms;
+  InitTimes t;
   for (auto& c : children) {
     const std::string line = c->ReadLine();
     const int status = c->Wait();
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << line << c->ReadAllStderr();
-    ASSERT_EQ(line.rfind("init_ns ", 0), 0u) << line;
-    ms.push_back(std::stod(line.substr(8)) / 1e6);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << line << c->ReadAllStderr();
+    unsigned long long init_ns = 0, exec_ns = 0;
+    if (std::sscanf(line.c_str(), "init_ns %llu exec_ns %llu", &init_ns, &exec_ns) != 2) {
+      ADD_FAILURE() << line;
+      continue;
+    }
+    t.init_ms.push_back(static_cast<double>(init_ns) / 1e6);
+    t.exec_ms.push_back(static_cast<double>(exec_ns) / 1e6);
   }
-  std::sort(ms.begin(), ms.end());
-  const double p50 = ms[ms.size() / 2];
-  const double p99 = ms[ms.size() * 99 / 100];
-  std::printf("300 concurrent inits: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", p50, p99, ms.back());
-  EXPECT_LT(p99, 5000.0);  // generous: CI has 2 cores; the number is reported, not benchmarked
+  return t;
+}
+
+double Percentile(std::vector<double> v, int p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, v.size() * static_cast<size_t>(p) / 100)];
+}
+
+TEST_F(LibvgpuTest, ConcurrentProcessInits) {
+  const char* knob = std::getenv("VGPU_INIT_PROCS");
+  const int n = knob != nullptr ? std::max(1, std::atoi(knob)) : 300;
+  const Env env = BaseEnv("4g");
+  Env native = env;
+  native.erase("LD_PRELOAD");
+  const InitTimes with = StartAtOnce(env, n);
+  const InitTimes without = StartAtOnce(native, n);
+  ASSERT_EQ(with.init_ms.size(), static_cast<size_t>(n));
+  std::printf(
+      "%d concurrent inits, cuInit to first alloc: p50 %.1f ms, p99 %.1f ms, max %.1f ms with "
+      "libvgpu; p50 %.1f ms, p99 %.1f ms without\n",
+      n, Percentile(with.init_ms, 50), Percentile(with.init_ms, 99), Percentile(with.init_ms, 100),
+      Percentile(without.init_ms, 50), Percentile(without.init_ms, 99));
+  std::printf(
+      "%d concurrent inits, exec to first alloc: p50 %.1f ms, p99 %.1f ms with libvgpu; p50 %.1f "
+      "ms, p99 %.1f ms without\n",
+      n, Percentile(with.exec_ms, 50), Percentile(with.exec_ms, 99),
+      Percentile(without.exec_ms, 50), Percentile(without.exec_ms, 99));
+  // Generous: CI has 2 loaded cores; the numbers are reported (docs/reliability.md), not
+  // benchmarked.
+  EXPECT_LT(Percentile(with.init_ms, 99), 5000.0);
   EXPECT_EQ(UsageSeenByNextProcess(env), 0u);
 }
 
@@ -227,6 +269,46 @@ TEST_F(LibvgpuTest, CorruptOrUnusableRegionFallsBackWithOneLineAndKeepsLimits) {
     EXPECT_NE(r.out.find("grabbed 10\n"), std::string::npos) << c.name << "\n" << r.out;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.name << "\n" << r.err;
     EXPECT_NE(r.err.find("unusable"), std::string::npos) << r.err;
+    fs::remove(region_);
+  }
+  // Laid out by the container's first process, then scribbled on: a file grown past the layout, a
+  // device lock glibc refuses (every admission failed without a word before issue 21), a usage
+  // total above the card (every allocation refused for good before issue 21).
+  const struct {
+    std::string name;
+    std::string why;
+    void (*scribble)(std::fstream&);
+  } damaged[] = {
+      {"oversized", "it has an unexpected size",
+       [](std::fstream& f) {
+         f.seekp(sizeof(vgpu_region) + 4095);
+         f.put('\0');
+       }},
+      {"device lock", "its device locks are corrupt",
+       [](std::fstream& f) {
+         f.seekp(offsetof(vgpu_region, devices[0].lock));
+         const std::string junk(VGPU_REGION_LOCK_BYTES, '\xff');
+         f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+       }},
+      {"usage total", "its usage counters are corrupt",
+       [](std::fstream& f) {
+         const uint64_t huge = 1ull << 62;
+         f.seekp(offsetof(vgpu_region, devices[0].mem_used));
+         f.write(reinterpret_cast<const char*>(&huge), sizeof(huge));
+       }},
+  };
+  for (const auto& c : damaged) {
+    RunResult r = RunProcess(Probe({"grab", std::to_string(kMiB)}), BaseEnv("10m"));
+    ASSERT_TRUE(ExitedOk(r)) << Describe(r);
+    {
+      std::fstream f(region_, std::ios::in | std::ios::out | std::ios::binary);
+      c.scribble(f);
+    }
+    r = RunProcess(Probe({"grab", std::to_string(kMiB)}), BaseEnv("10m"));
+    ASSERT_TRUE(ExitedOk(r)) << c.name << "\n" << Describe(r);
+    EXPECT_NE(r.out.find("grabbed 10\n"), std::string::npos) << c.name << "\n" << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.name << "\n" << r.err;
+    EXPECT_NE(r.err.find("unusable: " + c.why), std::string::npos) << c.name << "\n" << r.err;
     fs::remove(region_);
   }
   // A region of another layout version.

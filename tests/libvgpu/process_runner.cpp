@@ -1,14 +1,18 @@
 #include "process_runner.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -118,6 +122,29 @@ std::string Child::ReadLine() {
   }
 }
 
+bool Child::ReadLineWithin(int timeout_ms, std::string* line) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      *line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return true;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{out_, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    char buf[1024];
+    const ssize_t n = read(out_, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+}
+
 std::string Child::ReadAllStdout() {
   std::string rest;
   rest.swap(buffer_);
@@ -144,6 +171,20 @@ int Child::Wait() {
   }
   waited_ = true;
   return status;
+}
+
+bool Child::WaitWithin(int timeout_ms, int* status) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const pid_t got = waitpid(pid_, status, WNOHANG);
+    if (got == pid_) {
+      waited_ = true;
+      return true;
+    }
+    if (got < 0 && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 RunResult RunProcess(const std::vector<std::string>& argv,

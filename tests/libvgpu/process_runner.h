@@ -21,6 +21,9 @@ class Child {
   pid_t pid() const { return pid_; }
   // Reads one line of stdout (without the newline); "" at end of file.
   std::string ReadLine();
+  // ReadLine with a deadline: false when no whole line came within `timeout_ms` (nothing is lost:
+  // a partial line stays buffered) or at end of file with nothing left.
+  bool ReadLineWithin(int timeout_ms, std::string* line);
   std::string ReadAllStdout();
   std::string ReadAllStderr();
   // Writes `line` and a newline to stdin (a child started with pipe_stdin); false on error.
@@ -28,6 +31,8 @@ class Child {
   void CloseStdin();
   // Waits and returns the raw wait status.
   int Wait();
+  // Waits at most `timeout_ms`; false (child left running) when it has not ended by then.
+  bool WaitWithin(int timeout_ms, int* status);
 
  private:
   pid_t pid_ = -1;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -133,6 +134,97 @@ TEST_F(RegionTest, ReusedPidIsReapedOnlyWithStartTimeCheck) {
   EXPECT_EQ(vgpu_region_reap(h, 1), 1);  // but it is not the same process
   EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
   EXPECT_EQ(slot.pid, 0);
+}
+
+// A child that claims a slot, reserves `bytes` and exits without releasing it (as if killed).
+// Returns its pid, not waited for when `leave_zombie`.
+pid_t ChildHoldingThenGone(const std::string& path, int dev, uint64_t bytes, bool leave_zombie) {
+  const pid_t child = fork();
+  if (child == 0) {
+    vgpu_region_handle c;
+    vgpu_region_open(path.c_str(), &c);
+    uint64_t st = 0;
+    vgpu_proc_start_time(getpid(), &st);
+    if (vgpu_region_claim_slot(&c, getpid(), st, 1) != 0) _exit(2);
+    if (vgpu_region_reserve(&c, dev, bytes) != 0) _exit(3);
+    _exit(0);
+  }
+  if (!leave_zombie) {
+    int status = 0;
+    EXPECT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  return child;
+}
+
+int SlotOf(const vgpu_region* r, pid_t pid) {
+  for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
+    if (r->procs[s].pid == pid) return s;
+  }
+  return -1;
+}
+
+// Found by review for issue 21: a freed slot kept its last owner's start time and ACTIVE status,
+// so a full reap (run before every refused allocation) that looked at a slot in the instant after
+// a new process took its pid and before it wrote its own start time compared the new owner with
+// its predecessor's start time and reaped a live process: its usage vanished from the total and
+// the slot could be claimed twice.
+TEST_F(RegionTest, SlotBeingClaimedIsNotTakenForAReusedPid) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const pid_t gone = ChildHoldingThenGone(path_, d, kMiB, false);
+  const int s = SlotOf(h->region, gone);
+  ASSERT_GE(s, 0);
+  EXPECT_EQ(vgpu_region_reap(h, 0), 1);
+  EXPECT_EQ(h->region->procs[s].start_time, 0u);  // forgotten with its owner
+  // A live process has just taken the slot (its CAS on pid) and written nothing else yet. It starts
+  // a few clock ticks (10 ms) after its predecessor, so their start times differ.
+  usleep(30000);
+  const pid_t claimer = fork();
+  if (claimer == 0) {
+    pause();
+    _exit(0);
+  }
+  __atomic_store_n(&h->region->procs[s].pid, claimer, __ATOMIC_RELEASE);
+  EXPECT_EQ(vgpu_region_reap(h, 1), 0);
+  EXPECT_EQ(h->region->procs[s].pid, claimer);
+  // Same for a slot given back at a normal exit.
+  kill(claimer, SIGKILL);
+  waitpid(claimer, nullptr, 0);
+  EXPECT_EQ(vgpu_region_reap(h, 0), 1);
+  auto* other = Open(path_);
+  uint64_t st = 0;
+  ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
+  ASSERT_EQ(vgpu_region_claim_slot(other, getpid(), st, 1), 0);
+  const int mine = other->slot;
+  vgpu_region_release_slot(other);
+  EXPECT_EQ(h->region->procs[mine].start_time, 0u);
+}
+
+// A process killed while its parent does not wait for it (an orphan under a container's PID 1
+// that never reaps) stays a zombie: kill(pid, 0) still succeeds and its start time still matches,
+// yet the driver freed its memory at exit. The full check (before refusing an allocation) reaps it.
+TEST_F(RegionTest, ZombieIsReapedByTheFullCheck) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const pid_t zombie = ChildHoldingThenGone(path_, d, 7 * kMiB, true);
+  for (int i = 0; i < 2000; ++i) {  // until it has exited (up to 2 s)
+    char state = 0;
+    std::ifstream stat("/proc/" + std::to_string(zombie) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close_paren = text.rfind(')');
+    if (close_paren != std::string::npos && close_paren + 2 < text.size()) {
+      state = text[close_paren + 2];
+    }
+    if (state == 'Z') break;
+    usleep(1000);
+  }
+  EXPECT_EQ(vgpu_region_device_used(h, d), 7 * kMiB);
+  EXPECT_EQ(vgpu_region_reap(h, 0), 0);  // the cheap check (at a claim) does not read /proc
+  EXPECT_EQ(vgpu_region_reap(h, 1), 1);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+  int status = 0;
+  EXPECT_EQ(waitpid(zombie, &status, 0), zombie);
 }
 
 TEST_F(RegionTest, SigkillDuringAdmissionLeavesConsistentTotals) {

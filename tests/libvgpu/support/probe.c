@@ -369,7 +369,83 @@ static int cmd_init(void) {
   CU(cuMemAlloc(&p, MiB));
   const uint64_t t1 = now_ns();
   CU(cuMemFree(p));
-  printf("init_ns %llu\n", (unsigned long long)(t1 - t0));
+  /* PROBE_T0_NS: the parent's CLOCK_MONOTONIC just before it started us, so that exec, the dynamic
+   * loader and the library's load count too. */
+  const char* spawned = getenv("PROBE_T0_NS");
+  if (spawned != NULL) {
+    printf("init_ns %llu exec_ns %llu\n", (unsigned long long)(t1 - t0),
+           (unsigned long long)(t1 - strtoull(spawned, NULL, 10)));
+  } else {
+    printf("init_ns %llu\n", (unsigned long long)(t1 - t0));
+  }
+  return 0;
+}
+
+/* A worker of the SIGKILL storm (tests/libvgpu/fault_test.cpp): allocations, frees and kernel
+ * launches in a loop until it is killed. Prints "ready" once its context, module and first
+ * allocation exist. */
+__attribute__((noreturn)) static int cmd_storm(void) {
+  make_context();
+  CUmodule mod;
+  const CUfunction f = fake_kernel(&mod);
+  uint64_t ns = 2000; /* 2 us kernels */
+  void* params[] = {&ns};
+  CUstream s;
+  CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr live[8] = {0};
+  CU(cuMemAlloc(&live[0], MiB));
+  printf("ready\n");
+  fflush(stdout);
+  for (unsigned i = 1;; ++i) {
+    const unsigned k = i % 8;
+    if (live[k] != 0) {
+      if (k % 2 == 0) {
+        cuMemFree(live[k]);
+      } else {
+        cuMemFreeAsync(live[k], s);
+      }
+      live[k] = 0;
+    } else if (k % 2 == 0) {
+      cuMemAlloc(&live[k], (i * 7919u) % (2 * MiB) + 1); /* may be refused: the limit is shared */
+    } else {
+      cuMemAllocAsync(&live[k], (i * 104729u) % (2 * MiB) + 1, s);
+    }
+    cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
+    if (i % 32 == 0) cuStreamSynchronize(s);
+  }
+}
+
+/* A survivor of the SIGKILL storm: holds `bytes` (cuMemAlloc) for its whole life. Each line on
+ * stdin: one more allocation of 1 MiB, a launch, a free, then "alive <region total> nvml <used>",
+ * so the test
+ * sees that nothing the killed processes left behind blocks it. Exits at end of input. */
+static int cmd_survive(uint64_t bytes) {
+  make_context();
+  CUmodule mod;
+  const CUfunction f = fake_kernel(&mod);
+  uint64_t ns = 1000;
+  void* params[] = {&ns};
+  CUdeviceptr held;
+  CU(cuMemAlloc(&held, bytes));
+  nvmlDevice_t nvml_dev;
+  CHECK(nvmlInit_v2() == NVML_SUCCESS, "nvmlInit_v2");
+  CHECK(nvmlDeviceGetHandleByIndex_v2(0, &nvml_dev) == NVML_SUCCESS, "nvml handle");
+  printf("holding\n");
+  fflush(stdout);
+  char line[64];
+  while (fgets(line, sizeof(line), stdin) != NULL) {
+    CUdeviceptr p;
+    CU(cuMemAlloc(&p, MiB));
+    CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU(cuCtxSynchronize());
+    CU(cuMemFree(p));
+    nvmlMemory_t m;
+    CHECK(nvmlDeviceGetMemoryInfo(nvml_dev, &m) == NVML_SUCCESS, "nvmlDeviceGetMemoryInfo");
+    printf("alive %llu nvml %llu\n", (unsigned long long)device_used(0),
+           (unsigned long long)m.used);
+    fflush(stdout);
+  }
+  CU(cuMemFree(held));
   return 0;
 }
 
@@ -882,9 +958,9 @@ static int cmd_smsync(void) {
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
-    fprintf(
-        stderr,
-        "usage: libvgpu_probe paths|boundary|grab N|churn|usage|init|fork|procaddr|views|hold\n");
+    fprintf(stderr,
+            "usage: libvgpu_probe paths|boundary|grab N|churn|storm|survive "
+            "N|usage|init|fork|procaddr|views|hold\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -894,6 +970,8 @@ int main(int argc, char** argv) {
   if (strcmp(cmd, "churn") == 0) return cmd_churn();
   if (strcmp(cmd, "usage") == 0) return cmd_usage();
   if (strcmp(cmd, "init") == 0) return cmd_init();
+  if (strcmp(cmd, "storm") == 0) return cmd_storm();
+  if (strcmp(cmd, "survive") == 0 && argc > 2) return cmd_survive(strtoull(argv[2], NULL, 0));
   if (strcmp(cmd, "fork") == 0) return cmd_fork();
   if (strcmp(cmd, "procaddr") == 0) return cmd_procaddr();
   if (strcmp(cmd, "procabi") == 0) return cmd_procabi();
