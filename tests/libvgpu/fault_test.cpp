@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "container_test.h"
 #include "process_runner.h"
 #include "vgpu/region_layout.h"
 
@@ -48,31 +49,8 @@ double Ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
-class FaultTest : public ::testing::Test {
+class FaultTest : public vgpu::testing::ContainerTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vgpu-libvgpu-fault-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    fs::create_directories(dir_ + "/fake");
-    region_ = dir_ + "/region.cache";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Env BaseEnv(const std::string& limit) const {
-    return Env{{"LD_PRELOAD", VGPU_LIBVGPU_SO},
-               {"LD_LIBRARY_PATH", VGPU_FAKE_DIR},
-               {"VGPU_FAKE_STATE_DIR", dir_ + "/fake"},
-               {"VGPU_FAKE_GPU_MEMORY", "16g"},
-               {"VGPU_FAKE_CONTEXT_MEMORY", "0"},
-               {"VGPU_FAKE_MODULE_MEMORY", "0"},
-               {"CUDA_DEVICE_MEMORY_SHARED_CACHE", region_},
-               {"CUDA_DEVICE_MEMORY_LIMIT", limit}};
-  }
-  static std::string Describe(const RunResult& r) {
-    return "status " + std::to_string(r.status) + "\nstdout:\n" + r.out + "stderr:\n" + r.err;
-  }
-
   // The region as the node monitor reads it: device 0's total, the sum of the slots' counters and
   // the pids holding a slot.
   struct RegionView {
@@ -98,9 +76,6 @@ class FaultTest : public ::testing::Test {
     munmap(m, sizeof(vgpu_region));
     return v;
   }
-
-  std::string dir_;
-  std::string region_;
 };
 
 // One survivor: asks for one round (alloc, launch, free) and returns the "alive" line, failing

@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "container_test.h"
 #include "process_runner.h"
 #include "vgpu/region_layout.h"
 
@@ -32,30 +33,8 @@ using Env = std::map<std::string, std::string>;
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-class LibvgpuTest : public ::testing::Test {
+class LibvgpuTest : public vgpu::testing::ContainerTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vgpu-libvgpu-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    fs::create_directories(dir_ + "/fake");
-    region_ = dir_ + "/region.cache";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // The container environment: libvgpu preloaded, the fake driver, a fresh region, no context
-  // memory (so counts are exact) unless a test sets it.
-  Env BaseEnv(const std::string& limit) const {
-    Env env{{"LD_PRELOAD", VGPU_LIBVGPU_SO},
-            {"LD_LIBRARY_PATH", VGPU_FAKE_DIR},
-            {"VGPU_FAKE_STATE_DIR", dir_ + "/fake"},
-            {"VGPU_FAKE_GPU_MEMORY", "16g"},
-            {"VGPU_FAKE_CONTEXT_MEMORY", "0"},
-            {"VGPU_FAKE_MODULE_MEMORY", "0"},
-            {"CUDA_DEVICE_MEMORY_SHARED_CACHE", region_}};
-    if (!limit.empty()) env["CUDA_DEVICE_MEMORY_LIMIT"] = limit;
-    return env;
-  }
   // BaseEnv plus an SM limit held at all times, with the limiter's exit report on stderr.
   Env SmLimitedEnv(const std::string& limit, int percent) const {
     Env env = BaseEnv(limit);
@@ -68,9 +47,6 @@ class LibvgpuTest : public ::testing::Test {
   static std::vector<std::string> Probe(std::vector<std::string> args) {
     args.insert(args.begin(), VGPU_PROBE);
     return args;
-  }
-  static std::string Describe(const RunResult& r) {
-    return "status " + std::to_string(r.status) + "\nstdout:\n" + r.out + "stderr:\n" + r.err;
   }
   static bool ExitedOk(const RunResult& r) {
     return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
@@ -85,9 +61,6 @@ class LibvgpuTest : public ::testing::Test {
     if (!std::regex_search(r.out, m, re)) return UINT64_MAX;
     return std::stoull(m[1]);
   }
-
-  std::string dir_;
-  std::string region_;
 };
 
 TEST_F(LibvgpuTest, EveryAllocationPathCountedAndReleasedExactly) {
