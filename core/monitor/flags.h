@@ -9,14 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/go_duration.h"  // ParseGoDuration, for --cleanup-grace
 #include "core/base/status.h"
 
 namespace vgpu::monitor {
-
-// Go's time.ParseDuration: an optionally signed sequence of decimal numbers with a unit each
-// (ns, us, µs, ms, s, m, h), e.g. "300ms", "-1.5h", "2h45m"; "0" alone is zero. Errors name the
-// text and the accepted form.
-Result<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
 
 struct ListenAddress {
   std::string host;  // "0.0.0.0" when the text gives none

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/base/go_duration.h"
+
 namespace vgpu::sched {
 
 using nlohmann::json;
@@ -36,55 +38,12 @@ Status ValidateLeaseTiming(const LeaseTiming& t) {
 }
 
 Result<milliseconds> ParseFlagDuration(const std::string& text) {
-  const auto bad = [&] {
+  Result<std::chrono::nanoseconds> d = ParseGoDuration(text);
+  if (!d.ok() || d->count() < 0) {
     return InvalidArgument("duration \"" + text +
                            "\" is not a Go duration such as 15s, 1m30s, 500ms or 1.5h");
-  };
-  if (text == "0") return milliseconds(0);
-  if (text.empty()) return bad();
-  double total_ms = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t start = i;
-    while (i < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) {
-      ++i;
-    }
-    if (i == start) return bad();
-    double value = 0;
-    try {
-      size_t used = 0;
-      value = std::stod(text.substr(start, i - start), &used);
-      if (used != i - start) return bad();
-    } catch (const std::exception&) {
-      return bad();
-    }
-    const size_t unit_start = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) == 0 &&
-           text[i] != '.') {
-      ++i;
-    }
-    const std::string unit = text.substr(unit_start, i - unit_start);
-    double scale = 0;
-    if (unit == "ns") {
-      scale = 1e-6;
-    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
-      scale = 1e-3;
-    } else if (unit == "ms") {
-      scale = 1;
-    } else if (unit == "s") {
-      scale = 1e3;
-    } else if (unit == "m") {
-      scale = 60e3;
-    } else if (unit == "h") {
-      scale = 3600e3;
-    } else {
-      return bad();
-    }
-    total_ms += value * scale;
   }
-  if (total_ms > 1e15) return bad();
-  return milliseconds(static_cast<int64_t>(std::llround(total_ms)));
+  return std::chrono::duration_cast<milliseconds>(*d);
 }
 
 Result<LeaseRecord> ReadLease(const json& lease) {
