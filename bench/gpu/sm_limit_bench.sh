@@ -10,7 +10,8 @@
 # "matmul small launch": the matmul and graph scenarios, the launch-bound loop, launch overhead;
 # all three take ≈11 min, more than one 10-minute device call; "shared" runs only the tenants
 # that share the GPU, with their baselines; "mixed" the launch-bound loop at 30 beside the matmul
-# loop at 70, VGPU_LIBRARY_B adding the same pair with a second build; "duty" the launch-bound
+# loop at 70, VGPU_LIBRARY_B adding the same pair with a second build; "alone" the matmul loop
+# alone at SM_BENCH_ALONE_LIMITS; "graph" CUDA graph replay at 30; "duty" the launch-bound
 # loop pausing itself without libvgpu).
 # Each tenant runs pinned to a CPU core of its own (when the machine has enough): the launch-bound
 # workload's speed is the CPU's, and an unpinned Python loop varied by ±15 % from run to run. The
@@ -86,6 +87,12 @@ if part alone; then
 run_group base_matmul matmul:native:-
 for l in ${SM_BENCH_ALONE_LIMITS:-30 70}; do run_group "matmul_$l" "matmul:$l:force"; done
 run_group base2_matmul matmul:native:-
+fi
+# Only CUDA graph replay at 30, with its baselines.
+if part graph; then
+run_group base_graph graph:native:-
+run_group graph_30 graph:30:force
+run_group base2_graph graph:native:-
 fi
 # Only the tenants that share the GPU.
 if part shared; then
@@ -178,8 +185,8 @@ def load(name):
             res.append({"error": str(e)})
     return res
 base = {}
-have_matmul = bool(glob.glob(os.path.join(out, "base_matmul-*.json")))
-for w in ("matmul", "graph") if have_matmul else ():
+# Each workload is judged against its own baselines, when this run measured them.
+for w in [w for w in ("matmul", "graph") if glob.glob(os.path.join(out, "base_%s-*.json" % w))]:
     runs = [(load(b + "_" + w) or [{}])[0].get("iters_per_s", float("nan"))
             for b in ("base", "base2")]
     base[w] = statistics.mean(runs)
@@ -190,10 +197,12 @@ print("%-16s %-8s %8s %8s %10s %s" % ("scenario", "limit", "share%", "target", "
 rows = [("matmul_10", [10]), ("matmul_30", [30]), ("matmul_50", [50]), ("matmul_70", [70]),
         ("graph_30", [30]),
         ("pair_30_70", [30, 70]), ("trio_20_30_50", [20, 30, 50])]
-for name, targets in rows if have_matmul else ():
+for name, targets in rows:
     work = name.split("_")[0]
     work = "matmul" if work in ("pair", "trio") else work
     runs = load(name)
+    if work not in base or not runs:
+        continue
     for r, t in zip(runs, targets):
         if "iters_per_s" not in r:
             print("%-16s %-8s failed: %s" % (name, t, r)); continue

@@ -180,17 +180,17 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
   const char* stats = lookup_value(lookup, ctx, VGPU_ENV_SM_STATS);
   out->sm_stats =
       stats == NULL ? 0 : (strcmp(stats, "2") == 0 ? 2 : (strcmp(stats, "0") == 0 ? 0 : 1));
-  const char* stretch = lookup_value(lookup, ctx, VGPU_ENV_SM_ALONE_STRETCH);
-  /* Long enough that an H100's clock boost after a pause (~50 ms) adds little; short enough that
-   * a window of a few seconds does not see the phase of the rhythm (docs/sm-limit.md). */
-  const uint64_t default_stretch_ms = 250;
-  uint64_t stretch_ms = default_stretch_ms;
-  if (stretch != NULL && (parse_percent(stretch, &stretch_ms) != 0 || stretch_ms > 1000)) {
-    rc = report(err, err_len, rc, "invalid %s: '%s' (expected 0-1000 ms); using 250",
-                VGPU_ENV_SM_ALONE_STRETCH, stretch);
-    stretch_ms = default_stretch_ms;
+  const char* pause = lookup_value(lookup, ctx, VGPU_ENV_SM_ALONE_PAUSE);
+  /* The pause between a lone saturating tenant's long stretches: what an H100's clock does after
+   * it decides how much work a stretch gets done (sm/budget.h, docs/sm-limit.md). */
+  const uint64_t default_pause_ms = 100;
+  uint64_t pause_ms = default_pause_ms;
+  if (pause != NULL && (parse_percent(pause, &pause_ms) != 0 || pause_ms > 1000)) {
+    rc = report(err, err_len, rc, "invalid %s: '%s' (expected 0-1000 ms); using 100",
+                VGPU_ENV_SM_ALONE_PAUSE, pause);
+    pause_ms = default_pause_ms;
   }
-  out->sm_alone_stretch_ms = (int32_t)stretch_ms;
+  out->sm_alone_pause_ms = (int32_t)pause_ms;
   const char* cache = lookup_value(lookup, ctx, VGPU_ENV_SHARED_CACHE);
   out->shared_cache_set = cache != NULL;
   copy_text(out->shared_cache, sizeof(out->shared_cache),

@@ -45,7 +45,7 @@ struct vgpu_settings {
   int32_t priority;            /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
   int oom_killer;              /* ACTIVE_OOM_KILLER */
   int sm_stats;                /* VGPU_SM_STATS: 0 off, 1 exit report */
-  int32_t sm_alone_stretch_ms; /* VGPU_SM_ALONE_STRETCH_MS: 0..1000, default 250 */
+  int32_t sm_alone_pause_ms; /* VGPU_SM_ALONE_PAUSE_MS: 0..1000, default 100 */
   int shared_cache_set;
   char shared_cache[512];  /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */
   char lock_dir[256];      /* VGPU_SM_PEER_DIR or /tmp/vgpulock */

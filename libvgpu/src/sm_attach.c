@@ -48,7 +48,7 @@ void vgpu_sm_attach(void) {
   config.policy = s->core_policy;
   config.priority = s->priority;
   config.stats = s->sm_stats;
-  config.alone_stretch_ms = s->sm_alone_stretch_ms;
+  config.alone_pause_ms = s->sm_alone_pause_ms;
   config.region = g_vgpu.region.region;
   config.region_slot = &g_vgpu.region.slot;
   memcpy(config.lock_dir, s->lock_dir, sizeof(config.lock_dir));

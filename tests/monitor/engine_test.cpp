@@ -413,7 +413,7 @@ TEST_F(MonitorEngineTest, SharingFeedbackLiftsAndRestoresTheLimit) {
     env["CUDA_DEVICE_SM_LIMIT"] = "30";
     env["GPU_CORE_UTILIZATION_POLICY"] = "default";
     env["VGPU_SM_PEER_DIR"] = dir_ + "/vgpulock";
-    env["VGPU_SM_ALONE_STRETCH_MS"] = "0";
+    env["VGPU_SM_ALONE_PAUSE_MS"] = "0";
     env["TENANT_KERNEL_US"] = "1500";
     env["TENANT_START_NS"] = std::to_string(start);
     env["TENANT_END_NS"] = std::to_string(end);

@@ -51,7 +51,7 @@
 /* GPU work (ms) a saturating tenant alone on its GPU runs between two budget waits: long stretches
  * keep the GPU at its sustained clock (docs/sm-limit.md); default 1000, 0 = the short rhythm
  * everywhere (waits of milliseconds, for a tenant that cares more for latency than throughput). */
-#define VGPU_ENV_SM_ALONE_STRETCH "VGPU_SM_ALONE_STRETCH_MS"
+#define VGPU_ENV_SM_ALONE_PAUSE "VGPU_SM_ALONE_PAUSE_MS"
 /* `vgpu run`: the libvgpu.so to preload. */
 #define VGPU_ENV_LIBRARY "VGPU_LIBRARY"
 

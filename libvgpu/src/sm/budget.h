@@ -37,7 +37,7 @@ inline void ChargeShared(int64_t* tat, int64_t now, int64_t burst_ns, int64_t co
 // What the rhythm of a throttled tenant depends on (decided by the sampler, read by the gate).
 struct RhythmInput {
   int32_t percent;     // 1..99
-  int32_t stretch_ms;  // GPU work of a long stretch (VGPU_SM_ALONE_STRETCH_MS); 0 = none
+  int32_t pause_ms;    // pause between long stretches (VGPU_SM_ALONE_PAUSE_MS); 0 = none
   bool alone;          // no other tenant used this GPU lately
   bool saturating;     // the tenant keeps the GPU busy whenever it may run
   bool yield_to_high;  // low priority, and a high-priority tenant uses this GPU
@@ -52,12 +52,16 @@ struct Rhythm {
 // milliseconds: a launch that had to wait goes once 2 ms of budget have built up, and unused
 // budget is kept for 100 ms so that bursts of requests under the limit pass untouched.
 //
-// A saturating tenant alone on its GPU instead runs stretches of up to 1 s of GPU work: an H100
+// A saturating tenant alone on its GPU instead runs long stretches between pauses of `pause_ms`
+// (the stretch follows from the limit: pause x L / (100 - L), 100 ms of work at 50 %): an H100
 // that is not saturated runs its first ~50 ms after a pause at a higher clock than it sustains
-// under full load (its power cap averages over about that long), so in short stretches a tenant
-// alone at 30 % did 1.15× the work of 30 % of its unlimited (power-capped) run. Nobody waits on a
-// saturating tenant alone, and latency is not what it is for; a tenant that is not saturating (a
-// service, a host-bound loop) keeps the short rhythm alone too.
+// under full load (its power cap averages over about that long), so in 2-ms stretches a tenant
+// alone at 30 % did 1.15x the work of 30 % of its unlimited (power-capped) run. What the clock does
+// depends on the pause: with a fixed 250-ms stretch a tenant at 50 % (250-ms pauses) got 40-46 %
+// of the unlimited work, and with a fixed 100-ms stretch one at 70 % (43-ms pauses) got 76-78 %;
+// pauses of ~100 ms gave 31.5 / 51.5 / 71.7 % at 30 / 50 / 70 (H100, 2026-11-27). Nobody waits on
+// a saturating tenant alone, and latency is not what it is for; a tenant that is not saturating
+// (a service, a host-bound loop) keeps the short rhythm alone too.
 //
 // A low-priority tenant keeps no saved-up budget while a high-priority tenant uses the GPU: it runs
 // strictly at its rate, never in bursts beside the high-priority work.
@@ -67,9 +71,11 @@ inline Rhythm RhythmFor(const RhythmInput& in) {
   constexpr int64_t kShortBurstNs = 100 * kMs;
   constexpr int64_t kLongWaitMaxNs = 1000 * kMs;
   if (in.yield_to_high) return Rhythm{0, 0};
-  if (!in.alone || !in.saturating || in.percent <= 0 || in.percent >= 100 || in.stretch_ms <= 0)
+  if (!in.alone || !in.saturating || in.percent <= 0 || in.percent >= 100 || in.pause_ms <= 0)
     return Rhythm{kShortCreditNs, kShortBurstNs};
-  int64_t wait = in.stretch_ms * kMs / in.percent * (100 - in.percent);
+  // The wait is the budget that builds up during the pause; the tenant then runs until it is
+  // spent, i.e. for pause x L / (100 - L) of GPU work.
+  int64_t wait = in.pause_ms * kMs;
   if (wait > kLongWaitMaxNs) wait = kLongWaitMaxNs;
   if (wait < kShortCreditNs) wait = kShortCreditNs;
   return Rhythm{wait, wait > kShortBurstNs ? wait : kShortBurstNs};

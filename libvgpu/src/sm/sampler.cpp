@@ -44,8 +44,10 @@ constexpr int64_t kWindowTailNs = 60'000'000;      //   whose records arrive up 
 constexpr int64_t kRatioPeriodNs = 250'000'000;    // records mode: the ratio's period
 // Estimated usage above this share of the limit: exact records. Below it the limit cannot bind
 // before the next pass notices the rise, and records would only cost a launch-heavy loop speed
-// (~1 µs per launch: 10-20 % of a PyTorch training loop at 50 % measured 31 % on an H100).
-constexpr double kNearLimit = 0.75;
+// (~1 µs per launch: 10-20 % of a PyTorch training loop). At 0.75 a training tenant at gpucores
+// 30 that used 23 % of the GPU beside another had records on all the time and the pair did 24.8
+// steps/s for 32.0 unlimited; at 0.9, 32.4 for 35.4 (H100, 2026-11-27).
+constexpr double kNearLimit = 0.9;
 constexpr double kSaturating = 0.9;
 constexpr int64_t kTurnHoldNs =
     300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
@@ -255,7 +257,7 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   }
   __atomic_store_n(&d.turn_window, PackTurn(turn), __ATOMIC_RELAXED);
   const bool high = m.high_seen_ns != 0 && now - m.high_seen_ns < kOthersMemoryNs;
-  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, g_config.alone_stretch_ms, !others,
+  const Rhythm rhythm = RhythmFor(RhythmInput{d.percent, g_config.alone_pause_ms, !others,
                                               saturating, d.priority != 0 && high});
   __atomic_store_n(&d.resume_credit_ns, rhythm.resume_credit_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&d.burst_ns, rhythm.burst_ns, __ATOMIC_RELAXED);

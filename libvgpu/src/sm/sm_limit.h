@@ -38,7 +38,7 @@ typedef struct VgpuSmConfig {
   int32_t policy;                           /* enum vgpu_core_policy */
   int32_t priority;                         /* 0 high, 1 low */
   int32_t stats;                            /* VGPU_SM_STATS level */
-  int32_t alone_stretch_ms;                 /* VGPU_SM_ALONE_STRETCH_MS */
+  int32_t alone_pause_ms;                   /* VGPU_SM_ALONE_PAUSE_MS */
   /* The container's region, and per CUDA ordinal the index of its device record (-1: none; the
    * budget is then this process's own). */
   struct vgpu_region* region;

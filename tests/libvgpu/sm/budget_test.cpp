@@ -45,19 +45,19 @@ TEST(Rhythm, Table) {
     int64_t credit;
     int64_t burst;
   } const cases[] = {
-      {{30, 1000, false, false, false}, 2 * kMs, 100 * kMs},  // shared: short stretches
-      {{30, 1000, true, false, false}, 2 * kMs, 100 * kMs},   // alone, not saturating: short
-      {{30, 1000, false, true, false}, 2 * kMs, 100 * kMs},   // saturating beside others: short
-      {{30, 1000, true, true, false},
-       1000 * kMs,
-       1000 * kMs},  // alone and saturating: up to 1 s waits
+      {{30, 100, false, false, false}, 2 * kMs, 100 * kMs},  // shared: short stretches
+      {{30, 100, true, false, false}, 2 * kMs, 100 * kMs},   // alone, not saturating: short
+      {{30, 100, false, true, false}, 2 * kMs, 100 * kMs},   // saturating beside others: short
+      // Alone and saturating: pauses of pause_ms whatever the limit (the stretch follows).
+      {{30, 100, true, true, false}, 100 * kMs, 100 * kMs},  // 43 ms of work, 100 ms of pause
+      {{50, 100, true, true, false}, 100 * kMs, 100 * kMs},
+      {{70, 100, true, true, false}, 100 * kMs, 100 * kMs},  // 233 ms of work
       {{50, 1000, true, true, false}, 1000 * kMs, 1000 * kMs},
-      {{70, 1000, true, true, false}, 428'571'420, 428'571'420},  // 1 s of work, 429 ms of waiting
-      {{90, 1000, true, true, false}, 111'111'110, 111'111'110},
-      {{30, 1000, true, true, true}, 0, 0},  // behind a high-priority tenant: no burst
-      {{0, 1000, true, true, false}, 2 * kMs, 100 * kMs},
-      {{30, 0, true, true, false}, 2 * kMs, 100 * kMs},      // long stretches turned off
-      {{50, 200, true, true, false}, 200 * kMs, 200 * kMs},  // 200 ms of work, 200 ms of waiting
+      {{50, 5000, true, true, false}, 1000 * kMs, 1000 * kMs},  // pauses of at most 1 s
+      {{50, 1, true, true, false}, 2 * kMs, 100 * kMs},         // never below the short rhythm
+      {{30, 100, true, true, true}, 0, 0},  // behind a high-priority tenant: no burst
+      {{0, 100, true, true, false}, 2 * kMs, 100 * kMs},
+      {{30, 0, true, true, false}, 2 * kMs, 100 * kMs},  // long stretches turned off
   };
   for (const Case& c : cases) {
     const Rhythm r = RhythmFor(c.in);

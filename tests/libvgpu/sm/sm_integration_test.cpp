@@ -4,7 +4,7 @@
 // like a real one (docs/fake-driver.md). Each tenant reports the GPU time its kernels got inside a
 // common window (its own count, the ground truth), and the test checks it against the limits.
 // The simulated GPU has no clock boost, so most cases run the short rhythm everywhere
-// (VGPU_SM_ALONE_STRETCH_MS=0); one case checks the long stretches of a saturating tenant alone.
+// (VGPU_SM_ALONE_PAUSE_MS=0); one case checks the long stretches of a saturating tenant alone.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -64,7 +64,7 @@ class SmLimitTest : public ::testing::Test {
             {"VGPU_FAKE_MODULE_MEMORY", "0"},
             {"CUDA_DEVICE_MEMORY_SHARED_CACHE", dir_ + "/" + t.container + ".cache"},
             {"VGPU_SM_PEER_DIR", dir_ + "/vgpulock"},
-            {"VGPU_SM_ALONE_STRETCH_MS", "0"},
+            {"VGPU_SM_ALONE_PAUSE_MS", "0"},
             {"VGPU_SM_STATS", "1"},
             {"TENANT_KERNEL_US", std::to_string(t.kernel_us)},
             {"TENANT_SYNC_EVERY", std::to_string(t.sync_every)},
@@ -247,10 +247,10 @@ TEST_F(SmLimitTest, DisabledOrFullLimitsAreUnlimited) {
   EXPECT_GT(r[0].share, base[0].share - 5) << Describe(r);
 }
 
-// A saturating tenant alone runs long stretches (up to 1 s of GPU work, for the GPU's clock
-// boost); beside another tenant its waits are short.
+// A saturating tenant alone runs long stretches between long pauses (for the GPU's clock boost);
+// beside another tenant its waits are short.
 TEST_F(SmLimitTest, LongStretchesOnlyForASaturatingTenantAlone) {
-  Tenant alone{.limit = 50, .extra = {{"VGPU_SM_ALONE_STRETCH_MS", "1000"}}};
+  Tenant alone{.limit = 50, .extra = {{"VGPU_SM_ALONE_PAUSE_MS", "1000"}}};
   auto r = RunTogether({alone}, 4.0);
   EXPECT_GE(Stat(r[0], "max_wait_ms"), 400) << Describe(r);
   Tenant other{.limit = 40, .container = "b"};
