@@ -1,5 +1,6 @@
 #include "kube/client.h"
 
+#include "core/base/http_reason.h"
 #include "kube/http_transport.h"
 
 namespace vgpu::kube {
@@ -11,39 +12,6 @@ namespace {
 constexpr const char* kJson = "application/json";
 constexpr const char* kMergePatch = "application/merge-patch+json";
 constexpr const char* kJsonPatch = "application/json-patch+json";
-
-const char* HttpReason(long code) {
-  switch (code) {
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 409:
-      return "Conflict";
-    case 410:
-      return "Gone";
-    case 415:
-      return "Unsupported Media Type";
-    case 422:
-      return "Unprocessable Entity";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "";
-  }
-}
 
 }  // namespace
 
@@ -58,7 +26,8 @@ Status StatusFromHttp(const std::string& method, const std::string& path,
   }
   if (message.empty()) message = response.body.substr(0, 200);
   std::string text = method + " " + path + ": HTTP " + std::to_string(response.code);
-  if (const char* r = HttpReason(response.code); *r) text += std::string(" ") + r;
+  if (const char* r = HttpReasonPhrase(static_cast<int>(response.code)); *r)
+    text += std::string(" ") + r;
   if (!message.empty()) text += ": " + message;
   long c = response.code;
   if (c == 404) return NotFound(text);

@@ -5,19 +5,20 @@
 //   GET /api/v1/snapshot  the node snapshot as JSON (core/monitor/snapshot_json.h; `vgpu top`)
 //   GET /healthz          200 once the first tick has run (and, with `stale_after`, while ticks
 //                         keep coming), 503 with the reason otherwise
-// It reads the monitor through a function, so tests serve a fixed snapshot.
+// It reads the monitor through a function, so tests serve a fixed snapshot. The listener is a
+// net::HttpServer (limits of net/http_limits.h); /healthz is answered by its I/O thread.
 
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "core/base/status.h"
 #include "core/monitor/snapshot.h"
+#include "net/http_limits.h"
 
-namespace httplib {
-class Server;
+namespace vgpu::net {
+class HttpServer;
 }
 
 namespace vgpu::monitor {
@@ -28,6 +29,7 @@ struct MonitorServerOptions {
   // /healthz fails when the last tick is older than this (a stuck tick thread); 0 = never.
   std::chrono::milliseconds stale_after{0};
   int worker_threads = 4;
+  net::HttpLimits limits{};
 };
 
 class MonitorServer {
@@ -50,8 +52,7 @@ class MonitorServer {
 
   MonitorServerOptions options_;
   SnapshotSource snapshot_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
+  std::unique_ptr<net::HttpServer> http_;
   std::string host_;
   int port_ = 0;
 };

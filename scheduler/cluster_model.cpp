@@ -94,7 +94,8 @@ void ClusterModel::UpsertPodLocked(const json& pod) {
   if (rec.state.uid.empty()) return;
   auto old = pods_.find(rec.state.uid);
   if (rec.state.terminal) {
-    // Terminal or being deleted: its GPUs and any reservation are free at once.
+    // Succeeded or Failed: its GPUs and any reservation are free at once. A pod being deleted
+    // keeps them until the watch says it is gone (PodState::deleting).
     if (old != pods_.end()) RemovePodLocked(rec.state.uid);
     return;
   }
@@ -236,6 +237,8 @@ ClusterModel::ReserveResult ClusterModel::Reserve(
   rec.charge = sched::ChargeOf(f.allocation);
   by_name_[{ns, name}] = uid;
   Count(rec, +1);
+  const auto& node_usage = usage_[node];
+  for (const auto& [uuid, u] : rec.footprint) out.usage_after[uuid] = node_usage.at(uuid);
   pods_.emplace(uid, std::move(rec));
   out.ok = true;
   out.allocation = std::move(f.allocation);

@@ -47,6 +47,8 @@ class ClusterModel {
     bool ok = false;
     sched::PodAllocation allocation;
     std::string message;
+    // Each chosen GPU's usage with this reservation counted (the bind's log line shows it).
+    std::map<std::string, sched::DeviceUsage> usage_after;
   };
   ReserveResult Reserve(const std::string& uid, const std::string& ns, const std::string& name,
                         const std::string& node,

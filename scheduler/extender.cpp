@@ -52,6 +52,21 @@ std::string Meta(const json& obj, const char* key) {
   return m ? StrField(*m, key) : "";
 }
 
+// spec.nodeName: set once the pod is bound.
+std::string PodNodeName(const json& pod) {
+  const json* spec = Field(pod, "spec");
+  return spec != nullptr ? StrField(*spec, "nodeName") : "";
+}
+
+std::string Annotation(const json& pod, std::string_view key) {
+  const json* m = Field(pod, "metadata");
+  if (m == nullptr || !m->is_object()) return "";
+  auto a = m->find("annotations");
+  if (a == m->end() || !a->is_object()) return "";
+  auto v = a->find(std::string(key));
+  return v != a->end() && v->is_string() ? v->get<std::string>() : "";
+}
+
 // Node names from ExtenderArgs: NodeNames (nodeCacheCapable) or Nodes.items[].metadata.name.
 bool CandidateNodes(const json& args, std::vector<std::string>& names, bool& had_nodes,
                     std::string& error) {
@@ -161,7 +176,8 @@ Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api
       return false;
     }
     std::optional<sched::PodState> owner = model_.FindPod(lock->pod_namespace, lock->pod_name);
-    if (!owner || owner->terminal || owner->bind_phase == anno::kBindPhaseFailed ||
+    if (!owner || owner->terminal || owner->deleting ||
+        owner->bind_phase == anno::kBindPhaseFailed ||
         owner->bind_phase == anno::kBindPhaseSuccess) {
       return false;  // looks stale: let the API-backed path check and take it over
     }
@@ -172,6 +188,7 @@ Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api
   admission_.defaults = options_.defaults;
   admission_.scheduler_name = options_.scheduler_name;
   admission_.core_policy = options_.core_policy;
+  admission_.overrides = options_.overrides;
 }
 
 void Extender::Remember(const std::string& uid, std::shared_ptr<const PendingPod> pending) {
@@ -438,14 +455,22 @@ VerbResult Extender::Bind(const json& args) {
   }
 
   std::shared_ptr<const PendingPod> pending = Recall(uid, /*erase=*/true);
+  // A fresh read of the pod (a GET is a quorum read): kube-scheduler 1.20 may call bind again for
+  // a pod it has already bound. Its queue takes the pod back on our own annotation patch while
+  // the first bind runs, and a later cycle's assume succeeds once the first has finished (seen
+  // in e2e churn). Placing such a pod again would rewrite the devices of a running pod and drop
+  // its usage from the model until the watch caught up; the GPU it left could be given away.
+  Result<json> pod = api_.GetPod(ns, name);
+  if (!pod.ok()) return fail("bind " + who + ": " + pod.status().ToString());
+  if (const std::string bound = PodNodeName(*pod); !bound.empty()) {
+    return fail("bind " + who + " to " + node + ": the pod is already bound to " + bound);
+  }
+  if (uid.empty()) uid = Meta(*pod, "uid");
   sched::PodRequest req;
   if (pending) {
     req = pending->request;
   } else {
-    // Not seen by this process's filter (restart, or another replica filtered): read the pod.
-    Result<json> pod = api_.GetPod(ns, name);
-    if (!pod.ok()) return fail("bind " + who + ": " + pod.status().ToString());
-    if (uid.empty()) uid = Meta(*pod, "uid");
+    // Not seen by this process's filter (restart, or another replica filtered).
     Result<sched::PodRequest> parsed =
         sched::ParsePodRequest(*pod, options_.names, options_.defaults);
     if (!parsed.ok()) return fail("bind " + who + ": " + parsed.status().message());
@@ -497,6 +522,18 @@ VerbResult Extender::Bind(const json& args) {
                   {"labels", {{std::string(anno::kVgpuNode), node}}}}}};
   Status s = api_.MergePatchPod(ns, name, patch);
   if (s.ok()) s = api_.BindPod(ns, name, uid, node);
+  if (!s.ok() && s.code() != StatusCode::kNotFound) {
+    // The binding may have gone through although the call failed (a timeout, a retried POST
+    // answered 409): then the pod holds these devices, and unreserving or marking it failed
+    // would free them in the model while it runs.
+    if (Result<json> now = api_.GetPod(ns, name);
+        now.ok() && PodNodeName(*now) == node &&
+        Annotation(*now, anno::kDevicesAllocated) == devices) {
+      log::Warn("bind call failed but the pod is bound",
+                {{"pod", who}, {"node", node}, {"error", s.ToString()}});
+      s = Status::Ok();
+    }
+  }
   if (!s.ok()) {
     // Leave nothing behind: no reservation, no lock, and a pod that says its bind failed.
     model_.Unreserve(uid);
@@ -511,10 +548,17 @@ VerbResult Extender::Bind(const json& args) {
   if (requeuer_ != nullptr) requeuer_->Forget(uid);
   const auto took = Clock::now() - start;
   metrics_.bind.Observe(took);
+  std::string used;  // per chosen GPU: slots, MiB and cores taken with this pod counted
+  for (const auto& [uuid, u] : reserved.usage_after) {
+    if (!used.empty()) used += ' ';
+    used += uuid + ":" + std::to_string(u.slots) + "/" + std::to_string(u.mem_mib) + "/" +
+            std::to_string(u.cores);
+  }
   log::VInfo(1, "bind",
              {{"pod", who},
               {"node", node},
               {"devices", devices},
+              {"used", used},
               {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(took).count()}});
   return {200, json{{"error", ""}}};
 }
@@ -532,6 +576,11 @@ VerbResult Extender::Admit(const json& review) {
                                     " (want admission.k8s.io/v1 or v1beta1)");
   }
   json response = {{"uid", StrField(*request, "uid")}, {"allowed", true}};
+  const std::string operation = StrField(*request, "operation");
+  if (!operation.empty() && operation != "CREATE") {
+    return {200,
+            json{{"apiVersion", api_version}, {"kind", "AdmissionReview"}, {"response", response}}};
+  }
   const json* kind = Field(*request, "kind");
   const json* object = Field(*request, "object");
   const bool is_pod = kind != nullptr && StrField(*kind, "kind") == "Pod";

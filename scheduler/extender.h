@@ -31,7 +31,8 @@ struct ExtenderOptions {
   sched::ResourceNames names;
   sched::RequestDefaults defaults;
   std::string scheduler_name = "hami-scheduler";
-  std::string core_policy;  // GPU_CORE_UTILIZATION_POLICY added by the webhook
+  std::string core_policy;          // GPU_CORE_UTILIZATION_POLICY added by the webhook
+  sched::OverridePolicy overrides;  // what the webhook lets pods set of vgpu's own
   bool check_handshake = true;
   std::chrono::seconds handshake_timeout{60};
   NodeLockOptions lock;
@@ -66,8 +67,11 @@ class Extender {
 
   VerbResult Filter(const nlohmann::json& args);      // ExtenderArgs -> ExtenderFilterResult
   VerbResult Prioritize(const nlohmann::json& args);  // ExtenderArgs -> HostPriorityList
-  VerbResult Bind(const nlohmann::json& args);     // ExtenderBindingArgs -> ExtenderBindingResult
-  VerbResult Admit(const nlohmann::json& review);  // AdmissionReview v1/v1beta1
+  VerbResult Bind(const nlohmann::json& args);  // ExtenderBindingArgs -> ExtenderBindingResult
+  // AdmissionReview v1/v1beta1. Decides pod CREATE only: any other operation (a registration
+  // that also sends UPDATE would carry the scheduler's and the device plugin's own annotation
+  // writes) is allowed untouched.
+  VerbResult Admit(const nlohmann::json& review);
 
   const ExtenderOptions& options() const { return options_; }
   // Asked before a bind writes anything and again right before it writes the pod (after the node

@@ -15,6 +15,7 @@
 #include "core/sched/leader_election.h"
 #include "core/sched/policy.h"
 #include "kube/config.h"
+#include "scheduler/options.h"
 #include "scheduler/scheduler_service.h"
 
 namespace {
@@ -37,28 +38,14 @@ int main(int argc, char** argv) {
       "vgpu-scheduler: kube-scheduler extender (filter/prioritize/bind) and admission "
       "webhook for vGPU pods, HAMi-compatible"};
   std::string kubeconfig, device_config, node_policy = "binpack", gpu_policy = "spread";
-  scheduler::ServerOptions server;
-  server.http_bind = ":8888";
+  scheduler::AccessFlags access;
   scheduler::ExtenderOptions ext;
   int64_t lock_timeout_ms = 30000, lock_expiry_s = 60, handshake_timeout_s = 60;
   int64_t default_mem = -1, default_cores = -1, default_gpu_num = -1;
   bool no_quota_watch = false, no_handshake = false;
   app.add_option("--kubeconfig", kubeconfig,
                  "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
-  app.add_option("--http-bind", server.http_bind,
-                 "address of the extender and plain-HTTP webhook; empty disables")
-      ->capture_default_str();
-  app.add_option("--https-bind", server.https_bind,
-                 "address of the HTTPS webhook (needs --tls-cert/--tls-key)");
-  app.add_option("--tls-cert,--cert_file", server.tls_cert,
-                 "PEM certificate of the HTTPS listener, reloaded when it changes");
-  app.add_option("--tls-key,--key_file", server.tls_key,
-                 "PEM private key of the HTTPS listener, reloaded when it changes");
-  // HAMi's spelling: one listener for everything, over TLS when a certificate is given.
-  std::string hami_http_bind;
-  app.add_option("--http_bind", hami_http_bind,
-                 "HAMi's chart: the extender and the webhook on this address, over TLS when "
-                 "--cert_file/--key_file are given (then --http-bind is off)");
+  scheduler::AddAccessFlags(app, access);  // listeners and the webhook's overrides
   bool force_overwrite = true, enable_ascend = false, enable_iluvatar = false;
   std::string node_label_selector;
   int verbosity = 1;
@@ -85,10 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-scheduler-policy", gpu_policy,
                  "default GPU policy: binpack, spread or topology-aware")
       ->capture_default_str();
-  app.add_option("--metrics-bind,--metrics-bind-address", server.metrics_bind,
-                 "address of /metrics; empty disables")
-      ->capture_default_str();
-  app.add_flag("--legacy-metrics", server.legacy_metrics,
+  app.add_flag("--legacy-metrics", access.server.legacy_metrics,
                "export HAMi's pre-v2.9 metric names in place of the hami_* ones");
   app.add_option("--node-lock-timeout", lock_timeout_ms,
                  "ms a bind waits for a node lock held by another pod")
@@ -150,15 +134,10 @@ int main(int argc, char** argv) {
     return Fail(
         "--node-label-selector is not supported: GPU nodes are the nodes whose device "
         "plugin registered an inventory");
-  if (!hami_http_bind.empty()) {
-    if (!server.tls_cert.empty() || !server.tls_key.empty()) {
-      server.https_bind = hami_http_bind;
-      server.extender_over_https = true;
-      server.http_bind = "";
-    } else {
-      server.http_bind = hami_http_bind;
-    }
-  }
+  Result<scheduler::Access> reach = scheduler::ResolveAccess(access);
+  if (!reach.ok()) return Fail(reach.status().message());
+  const scheduler::ServerOptions& server = reach->server;
+  ext.overrides = reach->overrides;
 
   config::NvidiaConfig nvidia;
   if (!device_config.empty()) {

@@ -23,11 +23,13 @@
 #include <thread>
 #include <vector>
 
+#include "core/codec/annotations.h"
 #include "scheduler/cluster_api.h"
 
 namespace vgpu::scheduler {
 
-inline constexpr const char* kCapacityFreedAnnotation = "vgpu.io/capacity-freed-at";
+// A literal in annotations.h, so data() is NUL-terminated.
+inline constexpr const char* kCapacityFreedAnnotation = annotations::kCapacityFreedAt.data();
 
 // The bookkeeping, without threads or I/O (tests/scheduler/requeue_test.cpp).
 class TurnedAwayPods {

@@ -1,12 +1,12 @@
 #include "scheduler/server.h"
 
-#include <httplib.h>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
-#include "net/http_listen.h"
-#include "net/tls_pair.h"
+#include "net/http_server.h"
+#include "net/peer_address.h"
+#include "net/tls_server_context.h"
 
 namespace vgpu::scheduler {
 
@@ -26,37 +26,42 @@ std::string FileStamp(const std::string& a, const std::string& b) {
   return out;
 }
 
-void Reply(httplib::Response& res, const VerbResult& r) {
+net::HttpResponse Reply(const VerbResult& r) {
+  net::HttpResponse res;
   res.status = r.http_status;
-  res.set_content(r.Text(), "application/json");
+  res.content_type = "application/json";
+  res.body = r.Text();
+  return res;
 }
 
 template <typename Verb>
-void Handle(const httplib::Request& req, httplib::Response& res, SchedulerMetrics& metrics,
-            Verb verb) {
+net::HttpResponse Handle(const net::HttpRequest& req, SchedulerMetrics& metrics, Verb verb) {
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) {
     metrics.bad_requests.fetch_add(1, std::memory_order_relaxed);
-    Reply(res, {400, json{{"error", "request body is not valid JSON"}}});
-    return;
+    return Reply({400, json{{"error", "request body is not valid JSON"}}});
   }
   try {
-    Reply(res, verb(body));
+    return Reply(verb(body));
   } catch (const std::exception& e) {
     // JSON type surprises deep in an object must not take the scheduler down.
     metrics.bad_requests.fetch_add(1, std::memory_order_relaxed);
-    Reply(res, {400, json{{"error", std::string("malformed request: ") + e.what()}}});
+    return Reply({400, json{{"error", std::string("malformed request: ") + e.what()}}});
   }
 }
 
-std::unique_ptr<httplib::Server> NewPlainServer(int threads) {
-  auto s = std::make_unique<httplib::Server>();
-  s->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));  // NOLINT: httplib owns it
-  };
-  s->set_payload_max_length(64 << 20);
-  s->set_tcp_nodelay(true);  // small answers: without it Nagle + delayed ACK add ~40 ms each
-  return s;
+net::HttpResponse Ok() {
+  return net::HttpResponse::Text(200, "ok");
+}
+
+std::unique_ptr<net::HttpServer> NewServer(const ServerOptions& o, const char* what, int threads,
+                                           std::shared_ptr<ssl_ctx_st> tls = nullptr) {
+  net::HttpServerOptions h;
+  h.what = what;
+  h.worker_threads = threads;
+  h.limits = o.limits;
+  h.tls = std::move(tls);
+  return std::make_unique<net::HttpServer>(std::move(h));
 }
 
 }  // namespace
@@ -87,32 +92,45 @@ Server::~Server() {
   Stop();
 }
 
-void Server::RouteApi(httplib::Server& s, bool webhook_only) {
-  s.Post("/webhook", [this](const httplib::Request& req, httplib::Response& res) {
-    Handle(req, res, metrics_, [this](const json& b) { return extender_.Admit(b); });
+void Server::RouteApi(net::HttpServer& s, bool webhook_only) {
+  s.Route("POST", "/webhook", [this](const net::HttpRequest& req) {
+    return Handle(req, metrics_, [this](const json& b) { return extender_.Admit(b); });
   });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
+  // The probes: on the I/O thread, so that they answer while binds hold every worker.
+  s.Route(
+      "GET", "/healthz", [](const net::HttpRequest&) { return Ok(); }, net::RunOn::kIoThread);
   if (webhook_only) return;
-  s.Post("/filter", [this](const httplib::Request& req, httplib::Response& res) {
-    Handle(req, res, metrics_, [this](const json& b) { return extender_.Filter(b); });
-  });
-  s.Post("/prioritize", [this](const httplib::Request& req, httplib::Response& res) {
-    Handle(req, res, metrics_, [this](const json& b) { return extender_.Prioritize(b); });
-  });
-  s.Post("/bind", [this](const httplib::Request& req, httplib::Response& res) {
-    Handle(req, res, metrics_, [this](const json& b) { return extender_.Bind(b); });
-  });
-  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ready = ready_.load();
-    res.status = ready ? 200 : 503;
-    // A standby replica is ready too: it serves filter, prioritize and the webhook; only bind
-    // needs the leader, and a readiness that followed leadership would stall rolling updates.
-    std::string text = ready ? "ready\n" : "waiting for the first node and pod lists\n";
-    if (options_.readyz_note) text += options_.readyz_note() + "\n";
-    res.set_content(text, "text/plain");
-  });
+  // The verbs read the whole cluster's GPU use and /bind writes Bindings: kube-scheduler's only.
+  const auto verb = [this](const char* path, VerbResult (Extender::*call)(const json&)) {
+    return [this, path, call](const net::HttpRequest& req) {
+      if (!options_.extender_allow_remote && !net::IsLoopbackAddress(req.remote_addr)) {
+        return Reply({403, json{{"error", std::string("vgpu-scheduler answers ") + path +
+                                              " only to kube-scheduler on its own host (127.0.0.1, "
+                                              "::1); this request came from " +
+                                              req.remote_addr +
+                                              ". Point kube-scheduler's extender urlPrefix at "
+                                              "127.0.0.1, or start vgpu-scheduler with "
+                                              "--extender-allow-remote (docs/security.md)"}}});
+      }
+      return Handle(req, metrics_, [this, call](const json& b) { return (extender_.*call)(b); });
+    };
+  };
+  s.Route("POST", "/filter", verb("/filter", &Extender::Filter));
+  s.Route("POST", "/prioritize", verb("/prioritize", &Extender::Prioritize));
+  s.Route("POST", "/bind", verb("/bind", &Extender::Bind));
+  // On the I/O thread too: readyz_note takes the elector's mutex, which is never held over I/O.
+  s.Route(
+      "GET", "/readyz",
+      [this](const net::HttpRequest&) {
+        const bool ready = ready_.load();
+        // A standby replica is ready too: it serves filter, prioritize and the webhook; only
+        // bind needs the leader, and a readiness that followed leadership would stall rolling
+        // updates.
+        std::string text = ready ? "ready" : "waiting for the first node and pod lists";
+        if (options_.readyz_note) text += "\n" + options_.readyz_note();
+        return net::HttpResponse::Text(ready ? 200 : 503, std::move(text));
+      },
+      net::RunOn::kIoThread);
 }
 
 Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& extender,
@@ -122,33 +140,29 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
     std::string host;
     int port = 0;
     VGPU_RETURN_IF_ERROR(ParseBindAddress(s->options_.http_bind, host, port));
-    s->http_ = NewPlainServer(s->options_.worker_threads);
+    s->http_ =
+        NewServer(s->options_, "vgpu-scheduler extender listener", s->options_.worker_threads);
     s->RouteApi(*s->http_, /*webhook_only=*/false);
-    Result<int> bound = net::StartServing(*s->http_, host, port, "vgpu-scheduler extender listener",
-                                          s->http_thread_);
-    if (!bound.ok()) {
-      return bound.status();
-    }
+    Result<int> bound = s->http_->Start(host, port);
+    if (!bound.ok()) return bound.status();
     s->http_port_ = *bound;
   }
   if (!s->options_.metrics_bind.empty()) {
     std::string host;
     int port = 0;
     VGPU_RETURN_IF_ERROR(ParseBindAddress(s->options_.metrics_bind, host, port));
-    s->metrics_http_ = NewPlainServer(2);
+    s->metrics_http_ = NewServer(s->options_, "vgpu-scheduler metrics listener", 2);
     Server* self = s.get();
-    s->metrics_http_->Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
-      res.set_content(self->metrics_.Render(self->model_, self->options_.legacy_metrics),
-                      "text/plain; version=0.0.4");
+    s->metrics_http_->Route("GET", "/metrics", [self](const net::HttpRequest&) {
+      net::HttpResponse res;
+      res.content_type = "text/plain; version=0.0.4";
+      res.body = self->metrics_.Render(self->model_, self->options_.legacy_metrics);
+      return res;
     });
-    s->metrics_http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("ok\n", "text/plain");
-    });
-    Result<int> bound = net::StartServing(*s->metrics_http_, host, port,
-                                          "vgpu-scheduler metrics listener", s->metrics_thread_);
-    if (!bound.ok()) {
-      return bound.status();
-    }
+    s->metrics_http_->Route(
+        "GET", "/healthz", [](const net::HttpRequest&) { return Ok(); }, net::RunOn::kIoThread);
+    Result<int> bound = s->metrics_http_->Start(host, port);
+    if (!bound.ok()) return bound.status();
     s->metrics_port_ = *bound;
   }
   if (!s->options_.https_bind.empty()) {
@@ -161,46 +175,38 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
   return s;
 }
 
-// Starts (or restarts, on the same port) the TLS listener with the files as they are now.
+// The TLS listener with the files as they are now.
 Status Server::StartHttps() {
   std::string host;
   int port = 0;
   VGPU_RETURN_IF_ERROR(ParseBindAddress(options_.https_bind, host, port));
   const std::string stamp = FileStamp(options_.tls_cert, options_.tls_key);
-  VGPU_RETURN_IF_ERROR(net::CheckTlsPair(options_.tls_cert, options_.tls_key));
-  auto next =
-      std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
-  if (!next->is_valid()) {
-    return InvalidArgument("cannot load TLS certificate " + options_.tls_cert + " and key " +
-                           options_.tls_key + " (missing, unreadable or not a matching pair)");
-  }
+  Result<std::shared_ptr<ssl_ctx_st>> ctx =
+      net::LoadTlsServerContext(options_.tls_cert, options_.tls_key);
+  if (!ctx.ok()) return ctx.status();
+  https_ =
+      NewServer(options_, "vgpu-scheduler webhook TLS listener", options_.worker_threads, *ctx);
+  RouteApi(*https_, /*webhook_only=*/!options_.extender_over_https);
+  Result<int> bound = https_->Start(host, port);
+  if (!bound.ok()) return bound.status();
+  https_port_ = *bound;
+  std::lock_guard lock(tls_mu_);
+  tls_stamp_ = stamp;
+  return Status::Ok();
+}
+
+// A new certificate and key for connections from now on; the listener and the connections open
+// keep going. A half-written or half-replaced pair fails the check and changes nothing.
+Status Server::ReloadTls() {
+  const std::string stamp = FileStamp(options_.tls_cert, options_.tls_key);
+  Result<std::shared_ptr<ssl_ctx_st>> ctx =
+      net::LoadTlsServerContext(options_.tls_cert, options_.tls_key);
+  if (!ctx.ok()) return ctx.status();
   if (FileStamp(options_.tls_cert, options_.tls_key) != stamp) {
     return Unavailable("TLS certificate or key changed while loading; the next check loads it");
   }
-  const int threads = options_.worker_threads;
-  next->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));  // NOLINT: httplib owns it
-  };
-  RouteApi(*next, /*webhook_only=*/!options_.extender_over_https);
+  https_->SetTlsContext(*ctx);
   std::lock_guard lock(tls_mu_);
-  if (https_) {
-    // Same port again: the old listener must close first.
-    port = https_port_;
-    https_->stop();
-    if (https_thread_.joinable()) https_thread_.join();
-    https_.reset();
-  }
-  const char* what = "vgpu-scheduler webhook TLS listener";
-  Result<int> bound = net::StartServing(*next, host, port, what, https_thread_);
-  for (int attempt = 0; !bound.ok() && attempt < 50 && port != 0; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    bound = net::StartServing(*next, host, port, what, https_thread_);
-  }
-  if (!bound.ok()) {
-    return bound.status();
-  }
-  https_port_ = *bound;
-  https_ = std::move(next);
   tls_stamp_ = stamp;
   return Status::Ok();
 }
@@ -213,9 +219,7 @@ void Server::WatchTls() {
     const std::string stamp = FileStamp(options_.tls_cert, options_.tls_key);
     if (stamp.empty() || stamp == tls_stamp_) continue;
     lock.unlock();
-    // A half-written or half-replaced pair fails the check; the old listener keeps serving until
-    // the new pair is whole.
-    if (StartHttps().ok()) tls_reloads_.fetch_add(1);
+    if (ReloadTls().ok()) tls_reloads_.fetch_add(1);
     lock.lock();
   }
 }
@@ -227,15 +231,9 @@ void Server::Stop() {
   }
   tls_cv_.notify_all();
   if (tls_watch_thread_.joinable()) tls_watch_thread_.join();
-  {
-    std::lock_guard lock(tls_mu_);
-    if (https_) https_->stop();
-  }
-  if (https_thread_.joinable()) https_thread_.join();
-  if (http_) http_->stop();
-  if (http_thread_.joinable()) http_thread_.join();
-  if (metrics_http_) metrics_http_->stop();
-  if (metrics_thread_.joinable()) metrics_thread_.join();
+  if (https_) https_->Stop();
+  if (http_) http_->Stop();
+  if (metrics_http_) metrics_http_->Stop();
 }
 
 }  // namespace vgpu::scheduler

@@ -1,9 +1,12 @@
 #pragma once
 
-// HTTP front of the scheduler: the extender verbs (POST /filter, /prioritize, /bind), the
-// webhook (POST /webhook), /healthz and /readyz on the plain listener; the webhook again on an
+// HTTP front of the scheduler: the extender verbs (POST /filter, /prioritize, /bind; loopback
+// peers only by default), the webhook (POST /webhook), /healthz and /readyz on the plain
+// listener; the webhook again on an
 // optional HTTPS listener whose certificate and key are reloaded when the files change; and
-// /metrics on its own listener (:9395 by default).
+// /metrics on its own listener (:9395 by default). Each listener is a net::HttpServer: bodies,
+// slow and idle clients within net/http_limits.h; /healthz and /readyz answered by its I/O thread,
+// so that binds waiting on node locks in every worker do not fail the kubelet's probes.
 
 #include <atomic>
 #include <chrono>
@@ -15,10 +18,11 @@
 #include <thread>
 
 #include "core/base/status.h"
+#include "net/http_limits.h"
 #include "scheduler/extender.h"
 
-namespace httplib {
-class Server;
+namespace vgpu::net {
+class HttpServer;
 }
 
 namespace vgpu::scheduler {
@@ -27,11 +31,17 @@ struct ServerOptions {
   std::string http_bind = "127.0.0.1:0";  // extender + webhook (plain); "" = off
   std::string https_bind;                 // webhook over TLS; "" = off
   bool extender_over_https = false;       // also filter/prioritize/bind there (HAMi's layout)
+  // filter/prioritize/bind answer loopback peers only (kube-scheduler beside us, in the same pod
+  // or on the same host): /bind posts Bindings with the scheduler's rights, so a pod that could
+  // reach it would place pods past kube-scheduler's filters. true: any peer (a kube-scheduler
+  // elsewhere; then keep the port away from tenants). docs/security.md.
+  bool extender_allow_remote = false;
   std::string tls_cert;
   std::string tls_key;
   std::string metrics_bind = "0.0.0.0:9395";  // "" = off
   bool legacy_metrics = false;
-  int worker_threads = 64;  // binds wait on node locks; keep enough threads for them
+  int worker_threads = 64;   // binds wait on node locks; keep enough threads for them
+  net::HttpLimits limits{};  // of every listener: body size, timeouts, connections
   std::chrono::milliseconds tls_reload_check{2000};
   // Adds a line to the /readyz answer (the leader-election role); unset = none.
   std::function<std::string()> readyz_note;
@@ -58,8 +68,9 @@ class Server {
 
  private:
   Server(ServerOptions options, Extender& extender, ClusterModel& model, SchedulerMetrics& metrics);
-  void RouteApi(httplib::Server& s, bool webhook_only);
+  void RouteApi(net::HttpServer& s, bool webhook_only);
   Status StartHttps();
+  Status ReloadTls();
   void WatchTls();
 
   ServerOptions options_;
@@ -68,13 +79,10 @@ class Server {
   SchedulerMetrics& metrics_;
   std::atomic<bool> ready_{false};
 
-  std::unique_ptr<httplib::Server> http_, metrics_http_;
-  std::thread http_thread_, metrics_thread_;
+  std::unique_ptr<net::HttpServer> http_, metrics_http_, https_;
   int http_port_ = 0, metrics_port_ = 0, https_port_ = 0;
 
   std::mutex tls_mu_;
-  std::unique_ptr<httplib::Server> https_;
-  std::thread https_thread_;
   std::thread tls_watch_thread_;
   std::condition_variable tls_cv_;
   bool stopping_ = false;

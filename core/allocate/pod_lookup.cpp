@@ -44,7 +44,7 @@ Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<Po
         continue;
       }
       const std::string assigned = AnnotationOf(p, kVgpuNode);
-      if (IsAllocating(p) && (assigned.empty() || assigned == node)) {
+      if (IsAllocating(p) && p.node_name == node && (assigned.empty() || assigned == node)) {
         return i;
       }
       break;  // the owner is not (or no longer) allocating here: fall back to annotations
@@ -53,7 +53,8 @@ Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<Po
   std::optional<size_t> best;
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodView& p = pods[i];
-    if (p.phase != "Pending" || !IsAllocating(p) || AnnotationOf(p, kVgpuNode) != node) {
+    if (p.phase != "Pending" || !IsAllocating(p) || p.node_name != node ||
+        AnnotationOf(p, kVgpuNode) != node) {
       continue;
     }
     if (!best || BindTimeOf(p) < BindTimeOf(pods[*best])) {
@@ -63,7 +64,7 @@ Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<Po
   if (best) {
     return *best;
   }
-  std::string why = "no pod on node " + node + " is waiting for GPUs (none is Pending with " +
+  std::string why = "no pod bound to node " + node + " is waiting for GPUs (none is Pending with " +
                     std::string(kBindPhase) + "=" + std::string(kBindPhaseAllocating) + " and " +
                     std::string(kVgpuNode) + "=" + node + ")";
   if (lock_owner) {

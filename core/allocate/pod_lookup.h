@@ -18,10 +18,15 @@ struct PodKey {
   std::string name;
 };
 
-// Index into `pods` of the pod being allocated on `node`:
-//  1. the lock owner, when it is among `pods`, assigned to `node` and still
+// Index into `pods` of the pod being allocated on `node`. kubelet allocates only for pods bound
+// to it, so a pod qualifies only with spec.nodeName == node: the lock may already name the next
+// pod, whose bind has written its annotations but not yet bound it, while kubelet still admits a
+// pod bound before (one deleted meanwhile, e2e churn); handing that Allocate the next pod's
+// devices left the next pod without an Allocate of its own (kubelet refused it).
+//  1. the lock owner, when it is among `pods`, bound to `node` and still
 //  `bind-phase=allocating`;
-//  2. otherwise the Pending pod with `bind-phase=allocating` and `hami.io/vgpu-node == node`;
+//  2. otherwise the Pending pod bound to `node` with `bind-phase=allocating` and
+//     `hami.io/vgpu-node == node`;
 //     when several qualify, the one with the earliest `hami.io/bind-time` (kubelet admits in
 //     order).
 // NotFound with an operator-readable reason when none qualifies.

@@ -20,12 +20,18 @@ inline constexpr std::string_view kDeviceCordon = "hami.io/device-cordon";
 inline constexpr std::string_view kNodeNvidiaScore = "hami.io/node-nvidia-score";
 
 // --- Pod annotations written by the scheduler (§3) -----------------------------------------
+// The device plugin's Allocate trusts them, so the admission webhook refuses pods created with
+// any of them (core/sched/control_overrides.h).
 inline constexpr std::string_view kVgpuNode = "hami.io/vgpu-node";  // also a label
 inline constexpr std::string_view kVgpuTime = "hami.io/vgpu-time";
 inline constexpr std::string_view kDevicesAllocated = "hami.io/vgpu-devices-allocated";
 inline constexpr std::string_view kDevicesToAllocate = "hami.io/vgpu-devices-to-allocate";
 inline constexpr std::string_view kBindPhase = "hami.io/bind-phase";
 inline constexpr std::string_view kBindTime = "hami.io/bind-time";
+
+// vgpu's own: set by the scheduler on a pending pod once capacity it was turned away for frees
+// up, so that kube-scheduler re-queues it (scheduler/requeue.h).
+inline constexpr std::string_view kCapacityFreedAt = "vgpu.io/capacity-freed-at";
 
 // Values of kBindPhase.
 inline constexpr std::string_view kBindPhaseAllocating = "allocating";

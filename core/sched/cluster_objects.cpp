@@ -142,8 +142,8 @@ PodState ReadPod(const json& pod) {
     s.node = Annotation(pod, anno::kVgpuNode).value_or("");
   }
   const std::string phase = Str(Member(pod, "status"), "phase");
-  s.terminal =
-      phase == "Succeeded" || phase == "Failed" || Member(meta, "deletionTimestamp").is_string();
+  s.terminal = phase == "Succeeded" || phase == "Failed";
+  s.deleting = Member(meta, "deletionTimestamp").is_string();
   if (auto devs = Annotation(pod, anno::kDevicesAllocated)) {
     Result<codec::PodDevices> decoded = codec::DecodePodDevices(*devs);
     if (decoded.ok()) {

@@ -39,9 +39,14 @@ struct PodState {
   std::string uid;
   std::string ns;
   std::string name;
-  std::string node;                         // spec.nodeName, else hami.io/vgpu-node
-  std::string bind_phase;                   // hami.io/bind-phase
-  bool terminal = false;                    // Succeeded / Failed, or being deleted
+  std::string node;        // spec.nodeName, else hami.io/vgpu-node
+  std::string bind_phase;  // hami.io/bind-phase
+  bool terminal = false;   // Succeeded / Failed: its containers have stopped
+  // deletionTimestamp set: its containers may run for the grace period, and kubelet holds its
+  // devices until they stop, so its GPUs count until the pod is gone (as kube-scheduler counts
+  // a terminating pod's resources). Freeing them earlier placed pods that kubelet then refused
+  // with UnexpectedAdmissionError (e2e churn).
+  bool deleting = false;
   std::optional<PodAllocation> allocation;  // hami.io/vgpu-devices-allocated
   std::string allocation_error;
 

@@ -121,6 +121,7 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
   Result<std::vector<codec::ContainerRequest>> asks = codec::ExtractPodRequests(pod, config.names);
   if (!asks.ok()) return Deny(asks.status().message());
   size_t k = 0;  // asks are init containers first, then app containers: the order walked here
+  std::vector<const json*> gpu_containers;
   for (const char* field : {"initContainers", "containers"}) {
     auto list = spec->find(field);
     if (list == spec->end() || list->is_null()) continue;
@@ -129,8 +130,13 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
       std::string denial =
           MutateContainer((*list)[i], (*asks)[k], path, config, d.patch, d.asks_vgpu);
       if (!denial.empty()) return Deny(denial);
+      if ((*asks)[k].AsksForGpu()) gpu_containers.push_back(&(*list)[i]);
     }
   }
+  // Before the early return: the device plugin's fallback lookup reads the system's annotations
+  // from any pending pod on its node, whether or not the pod asks for GPUs.
+  std::string overrides = OverrideDenial(pod, gpu_containers, config.core_policy, config.overrides);
+  if (!overrides.empty()) return Deny(overrides);
   if (!d.asks_vgpu) return d;
 
   if (auto n = spec->find("nodeName"); n != spec->end() && n->is_string() && !n->empty()) {

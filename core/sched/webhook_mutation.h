@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/sched/control_overrides.h"
 #include "core/sched/pod_request.h"
 #include "core/sched/quota.h"
 
@@ -18,6 +19,8 @@ struct AdmissionConfig {
   std::string scheduler_name = "hami-scheduler";
   // GPU_CORE_UTILIZATION_POLICY for vGPU containers; empty or "default" adds nothing.
   std::string core_policy;
+  // Which of vgpu's own annotations and enforcement variables pods may set (none by default).
+  OverridePolicy overrides;
 };
 
 struct AdmissionDecision {
@@ -27,8 +30,8 @@ struct AdmissionDecision {
   bool asks_vgpu = false;
 };
 
-// Decides for `pod` (the AdmissionReview's request.object). Applying the patch and admitting
-// the result again yields an empty patch (reinvocation-safe).
+// Decides for `pod` (the AdmissionReview's request.object of a CREATE). Applying the patch and
+// admitting the result again yields an empty patch (reinvocation-safe).
 AdmissionDecision AdmitPod(const nlohmann::json& pod, const AdmissionConfig& config,
                            const std::optional<NamespaceQuota>& quota);
 

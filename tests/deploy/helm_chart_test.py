@@ -207,7 +207,7 @@ def env_of(c):
 # The binaries' flags, read from their CLI11 option parsing
 
 FLAG_SOURCES = {
-    "vgpu-scheduler": ["scheduler/main.cpp"],
+    "vgpu-scheduler": ["scheduler/main.cpp", "scheduler/options.cpp"],
     "vgpu-device-plugin": ["deviceplugin/options.cpp"],
     "vgpu-monitor": ["monitor/main.cpp"],
 }
@@ -490,6 +490,11 @@ def case_default(kube):
     F.equal(flag_value(sargs, "--gpu-scheduler-policy", "default"), "spread", "default: gpu policy")
     F.check("--legacy-metrics" not in sargs, "default: --legacy-metrics")
     F.check(not flag_values(sargs, "--node-lock-expiry"), "default: --node-lock-expiry passed")
+    # docs/security.md: the verbs answer kube-scheduler beside them only; the webhook lets pods set
+    # none of vgpu's own names.
+    F.equal(flag_value(sargs, "--http-bind", "default"), "0.0.0.0:8888", "default: --http-bind")
+    for flag in ("--extender-allow-remote", "--webhook-allow-overrides", "--webhook-override-namespaces"):
+        F.check(not any(a.split("=", 1)[0] == flag for a in sargs), f"default: {flag} passed: {sargs}")
     F.equal(container(dep, "vgpu-scheduler")["image"], "vgpu/scheduler:0.1.0", "default: scheduler image")
     dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
     F.equal(container(dss["vgpu-device-plugin"], "device-plugin")["image"], "vgpu/device-plugin:0.1.0",
@@ -724,11 +729,37 @@ def case_variants():
     F.equal(wh["clientConfig"]["service"], {"name": "gpu-vgpu-scheduler", "namespace": "gpu-system", "path": "/webhook",
                                             "port": 443}, f"{what}: webhook service")
 
-    # The kube-scheduler container off: the extender alone (a kube-scheduler configured elsewhere).
+    # The kube-scheduler container off: the extender alone (a kube-scheduler configured elsewhere),
+    # whose verbs must then answer peers other than loopback.
     docs = render(sets=["scheduler.kubeScheduler.enabled=false"])
     dep = one(docs, "Deployment", "-scheduler")
     F.equal([c["name"] for c in pod_spec(dep)["containers"]], ["vgpu-scheduler"], "kubeScheduler off: containers")
+    F.check("--extender-allow-remote" in container(dep, "vgpu-scheduler")["command"],
+            "kubeScheduler off: --extender-allow-remote not passed")
     F.check(configmap_data(docs, "vgpu-scheduler") is None, "kubeScheduler off: kube-scheduler ConfigMap rendered")
+
+
+def case_overrides():
+    # What the webhook lets pods set of vgpu's own (docs/security.md): the values' names, plus
+    # CUDA_DISABLE_CONTROL where the device plugin honours it; namespaces that may set everything.
+    what = "overrides"
+    docs = render(sets=["scheduler.admissionWebhook.allowOverrides={hami.io/vgpu-devices-allocated,CUDA_DEVICE_SM_LIMIT}",
+                        "scheduler.admissionWebhook.overrideNamespaces={gpu-admins,ml-ops}",
+                        "devicePlugin.allowDisableControl=true"])
+    check_system(docs, "1.30.0", DEFAULT_NAMES, "hami-scheduler", what)
+    sargs = container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--webhook-allow-overrides", what),
+            "hami.io/vgpu-devices-allocated,CUDA_DEVICE_SM_LIMIT,CUDA_DISABLE_CONTROL", f"{what}: --webhook-allow-overrides")
+    F.equal(flag_value(sargs, "--webhook-override-namespaces", what), "gpu-admins,ml-ops",
+            f"{what}: --webhook-override-namespaces")
+    dp = container(one(docs, "DaemonSet", "-device-plugin"), "device-plugin")
+    F.check("--allow-disable-control" in dp["command"], f"{what}: device plugin --allow-disable-control")
+    # The device plugin's opt-out alone reaches the webhook too.
+    docs = render(sets=["devicePlugin.allowDisableControl=true"])
+    sargs = container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--webhook-allow-overrides", what), "CUDA_DISABLE_CONTROL",
+            f"{what}: allowDisableControl alone")
+    F.check(not flag_values(sargs, "--webhook-override-namespaces"), f"{what}: namespaces passed: {sargs}")
 
 
 def case_bad_values():
@@ -769,6 +800,7 @@ CASES = {
     "cert-manager": case_certmanager,
     "service-monitor": case_service_monitor,
     "variants": case_variants,
+    "overrides": case_overrides,
     "bad-values": case_bad_values,
 }
 

@@ -151,7 +151,7 @@ TEST(Allocator, MissingPodReleasesLockAndSaysSo) {
   auto r = f.allocator.Allocate({{"GPU-a-0"}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(r.status().message().find("no pod on node n1"), std::string::npos);
+  EXPECT_NE(r.status().message().find("no pod bound to node n1"), std::string::npos);
   EXPECT_FALSE(f.LockHeld());
 }
 

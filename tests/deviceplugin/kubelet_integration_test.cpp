@@ -309,7 +309,8 @@ TEST_F(DevicePluginBinaryTest, D_BadInputFailsThePodReleasesTheLockAndSaysWhy) {
   grpc::Status s = Allocate({"GPU-a-0"}, &resp);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_NE(s.error_message().find("no pod on node n1"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("no pod bound to node n1"), std::string::npos)
+      << s.error_message();
   auto node = api_->Get("nodes", "", "n1");
   EXPECT_EQ(Ann(*node, "hami.io/mutex.lock"), "<absent>");
 }

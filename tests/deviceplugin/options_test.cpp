@@ -75,6 +75,17 @@ TEST(ResolveOptions, FlagsMapOntoPluginOptions) {
   EXPECT_EQ(o->split.split_count, 10);
 }
 
+// docs/security.md: the plugin's only listener is kubelet's device-plugin socket, a Unix socket
+// in kubelet's directory (root on the node), named after the resource.
+TEST(ResolveOptions, DefaultListenerIsAUnixSocketInKubeletsDirectory) {
+  Flags f;
+  f.node_name = "n";
+  auto o = ResolveOptions(f, {}, {}, "1");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->device_plugin_path, "/var/lib/kubelet/device-plugins/");
+  EXPECT_EQ(o->socket_name, "vgpu-nvidia.com-gpu.sock");
+}
+
 TEST(ResolveOptions, BadSettingsAreClearErrors) {
   const std::vector<std::pair<Flags, std::string>> cases = [] {
     std::vector<std::pair<Flags, std::string>> v;

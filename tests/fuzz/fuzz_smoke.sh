@@ -20,7 +20,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DVGPU_SANITIZERS=address,undefined -DVGPU_FUZZ=ON \
-    -DVGPU_COMPONENTS="core;base;codec;config;sched;prom;scheduler;fuzz" >"$build.configure.log" 2>&1 ||
+    -DVGPU_COMPONENTS="core;base;codec;config;sched;prom;net;scheduler;fuzz" >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log"; exit 1; }
 fi
 cmake --build "$build" -j"$jobs" --target fuzz_all >"$build.build.log" 2>&1 ||

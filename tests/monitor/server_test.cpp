@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "core/monitor/flags.h"
 #include "core/monitor/snapshot_json.h"
 
 namespace vgpu::monitor {
@@ -156,6 +157,15 @@ TEST(MonitorServerStart, BadOrTakenAddressesAreErrors) {
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("cannot listen"), std::string::npos)
       << second.status().ToString();
+}
+
+// docs/security.md: by default the monitor listens on every interface on HAMi's port 9394 (its
+// Service, NodePort 31992, and Prometheus reach it there), plain HTTP without authentication.
+TEST(MonitorServerStart, DefaultAddressIsHamisPortOnEveryInterface) {
+  Result<ListenAddress> a = ParseListenAddress(MonitorServerOptions{}.metrics_bind);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->host, "0.0.0.0");
+  EXPECT_EQ(a->port, 9394);
 }
 
 }  // namespace

@@ -259,6 +259,45 @@ TEST_F(ExtenderTest, FailedBindLeavesNothingBehind) {
   EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 3000, 0}));
 }
 
+// kube-scheduler 1.20 may call bind again for a pod it has already bound (e2e churn): the second
+// call is refused and changes nothing, neither the running pod's devices nor the model's usage.
+TEST_F(ExtenderTest, SecondBindOfABoundPodIsRefusedAndChangesNothing) {
+  api_.PutNode(GpuNode("n1", 2));
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}});
+  api_.PutPod(pod);
+  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  ASSERT_EQ(extender().Bind(BindArgs(pod, "n1")).Json()["error"], "");
+  const std::string devices = Annotation("p", "hami.io/vgpu-devices-allocated");
+  ASSERT_TRUE(
+      api_.MergePatchPod("default", "p",
+                         {{"metadata", {{"annotations", {{"hami.io/bind-phase", "success"}}}}}})
+          .ok());
+  const auto usage = model_.UsageOf("n1", "GPU-n1-0");
+  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  VerbResult again = extender().Bind(BindArgs(pod, "n1"));
+  EXPECT_NE(again.Json()["error"].get<std::string>().find("already bound to n1"), std::string::npos)
+      << again.Json().dump();
+  EXPECT_EQ(Annotation("p", "hami.io/vgpu-devices-allocated"), devices);
+  EXPECT_EQ(Annotation("p", "hami.io/bind-phase"), "success");
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), usage);
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-1"), sched::DeviceUsage{});
+  EXPECT_EQ(api_.binds, 1);
+}
+
+// A binding that was made although its call failed (a lost reply) is a bind that succeeded: the
+// pod keeps its devices in the model and is not marked failed.
+TEST_F(ExtenderTest, BindingMadeDespiteAnErrorReplyCountsAsBound) {
+  api_.PutNode(GpuNode("n1", 1));
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}});
+  api_.PutPod(pod);
+  api_.lose_bind_replies = 1;
+  VerbResult r = extender().Bind(BindArgs(pod, "n1"));
+  EXPECT_EQ(r.Json()["error"], "") << r.Json().dump();
+  EXPECT_EQ(Annotation("p", "hami.io/bind-phase"), "allocating");
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 3000, 0}));
+  EXPECT_EQ(metrics_.bind_failures.load(), 0u);
+}
+
 TEST_F(ExtenderTest, DeletedAndFinishedPodsFreeTheirGpus) {
   api_.PutNode(GpuNode("n1", 1, 10000));
   json a = GpuPod("a", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "6000"}});
@@ -436,6 +475,45 @@ TEST_F(ExtenderTest, QuotaLimitsNamespaceCharge) {
   EXPECT_FALSE(w.Json()["response"]["allowed"].get<bool>());
   EXPECT_NE(w.Json()["response"]["status"]["message"].get<std::string>().find("quota"),
             std::string::npos);
+}
+
+// The webhook decides pod creation. A pod created with the annotations the scheduler writes at
+// bind is refused with a message naming them; the scheduler's and the device plugin's own writes
+// are updates (PATCH), which pass untouched even where the webhook is registered for UPDATE too.
+TEST_F(ExtenderTest, WebhookRefusesSystemAnnotationsOnCreateOnly) {
+  json forged = GpuPod("forged", {{"nvidia.com/gpu", "1"}}, "team",
+                       {{"hami.io/vgpu-devices-to-allocate", "GPU-a,NVIDIA,80000,100:;"},
+                        {"hami.io/bind-phase", "allocating"}});
+  const auto review = [&](const char* operation) {
+    json r = {{"apiVersion", "admission.k8s.io/v1"},
+              {"request", {{"uid", "u"}, {"kind", {{"kind", "Pod"}}}, {"object", forged}}}};
+    if (operation != nullptr) r["request"]["operation"] = operation;
+    return r;
+  };
+  for (const char* create : {"CREATE", static_cast<const char*>(nullptr)}) {
+    VerbResult r = extender().Admit(review(create));
+    ASSERT_EQ(r.http_status, 200);
+    const json resp = r.Json()["response"];
+    EXPECT_FALSE(resp["allowed"].get<bool>());
+    EXPECT_EQ(resp["status"]["code"], 403);
+    const std::string message = resp["status"]["message"];
+    EXPECT_NE(message.find("annotation hami.io/vgpu-devices-to-allocate"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("annotation hami.io/bind-phase"), std::string::npos) << message;
+    EXPECT_NE(message.find("--webhook-override-namespaces=team"), std::string::npos) << message;
+  }
+  for (const char* other : {"UPDATE", "DELETE", "CONNECT"}) {
+    VerbResult r = extender().Admit(review(other));
+    ASSERT_EQ(r.http_status, 200) << other;
+    const json resp = r.Json()["response"];
+    EXPECT_TRUE(resp["allowed"].get<bool>()) << other;
+    EXPECT_FALSE(resp.contains("patch")) << other;
+    EXPECT_EQ(resp["uid"], "u");
+  }
+  // An admin's allowance reaches the webhook through the extender's options.
+  options_.overrides.namespaces = {"team"};
+  extender_.reset();
+  EXPECT_TRUE(extender().Admit(review("CREATE")).Json()["response"]["allowed"].get<bool>());
 }
 
 TEST_F(ExtenderTest, WebhookAnswersBothVersions) {

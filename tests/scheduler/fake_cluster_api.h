@@ -103,10 +103,15 @@ class FakeClusterApi : public ClusterApi {
     Stamp(it->second);
     if (model_) model_->UpsertPod(it->second);
     binds++;
+    if (lose_bind_replies > 0) {
+      --lose_bind_replies;
+      return Unavailable("injected lost reply: the binding was made");
+    }
     return Status::Ok();
   }
 
   int fail_binds = 0;
+  int lose_bind_replies = 0;  // bindings that are made but answered with an error
   int fail_pod_patches = 0;
   int binds = 0;
   int node_patches = 0;

@@ -43,7 +43,9 @@ TEST(ClusterModel, UsageRebuiltFromLivePods) {
   EXPECT_EQ(m.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 2000, 20}));
   json terminating = Placed("b", "n1", "GPU-n1-0,NVIDIA,2000,20:GPU-n1-1,NVIDIA,2000,20:;");
   terminating["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
-  m.UpsertPod(terminating);
+  m.UpsertPod(terminating);  // its containers may still run: the GPUs stay counted
+  EXPECT_EQ(m.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 2000, 20}));
+  m.RemovePod(terminating);
   EXPECT_EQ(m.UsageOf("n1", "GPU-n1-0"), sched::DeviceUsage{});
 }
 

@@ -1,7 +1,10 @@
 #include "scheduler/server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -114,6 +117,73 @@ TEST_F(ServerTest, ExtenderVerbsOverHttp) {
     EXPECT_NE(m->body.find(want), std::string::npos) << want << "\n" << m->body;
   }
   server->Stop();
+}
+
+// An IPv4 address of this host other than loopback, or "" (then the test is skipped).
+std::string NonLoopbackAddress() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    if (inet_ntop(AF_INET, &a->sin_addr, text, sizeof text) != nullptr &&
+        std::string(text).rfind("127.", 0) != 0) {
+      found = text;
+    }
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+// The verbs answer kube-scheduler on this host only: a peer on the network (any pod, when the
+// listener is on 0.0.0.0 for the kubelet's probes) gets 403 and nothing is bound; the probes and
+// the webhook still answer it. --extender-allow-remote lifts it.
+TEST_F(ServerTest, ExtenderVerbsAnswerLoopbackPeersOnly) {
+  const std::string address = NonLoopbackAddress();
+  if (address.empty()) GTEST_SKIP() << "this host has no IPv4 address besides loopback";
+  api_.PutNode(testing::GpuNode("n1", 1));
+  json pod = testing::GpuPod("p", {{"nvidia.com/gpu", "1"}});
+  api_.PutPod(pod);
+  for (bool allow_remote : {false, true}) {
+    ServerOptions o;
+    o.http_bind = "0.0.0.0:0";
+    o.metrics_bind = "";
+    o.extender_allow_remote = allow_remote;
+    auto server = Start(o);
+    ASSERT_NE(server, nullptr);
+    httplib::Client remote(address, server->http_port());
+    const int want = allow_remote ? 200 : 403;
+    for (const char* path : {"/filter", "/prioritize"}) {
+      auto r = remote.Post(path, testing::FilterArgs(pod, {"n1"}).dump(), "application/json");
+      ASSERT_TRUE(r) << path;
+      EXPECT_EQ(r->status, want) << path << ": " << r->body;
+    }
+    auto b = remote.Post("/bind", testing::BindArgs(pod, "n1").dump(), "application/json");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->status, want) << b->body;
+    if (!allow_remote) {
+      EXPECT_NE(b->body.find("only to kube-scheduler on its own host"), std::string::npos);
+      EXPECT_NE(b->body.find(address), std::string::npos) << b->body;
+      EXPECT_NE(b->body.find("--extender-allow-remote"), std::string::npos) << b->body;
+      EXPECT_EQ(api_.Pod("default", "p")["metadata"]["annotations"].count("hami.io/bind-phase"),
+                0u);
+      EXPECT_EQ(remote.Get("/healthz")->status, 200);
+      EXPECT_EQ(remote.Get("/readyz")->status, 503);
+      json review = {{"apiVersion", "admission.k8s.io/v1"},
+                     {"request", {{"uid", "u"}, {"kind", {{"kind", "Pod"}}}, {"object", pod}}}};
+      EXPECT_EQ(remote.Post("/webhook", review.dump(), "application/json")->status, 200);
+      // The same server answers kube-scheduler beside it.
+      httplib::Client local("127.0.0.1", server->http_port());
+      auto f = local.Post("/filter", testing::FilterArgs(pod, {"n1"}).dump(), "application/json");
+      ASSERT_TRUE(f);
+      EXPECT_EQ(f->status, 200) << f->body;
+    } else {
+      EXPECT_EQ(json::parse(b->body)["error"], "") << b->body;
+    }
+    server->Stop();
+  }
 }
 
 TEST_F(ServerTest, LegacyMetricNames) {

@@ -5,12 +5,15 @@
 namespace vgpu::allocate {
 namespace {
 
+// A pod bound to `vgpu_node` (spec.nodeName), unless `bound` is false: its bind wrote the
+// annotations but has not bound it yet.
 PodView Pod(std::string name, std::string phase, const std::string& bind_phase,
-            const std::string& vgpu_node, const std::string& bind_time = "100") {
+            const std::string& vgpu_node, const std::string& bind_time = "100", bool bound = true) {
   PodView p;
   p.ns = "default";
   p.name = std::move(name);
   p.phase = std::move(phase);
+  if (bound) p.node_name = vgpu_node;
   if (!bind_phase.empty()) p.annotations["hami.io/bind-phase"] = bind_phase;
   if (!vgpu_node.empty()) p.annotations["hami.io/vgpu-node"] = vgpu_node;
   if (!bind_time.empty()) p.annotations["hami.io/bind-time"] = bind_time;
@@ -49,6 +52,15 @@ TEST(FindAllocatingPod, Table) {
        {Pod("a", "Pending", "allocating", "n2"), Pod("b", "Pending", "allocating", "n1")},
        PodKey{"default", "a"},
        1},
+      {"lock owner not yet bound is not the pod kubelet admits",
+       {Pod("a", "Pending", "allocating", "n1", "10"),
+        Pod("b", "Pending", "allocating", "n1", "20", /*bound=*/false)},
+       PodKey{"default", "b"},
+       0},
+      {"pod not yet bound ignored",
+       {Pod("a", "Pending", "allocating", "n1", "10", /*bound=*/false)},
+       std::nullopt,
+       std::nullopt},
       {"lock owner missing falls back",
        {Pod("a", "Pending", "allocating", "n1")},
        PodKey{"default", "gone"},

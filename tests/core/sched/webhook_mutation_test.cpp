@@ -118,6 +118,56 @@ TEST(Admission, Denials) {
   }
 }
 
+// The overrides of vgpu's own names (control_overrides_test.cpp has the table): the system's
+// annotations on any pod, enforcement variables in the containers that ask for vGPU resources.
+TEST(Admission, ControlOverrides) {
+  AdmissionConfig cfg;
+  json no_gpu = Pod({{"name", "c"}, {"image", "x"}});
+  no_gpu["metadata"]["annotations"] = {{"hami.io/vgpu-devices-to-allocate", "GPU-a,NVIDIA,1,1:;"}};
+  json opt_out = C({{"nvidia.com/gpu", "1"}});
+  opt_out["env"] = {{{"name", "CUDA_DISABLE_CONTROL"}, {"value", "true"}}};
+  json sidecar = {{"name", "side"}, {"env", opt_out["env"]}};  // asks for no vGPU
+  json with_sidecar = Pod(C({{"nvidia.com/gpu", "1"}}));
+  with_sidecar["spec"]["containers"].push_back(sidecar);
+  json init_limit = Pod(C({{"nvidia.com/gpu", "1"}}));
+  init_limit["spec"]["initContainers"] = {
+      {{"name", "i"},
+       {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}},
+       {"env", {{{"name", "CUDA_DEVICE_MEMORY_LIMIT_0"}, {"value", "0"}}}}}};
+  struct Case {
+    const char* name;
+    json pod;
+    OverridePolicy policy;
+    const char* want;  // "" = allowed
+  };
+  const Case cases[] = {
+      {"annotation on a pod without vGPUs",
+       no_gpu,
+       {},
+       "annotation hami.io/vgpu-devices-to-allocate"},
+      {"annotation allowed", no_gpu, {.allowed = {"hami.io/vgpu-devices-to-allocate"}}, ""},
+      {"opt-out in a vGPU container", Pod(opt_out), {}, "container c env CUDA_DISABLE_CONTROL"},
+      {"opt-out allowed", Pod(opt_out), {.allowed = {"CUDA_DISABLE_CONTROL"}}, ""},
+      {"opt-out in the namespace of admins", Pod(opt_out), {.namespaces = {"team"}}, ""},
+      {"opt-out in a container without vGPUs", with_sidecar, {}, ""},
+      {"limit in a vGPU init container",
+       init_limit,
+       {},
+       "container i env CUDA_DEVICE_MEMORY_LIMIT_0"},
+  };
+  for (const Case& c : cases) {
+    cfg.overrides = c.policy;
+    AdmissionDecision d = AdmitPod(c.pod, cfg, std::nullopt);
+    if (std::string(c.want).empty()) {
+      EXPECT_TRUE(d.allowed) << c.name << ": " << d.message;
+      continue;
+    }
+    EXPECT_FALSE(d.allowed) << c.name;
+    EXPECT_NE(d.message.find(c.want), std::string::npos) << c.name << ": " << d.message;
+    EXPECT_EQ(d.patch, json::array()) << c.name;
+  }
+}
+
 TEST(Admission, QuotaDenialAndAllowance) {
   AdmissionConfig cfg;
   NamespaceQuota q;

@@ -1,0 +1,53 @@
+#include "net/worker_pool.h"
+
+namespace vgpu::net {
+
+WorkerPool::WorkerPool(int threads, size_t max_queued) : max_queued_(max_queued) {
+  threads_.reserve(static_cast<size_t>(threads > 0 ? threads : 1));
+  for (int i = 0; i < (threads > 0 ? threads : 1); ++i) threads_.emplace_back([this] { Run(); });
+}
+
+WorkerPool::~WorkerPool() {
+  Shutdown();
+}
+
+bool WorkerPool::TryPost(std::function<void()> job) {
+  {
+    std::lock_guard lock(mu_);
+    // Jobs that idle workers are about to take do not wait: they do not count against the queue.
+    if (stopping_ || jobs_.size() >= max_queued_ + idle_) return false;
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+void WorkerPool::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    jobs_.clear();
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void WorkerPool::Run() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock lock(mu_);
+      ++idle_;
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      --idle_;
+      if (stopping_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+}  // namespace vgpu::net

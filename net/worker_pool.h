@@ -1,0 +1,42 @@
+#pragma once
+
+// A fixed set of threads running jobs from a bounded queue. A full queue refuses at once (the
+// caller answers "busy"), so a burst cannot pile up work and memory without bound; cpp-httplib's
+// pool queues without limit.
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace vgpu::net {
+
+class WorkerPool {
+ public:
+  WorkerPool(int threads, size_t max_queued);
+  ~WorkerPool();  // Shutdown()
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // False when `max_queued` jobs are waiting already beyond those idle workers are taking (0: run
+  // only on an idle worker), or after Shutdown.
+  bool TryPost(std::function<void()> job);
+  // Jobs running finish; jobs still queued are dropped. Idempotent.
+  void Shutdown();
+
+ private:
+  void Run();
+
+  const size_t max_queued_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  size_t idle_ = 0;  // workers waiting for a job
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace vgpu::net

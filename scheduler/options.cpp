@@ -1,0 +1,70 @@
+#include "scheduler/options.h"
+
+namespace vgpu::scheduler {
+
+void AddAccessFlags(CLI::App& app, AccessFlags& f) {
+  app.add_option("--http-bind", f.server.http_bind,
+                 "address of the extender and plain-HTTP webhook; empty disables")
+      ->capture_default_str();
+  app.add_option("--https-bind", f.server.https_bind,
+                 "address of the HTTPS webhook (needs --tls-cert/--tls-key)");
+  app.add_option("--tls-cert,--cert_file", f.server.tls_cert,
+                 "PEM certificate of the HTTPS listener, reloaded when it changes");
+  app.add_option("--tls-key,--key_file", f.server.tls_key,
+                 "PEM private key of the HTTPS listener, reloaded when it changes");
+  // HAMi's spelling: one listener for everything, over TLS when a certificate is given.
+  app.add_option("--http_bind", f.hami_http_bind,
+                 "HAMi's chart: the extender and the webhook on this address, over TLS when "
+                 "--cert_file/--key_file are given (then --http-bind is off)");
+  app.add_flag("--extender-allow-remote", f.server.extender_allow_remote,
+               "answer /filter, /prioritize and /bind from any address, not only from "
+               "kube-scheduler on this host (127.0.0.1, ::1); for a kube-scheduler elsewhere");
+  app.add_option("--metrics-bind,--metrics-bind-address", f.server.metrics_bind,
+                 "address of /metrics; empty disables")
+      ->capture_default_str();
+  app.add_option("--webhook-allow-overrides", f.allow_overrides,
+                 "comma list of vgpu's own pod annotations and enforcement variables "
+                 "(CUDA_DISABLE_CONTROL, ...) the webhook lets pods set; * = all "
+                 "(docs/security.md)")
+      ->delimiter(',');
+  app.add_option("--webhook-override-namespaces", f.override_namespaces,
+                 "comma list of namespaces whose pods may set all of them")
+      ->delimiter(',');
+}
+
+Result<Access> ResolveAccess(const AccessFlags& f) {
+  Access a;
+  a.server = f.server;
+  if (!f.hami_http_bind.empty()) {
+    if (!f.server.tls_cert.empty() || !f.server.tls_key.empty()) {
+      a.server.https_bind = f.hami_http_bind;
+      a.server.extender_over_https = true;
+      a.server.http_bind = "";
+    } else {
+      a.server.http_bind = f.hami_http_bind;
+    }
+  }
+  const std::pair<const char*, const std::string*> binds[] = {
+      {f.hami_http_bind.empty() ? "--http-bind" : "--http_bind", &a.server.http_bind},
+      {f.hami_http_bind.empty() ? "--https-bind" : "--http_bind", &a.server.https_bind},
+      {"--metrics-bind", &a.server.metrics_bind}};
+  for (const auto& [flag, text] : binds) {
+    if (text->empty()) continue;
+    std::string host;
+    int port = 0;
+    VGPU_RETURN_IF_ERROR(ParseBindAddress(*text, host, port).WithContext(flag));
+  }
+  if (!a.server.https_bind.empty() && (a.server.tls_cert.empty() || a.server.tls_key.empty())) {
+    return InvalidArgument("--https-bind " + a.server.https_bind +
+                           " needs --tls-cert and --tls-key (the webhook is served over TLS)");
+  }
+  a.overrides.allowed = f.allow_overrides;
+  VGPU_RETURN_IF_ERROR(
+      sched::ValidateOverridePolicy(a.overrides).WithContext("--webhook-allow-overrides"));
+  a.overrides.namespaces = f.override_namespaces;
+  VGPU_RETURN_IF_ERROR(sched::ValidateOverridePolicy({.namespaces = f.override_namespaces})
+                           .WithContext("--webhook-override-namespaces"));
+  return a;
+}
+
+}  // namespace vgpu::scheduler
