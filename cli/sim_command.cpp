@@ -28,6 +28,7 @@ struct SimFlags {
   uint64_t seed = 1;
   std::string node_policy;
   std::string gpu_policy;
+  std::string topology;
   std::string plugins = "auto";
   int kubelet_workers = 4;
   bool json = false;
@@ -100,6 +101,9 @@ int RunSim(const SimFlags& f, Io io) {
     if (!f.node_policy.empty()) p.node_policy = f.node_policy;
     if (!f.gpu_policy.empty()) p.gpu_policy = f.gpu_policy;
     sc->policies = {p};
+  }
+  if (!f.topology.empty()) {
+    for (sim::NodeSpec& node : sc->nodes) node.topology = f.topology;
   }
   if (Status s = sim::ValidateScenario(*sc); !s.ok()) {
     io.err << "vgpu sim: " << s.message() << "\n";
@@ -177,6 +181,9 @@ Action RegisterSim(CLI::App& parent, Io io) {
   cmd->add_option("--node-policy", f->node_policy, "run only this node policy: binpack|spread");
   cmd->add_option("--gpu-policy", f->gpu_policy,
                   "run only this GPU policy: binpack|spread|topology-aware");
+  cmd->add_option("--topology", f->topology,
+                  "GPU topology of every node, whose pair scores the device plugins publish: "
+                  "nvlink-pairs, pcie, or pairs such as 0-1=node+nv4,*=system (docs/sim.md)");
   cmd->add_option(
          "--plugins", f->plugins,
          "kubelet to device plugin: grpc (real unix sockets), inprocess (direct calls "

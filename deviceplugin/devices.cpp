@@ -39,6 +39,21 @@ codec::NodeInventory BuildInventory(const std::vector<GpuDevice>& gpus, const Sp
   return inv;
 }
 
+std::string EncodeNodePairScores(const codec::GpuTopology& topology,
+                                 const std::vector<GpuDevice>& gpus,
+                                 std::vector<std::pair<std::string, std::string>>* asymmetric) {
+  std::vector<std::string> uuids;
+  uuids.reserve(gpus.size());
+  for (const auto& g : gpus) uuids.push_back(g.uuid);
+  const codec::GpuTopology mine = codec::SelectGpus(topology, uuids);
+  std::vector<std::pair<size_t, size_t>> odd;
+  std::string scores = codec::EncodePairScores(codec::ScoreTopology(mine, &odd));
+  if (asymmetric != nullptr) {
+    for (const auto& [a, b] : odd) asymmetric->emplace_back(mine.gpus[a].uuid, mine.gpus[b].uuid);
+  }
+  return scores;
+}
+
 std::string GpuOfReplica(const std::string& replica_id) {
   size_t dash = replica_id.rfind('-');
   if (dash == std::string::npos || dash + 1 == replica_id.size()) {

@@ -5,8 +5,10 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/codec/gpu_topology.h"
 #include "core/codec/node_inventory.h"
 #include "deviceplugin/gpu_backend.h"
 
@@ -30,6 +32,13 @@ std::vector<Replica> BuildReplicas(const std::vector<GpuDevice>& gpus, int split
 
 codec::NodeInventory BuildInventory(const std::vector<GpuDevice>& gpus, const SplitConfig& split,
                                     const std::set<std::string>& unhealthy);
+
+// `hami.io/node-nvidia-score` for the GPUs the node registers (`gpus`, in that order) from the
+// backend's topology, in HAMi's form. `asymmetric` gets the UUID pairs scored 0 because their two
+// directions disagree. The plugin and `vgpu sim`'s allocator-only nodes both publish this.
+std::string EncodeNodePairScores(
+    const codec::GpuTopology& topology, const std::vector<GpuDevice>& gpus,
+    std::vector<std::pair<std::string, std::string>>* asymmetric = nullptr);
 
 // The GPU UUID of a replica ID ("GPU-x-3" -> "GPU-x"); the ID itself when it has no "-<digits>".
 std::string GpuOfReplica(const std::string& replica_id);

@@ -9,9 +9,7 @@
 
 #include "api.grpc.pb.h"
 #include "core/codec/annotations.h"
-#include "core/codec/gpu_topology.h"
 #include "core/codec/node_lock.h"
-#include "core/codec/pair_scores.h"
 #include "deviceplugin/hook_installer.h"
 
 namespace vgpu::deviceplugin {
@@ -296,16 +294,13 @@ void DevicePlugin::ComputePairScores(const std::vector<GpuDevice>& kept) {
       spdlog::warn("msg=\"no GPU pair scores: reading the topology failed\" node={} error=\"{}\"",
                    options_.node_name, topology.status().ToString());
     } else if (topology->has_value()) {
-      std::vector<std::string> uuids;
-      for (const auto& g : kept) uuids.push_back(g.uuid);
-      std::vector<std::pair<size_t, size_t>> asymmetric;
-      const codec::GpuTopology mine = codec::SelectGpus(**topology, uuids);
-      scores = codec::EncodePairScores(codec::ScoreTopology(mine, &asymmetric));
-      for (const auto& [a, b] : asymmetric) {
+      std::vector<std::pair<std::string, std::string>> asymmetric;
+      scores = EncodeNodePairScores(**topology, kept, &asymmetric);
+      for (const auto& [gpu, peer] : asymmetric) {
         spdlog::warn(
             "msg=\"asymmetric P2P link data: pair scored 0 (possible NVLink hardware or driver "
             "issue)\" node={} gpu={} peer={}",
-            options_.node_name, mine.gpus[a].uuid, mine.gpus[b].uuid);
+            options_.node_name, gpu, peer);
       }
       spdlog::info("msg=\"GPU pair scores\" node={} {}={}", options_.node_name,
                    annotations::kNodeNvidiaScore, scores);

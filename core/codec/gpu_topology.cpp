@@ -111,7 +111,7 @@ int64_t PairScore(const GpuTopology& topology, size_t i, size_t j, bool* asymmet
   }
   int64_t score = PciePoints(topology.pcie_level[i][j]);
   const int links = NvLinksBetween(topology.gpus[i], topology.gpus[j]);
-  if (NvLinkEntry(links)) score += 100LL * links;
+  if (NvLinkEntry(links)) score += kNvLinkPoints * links;
   return score;
 }
 
@@ -213,7 +213,8 @@ Result<GpuTopology> ParseTopologySpec(std::string_view spec,
   for (const auto& [p, value] : pairs) {
     SpecLink link = fallback;
     if (!ParseLink(value, &link)) {
-      return InvalidArgument("topology: bad link '" + value + "'" + format);
+      return InvalidArgument(std::string("topology: bad link '").append(value).append("'") +
+                             format);
     }
     links[p.first][p.second] = link;
     links[p.second][p.first] = link;

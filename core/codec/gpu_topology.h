@@ -15,6 +15,7 @@
 // Also the topology description shared by `--fake-gpus ...,topology=` and the fake driver's
 // VGPU_FAKE_TOPOLOGY (docs/fake-driver.md).
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ inline constexpr int kTopologyNode = 40;
 inline constexpr int kTopologySystem = 50;
 inline constexpr int kTopologyUnknown = -1;  // NVML failed or gave another value
 inline constexpr int kMaxNvLinks = 18;       // NVML_NVLINK_MAX_LINKS
+// Points per NVLink of a pair. A PCIe path scores at most 60, so a pair scoring this much or more
+// has an NVLink between its GPUs (what `vgpu sim` counts as NVLinked).
+inline constexpr int64_t kNvLinkPoints = 100;
 
 struct TopologyGpu {
   std::string uuid;

@@ -77,6 +77,27 @@ std::vector<size_t> PickTopology(const NodeView& node, const std::vector<size_t>
   return best;
 }
 
+// HAMi's single-GPU choice under topology-aware: the candidate whose pair scores to the other
+// candidates sum lowest, i.e. the GPU whose links matter least to a later multi-GPU pod (the one
+// whose NVLink partner is already taken, or a PCIe-only card), so NVLinked sets stay whole.
+// Ties keep policy order. O(candidates^2), n <= 16 in practice.
+size_t PickLeastConnected(const NodeView& node, const std::vector<size_t>& ranked) {
+  size_t pick = ranked.front();
+  long lowest = 0;
+  for (size_t k = 0; k < ranked.size(); ++k) {
+    const size_t c = ranked[k];
+    long total = 0;
+    for (size_t m : ranked) {
+      if (m != c) total += PairScore(node.pair_scores, node.gpus[c].uuid, node.gpus[m].uuid);
+    }
+    if (k == 0 || total < lowest) {
+      lowest = total;
+      pick = c;
+    }
+  }
+  return pick;
+}
+
 std::string Tally(const std::array<int, static_cast<size_t>(Reason::kCount)>& counts) {
   std::string out;
   for (size_t i = 0; i < counts.size(); ++i) {
@@ -169,8 +190,10 @@ ContainerFit FitContainer(const NodeView& node, const std::vector<DeviceUsage>& 
     pool = &numa_pool;
   }
 
-  if (pod.gpu_policy == GpuPolicy::kTopologyAware && want > 1 && !node.pair_scores.empty()) {
-    fit.indices = PickTopology(node, *pool, want);
+  if (pod.gpu_policy == GpuPolicy::kTopologyAware && !node.pair_scores.empty() &&
+      pool->size() > want) {
+    fit.indices = want == 1 ? std::vector<size_t>{PickLeastConnected(node, *pool)}
+                            : PickTopology(node, *pool, want);
   } else {
     fit.indices.assign(pool->begin(), pool->begin() + static_cast<long>(want));
   }

@@ -1,5 +1,6 @@
 #include "sim/cluster/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -102,6 +103,15 @@ std::string InvariantText(const InvariantReport& r) {
   return out;
 }
 
+// Only for runs where some node published pair scores: elsewhere every set scores 0.
+std::string TopologyText(const TopologyStats& t) {
+  if (t.scored_nodes == 0) return "";
+  return "Topology: " + std::to_string(t.multi_gpu_pods) +
+         " multi-GPU pods on nodes with pair scores, " + std::to_string(t.all_nvlinked) + " (" +
+         Percent(t.all_nvlinked, t.multi_gpu_pods) + ") on GPUs all NVLinked to each other, " +
+         "mean pair score " + FormatFixed(t.mean_pair_score(), 1) + "\n";
+}
+
 struct Summary {
   int gpus_used = 0;
   int gpus_free = 0;
@@ -167,6 +177,7 @@ std::string RenderRunText(const RunResult& run, const ReportOptions& options) {
     }
     out << rejected.Render(options.max_rows);
   }
+  out << TopologyText(run.topology);
   out << TimingText(run);
   if (run.allocate_failures > 0) {
     out << "Allocate failures on simulated kubelets: " << run.allocate_failures << "\n";
@@ -235,15 +246,32 @@ std::string RenderComparisonText(const std::vector<RunResult>& runs, const Repor
   }
   out << "GPU use at the end (vGPUs, memory, cores):\n" << gpus.Render(options.max_rows);
 
-  Table summary({"POLICY", "PLACED", "PENDING", "GPUS IN USE", "IDLE GPUS", "NODES IN USE",
-                 "PODS/S", "F+P+B P99 ms", "INVARIANTS"});
+  const bool topology = std::any_of(runs.begin(), runs.end(),
+                                    [](const RunResult& r) { return r.topology.scored_nodes > 0; });
+  std::vector<std::string> columns = {"POLICY",    "PLACED",       "PENDING", "GPUS IN USE",
+                                      "IDLE GPUS", "NODES IN USE", "PODS/S",  "F+P+B P99 ms"};
+  if (topology) {
+    columns.insert(columns.end(), {"MULTI-GPU ALL NVLINKED", "MEAN PAIR SCORE"});
+  }
+  columns.push_back("INVARIANTS");
+  Table summary(columns);
   for (const RunResult& r : runs) {
     const Summary s = Summarise(r);
-    summary.Add({r.policy.Label(), std::to_string(r.pods_placed), std::to_string(r.pods_pending),
-                 std::to_string(s.gpus_used), std::to_string(s.gpus_free),
-                 std::to_string(s.nodes_used), FormatFixed(r.pods_per_s(), 1),
-                 FormatFixed(r.schedule_ms.Percentile(99), 2),
-                 r.invariants.ok() ? "OK" : "VIOLATED"});
+    std::vector<std::string> row = {r.policy.Label(),
+                                    std::to_string(r.pods_placed),
+                                    std::to_string(r.pods_pending),
+                                    std::to_string(s.gpus_used),
+                                    std::to_string(s.gpus_free),
+                                    std::to_string(s.nodes_used),
+                                    FormatFixed(r.pods_per_s(), 1),
+                                    FormatFixed(r.schedule_ms.Percentile(99), 2)};
+    if (topology) {
+      row.push_back(std::to_string(r.topology.all_nvlinked) + "/" +
+                    std::to_string(r.topology.multi_gpu_pods));
+      row.push_back(FormatFixed(r.topology.mean_pair_score(), 1));
+    }
+    row.push_back(r.invariants.ok() ? "OK" : "VIOLATED");
+    summary.Add(std::move(row));
   }
   out << "Summary:\n" << summary.Render(0);
   for (const RunResult& r : runs) {
@@ -303,6 +331,11 @@ json RunToJson(const RunResult& run) {
           {"placements", placements},
           {"gpus", gpus},
           {"rejected", rejected},
+          {"topology",
+           {{"scored_nodes", run.topology.scored_nodes},
+            {"multi_gpu_pods", run.topology.multi_gpu_pods},
+            {"all_nvlinked", run.topology.all_nvlinked},
+            {"mean_pair_score", run.topology.mean_pair_score()}}},
           {"timing",
            {{"wall_s", run.wall_s},
             {"virtual_s", run.virtual_s},

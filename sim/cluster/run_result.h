@@ -8,6 +8,7 @@
 #include "sim/cluster/invariants.h"
 #include "sim/cluster/latency.h"
 #include "sim/cluster/scenario.h"
+#include "sim/cluster/topology_stats.h"
 
 namespace vgpu::sim {
 
@@ -41,6 +42,7 @@ struct RunResult {
   std::vector<PodPlacement> placements;  // in placement order
   std::vector<PodRejection> rejections;
   std::vector<GpuUsage> gpu_usage;  // end state
+  TopologyStats topology;           // every placement, completed pods included
   InvariantReport invariants;
   LatencyRecorder admit_ms, filter_ms, prioritize_ms, bind_ms, schedule_ms;  // schedule = f+p+b
   double wall_s = 0;

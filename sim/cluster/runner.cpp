@@ -384,6 +384,11 @@ class Run {
       pl.running = it->second->value("status", json::object()).value("phase", "") == "Running";
       if (pl.devices.empty()) pl.devices = DevicesOf(*it->second);
     }
+    const NodePairScores scores = PairScoresOfNodes(nodes.items);
+    result_.topology.scored_nodes = static_cast<int>(scores.size());
+    for (const PodPlacement& pl : result_.placements) {
+      CountPlacement(scores, pl.node, pl.devices, result_.topology);
+    }
     auto snapshot = SnapshotFromObjects(nodes.items, pods.items, o_.defaults);
     if (!snapshot.ok()) return snapshot.status().WithContext("reading the end state");
     result_.gpu_usage = ComputeGpuUsage(*snapshot);

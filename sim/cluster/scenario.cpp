@@ -47,7 +47,7 @@ Status CheckKeys(const YAML::Node& map, const std::string& where,
   for (const auto& kv : map) {
     const std::string key = kv.first.Scalar();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return InvalidArgument(where + (": unknown key '" + key + "'"));
+      return InvalidArgument(std::string(where).append(": unknown key '").append(key).append("'"));
     }
   }
   return Status::Ok();
@@ -102,10 +102,12 @@ Status ParseNodes(const YAML::Node& list, Scenario& sc) {
     const YAML::Node n = list[i];
     const std::string where = "nodes[" + std::to_string(i) + "]";
     if (!n.IsMap()) return InvalidArgument(where + ": expected a map with name and gpus");
-    VGPU_RETURN_IF_ERROR(CheckKeys(n, where, {"name", "count", "gpus"}));
+    VGPU_RETURN_IF_ERROR(CheckKeys(n, where, {"name", "count", "gpus", "topology"}));
     std::string name;
+    std::string topology;
     std::optional<int> count;
     VGPU_RETURN_IF_ERROR(WithDefault(n, "name", where, name));
+    VGPU_RETURN_IF_ERROR(WithDefault(n, "topology", where, topology));
     VGPU_RETURN_IF_ERROR(Optional(n, "count", where, count));
     if (name.empty()) return InvalidArgument(where + ".name: required");
     if (count && (*count <= 0 || *count > 100000)) {
@@ -116,6 +118,7 @@ Status ParseNodes(const YAML::Node& list, Scenario& sc) {
     for (int k = 0; k < copies; ++k) {
       NodeSpec node;
       node.name = count ? name + "-" + std::to_string(k) : name;
+      node.topology = topology;
       VGPU_RETURN_IF_ERROR(ParseGpus(n["gpus"], where, node.name, node.gpus));
       sc.nodes.push_back(std::move(node));
     }
@@ -206,6 +209,25 @@ Result<Scenario> ParseDocument(const YAML::Node& root) {
 
 }  // namespace
 
+Result<std::optional<codec::GpuTopology>> NodeTopology(const NodeSpec& node) {
+  if (node.topology.empty()) return std::optional<codec::GpuTopology>();
+  std::string_view spec = node.topology;
+  for (const TopologyPreset& p : kTopologyPresets) {
+    if (spec == p.name) spec = p.spec;
+  }
+  std::vector<std::string> uuids;
+  uuids.reserve(node.gpus.size());
+  for (const GpuSpec& g : node.gpus) uuids.push_back(g.uuid);
+  Result<codec::GpuTopology> t = codec::ParseTopologySpec(spec, uuids);
+  if (!t.ok()) {
+    std::string presets;
+    for (const TopologyPreset& p : kTopologyPresets) presets += ", " + std::string(p.name);
+    return InvalidArgument("node '" + node.name + "': " + t.status().message() + "; presets" +
+                           presets.substr(1));
+  }
+  return std::optional<codec::GpuTopology>(std::move(*t));
+}
+
 bool IsKnownNodePolicy(std::string_view policy) {
   return policy == "binpack" || policy == "spread";
 }
@@ -247,6 +269,7 @@ Status ValidateScenario(const Scenario& sc) {
       if (g.memory_mib <= 0)
         return InvalidArgument("node '" + n.name + "': GPU memory must be > 0");
     }
+    if (Result<std::optional<codec::GpuTopology>> t = NodeTopology(n); !t.ok()) return t.status();
   }
   names.clear();
   for (const PodSpec& p : sc.pods) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/codec/gpu_topology.h"
 
 namespace vgpu::sim {
 
@@ -24,7 +25,28 @@ struct GpuSpec {
 struct NodeSpec {
   std::string name;
   std::vector<GpuSpec> gpus;
+  // How the GPUs are connected: a preset (kTopologyPresets) or codec::ParseTopologySpec's text
+  // over the GPUs in list order. The node's device plugin publishes the pair scores
+  // (hami.io/node-nvidia-score) the topology-aware GPU policy reads; empty = none published.
+  std::string topology;
 };
+
+// Preset topologies by name, each a codec::ParseTopologySpec text.
+struct TopologyPreset {
+  std::string_view name;
+  std::string_view spec;
+};
+inline constexpr TopologyPreset kTopologyPresets[] = {
+    // GPUs 2k and 2k+1 joined by 4 NVLinks under one NUMA node (PCIe path `node`), every other
+    // pair across the system: the fake driver's default topology.
+    {"nvlink-pairs", "default"},
+    // No NVLink: every pair under one PCIe host bridge; all pair scores equal.
+    {"pcie", "*=hostbridge"},
+};
+
+// The node's topology, presets resolved; nullopt when it declares none. InvalidArgument naming
+// the node for a bad spec.
+Result<std::optional<codec::GpuTopology>> NodeTopology(const NodeSpec& node);
 
 // One pod with one container asking for vGPUs (HAMi resource names, see hami-compat §1).
 struct PodSpec {

@@ -97,14 +97,19 @@ Status SimNode::StartAllocatorOnly(const NodeSpec& spec, const SimNodeOptions& o
   const std::vector<deviceplugin::GpuDevice> gpus = Gpus(spec);
   deviceplugin::SplitConfig split;
   split.split_count = options.split_count;
-  const std::string inventory = codec::EncodeInventory(
+  deviceplugin::AnnotationPatch patch;
+  patch[std::string(annotations::kNodeNvidiaRegister)] = codec::EncodeInventory(
       deviceplugin::BuildInventory(gpus, split, {}), codec::InventoryFormat::kJson);
+  Result<std::optional<codec::GpuTopology>> topology = NodeTopology(spec);
+  if (!topology.ok()) return topology.status();
+  if (topology->has_value()) {
+    // What the plugin publishes at Start with --topology-score (on by default).
+    patch[std::string(annotations::kNodeNvidiaScore)] =
+        deviceplugin::EncodeNodePairScores(**topology, gpus);
+  }
   allocator_api_ = std::make_unique<deviceplugin::KubeClusterApi>(options.client);
-  VGPU_RETURN_IF_ERROR(
-      allocator_api_
-          ->PatchNodeAnnotations(spec.name,
-                                 {{std::string(annotations::kNodeNvidiaRegister), inventory}})
-          .WithContext("inventory of " + spec.name));
+  VGPU_RETURN_IF_ERROR(allocator_api_->PatchNodeAnnotations(spec.name, patch)
+                           .WithContext("inventory of " + spec.name));
   deviceplugin::AllocatorConfig config;
   config.node = spec.name;
   config.response.hook_path = options.dir + "/hook";
@@ -139,9 +144,11 @@ Status SimNode::StartPlugin(const NodeSpec& spec, const SimNodeOptions& options)
   po.install_hook = false;
   po.lock_dir = options.dir + "/vgpulock";
   po.register_with_kubelet = grpc;
+  Result<std::optional<codec::GpuTopology>> topology = NodeTopology(spec);
+  if (!topology.ok()) return topology.status();
   node->plugin_ = std::make_unique<deviceplugin::DevicePlugin>(
       po, std::make_unique<deviceplugin::KubeClusterApi>(options.client),
-      std::make_unique<deviceplugin::FakeGpuBackend>(Gpus(spec)));
+      std::make_unique<deviceplugin::FakeGpuBackend>(Gpus(spec), std::move(*topology)));
   VGPU_RETURN_IF_ERROR(node->plugin_->Start().WithContext("device plugin of " + spec.name));
 
   if (grpc) {

@@ -44,6 +44,25 @@ TEST(BuildInventory, ScalesMemoryAndCoresAndRoundTripsBothFormats) {
   }
 }
 
+// The annotation covers the GPUs the node registers, in their order; a pair whose directions
+// disagree scores 0 and is reported by UUID.
+TEST(EncodeNodePairScores, RegisteredGpusInOrderAndAsymmetricPairsByUuid) {
+  Result<codec::GpuTopology> t =
+      codec::ParseTopologySpec("0-1=node+nv4,*=system", {"GPU-a", "GPU-b", "GPU-c"});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  t->gpus[2].nvlink_remote_bus_ids.push_back(t->gpus[0].bus_id);  // c sees a link to a; a not
+  const GpuDevice a{"GPU-a", 0, "m", 1, 0};
+  const GpuDevice b{"GPU-b", 1, "m", 1, 0};
+  const GpuDevice c{"GPU-c", 2, "m", 1, 0};
+  std::vector<std::pair<std::string, std::string>> odd;
+  EXPECT_EQ(EncodeNodePairScores(*t, {b, a}, &odd),
+            R"([{"uuid":"GPU-b","score":{"GPU-a":420}},{"uuid":"GPU-a","score":{"GPU-b":420}}])");
+  EXPECT_TRUE(odd.empty());
+  EXPECT_EQ(EncodeNodePairScores(*t, {c, a}, &odd),
+            R"([{"uuid":"GPU-c","score":{"GPU-a":0}},{"uuid":"GPU-a","score":{"GPU-c":0}}])");
+  EXPECT_EQ(odd, (std::vector<std::pair<std::string, std::string>>{{"GPU-c", "GPU-a"}}));
+}
+
 TEST(GpuOfReplica, Table) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"GPU-a-0", "GPU-a"}, {"GPU-0fc3-1b2c-17", "GPU-0fc3-1b2c"},

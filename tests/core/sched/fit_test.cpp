@@ -207,6 +207,59 @@ TEST(FitPod, TopologyAwarePicksBestConnectedPair) {
   EXPECT_EQ(got, (std::vector<std::string>{"GPU-1", "GPU-3"}));
 }
 
+// A pod asking one GPU under topology-aware takes the candidate whose pair scores to the other
+// candidates sum lowest (HAMi's computeWorstSingleCard), so NVLinked pairs stay whole for
+// multi-GPU pods; ties, and nodes without scores, keep spread order. binpack and spread ignore
+// the scores.
+TEST(FitPod, TopologyAwareSingleGpuTakesTheLeastConnected) {
+  // NVLinked pairs 0-1 and 2-3 (420), every other pair PCIe (10).
+  const PairScores pairs = {{"GPU-0", {{"GPU-1", 420}, {"GPU-2", 10}, {"GPU-3", 10}}},
+                            {"GPU-1", {{"GPU-2", 10}, {"GPU-3", 10}}},
+                            {"GPU-2", {{"GPU-3", 420}}}};
+  // Only 0-1 NVLinked; GPU-2 is a PCIe-only card.
+  const PairScores one_pair = {{"GPU-0", {{"GPU-1", 420}, {"GPU-2", 10}}},
+                               {"GPU-1", {{"GPU-2", 10}}}};
+  const DeviceUsage full{10, 0, 0};         // every slot taken: not a candidate
+  const DeviceUsage some{1, 4000, 10};      // one small vGPU: spread ranks it last
+  const DeviceUsage no_room{1, 20000, 10};  // 4000 MiB left
+  const auto four = [](std::vector<DeviceUsage> usage, PairScores scores) {
+    NodeView n = Node({Gpu("GPU-0"), Gpu("GPU-1"), Gpu("GPU-2"), Gpu("GPU-3")}, std::move(usage));
+    n.pair_scores = std::move(scores);
+    return n;
+  };
+  NodeView three = Node({Gpu("GPU-0"), Gpu("GPU-1"), Gpu("GPU-2")});
+  three.pair_scores = one_pair;
+  struct Case {
+    const char* name;
+    NodeView node;
+    GpuPolicy policy;
+    int64_t mem;
+    std::string want;
+  };
+  const Case cases[] = {
+      {"partner of a full GPU is the orphan", four({full}, pairs), GpuPolicy::kTopologyAware, 1000,
+       "GPU-1"},
+      {"orphan beats the emptier GPUs of a whole pair", four({full, some}, pairs),
+       GpuPolicy::kTopologyAware, 1000, "GPU-1"},
+      {"spread takes the emptiest, breaking pair 2-3", four({full, some}, pairs),
+       GpuPolicy::kSpread, 1000, "GPU-2"},
+      {"binpack takes the fullest", four({full, {}, {}, some}, pairs), GpuPolicy::kBinpack, 1000,
+       "GPU-3"},
+      {"the PCIe-only card", three, GpuPolicy::kTopologyAware, 1000, "GPU-2"},
+      {"equal sums keep spread order", four({some}, pairs), GpuPolicy::kTopologyAware, 1000,
+       "GPU-1"},
+      {"only candidates count: the orphan has no room", four({full, no_room}, pairs),
+       GpuPolicy::kTopologyAware, 8000, "GPU-2"},
+      {"no scores: spread order", four({some}, {}), GpuPolicy::kTopologyAware, 1000, "GPU-1"},
+      {"one candidate", four({full, full, full}, pairs), GpuPolicy::kTopologyAware, 1000, "GPU-3"},
+  };
+  for (const Case& c : cases) {
+    NodeFit fit = FitPod(c.node, Ask({{1, c.mem, -1, 10}}, c.policy));
+    ASSERT_TRUE(fit.ok) << c.name << ": " << fit.message;
+    EXPECT_EQ(Uuids(fit.allocation.containers[0]), std::vector<std::string>{c.want}) << c.name;
+  }
+}
+
 TEST(FitPod, ContainersAccumulateAndInitContainersDoNot) {
   // One GPU with 10000 MiB. Init needs 8000 alone; two app containers need 5000 each.
   NodeView node = Node({Gpu("GPU-a", 10000)});

@@ -78,5 +78,18 @@ TEST(TopologyAware, DefaultFakeTopologyPicksAnEvenOddPair) {
               pair == (std::vector<std::string>{"GPU-2", "GPU-3"}));
 }
 
+TEST(TopologyAware, OneGpuTakesTheOrphanOfABrokenPairSoTheOtherPairStaysWhole) {
+  // Pairs 0-1 and 2-3. GPU-0 is held whole, GPU-1 has a small vGPU (so spread ranks it last).
+  NodeView node = PublishedNode("default");
+  node.usage[0] = {1, 1000, 100};
+  node.usage[1] = {1, 1000, 10};
+  EXPECT_EQ(Placed(node, GpuPolicy::kTopologyAware, 1), std::vector<std::string>{"GPU-1"});
+  EXPECT_EQ(Placed(node, GpuPolicy::kSpread, 1), std::vector<std::string>{"GPU-2"});
+  // The NVLinked pair 2-3 is still there for a 2-GPU pod.
+  node.usage[1] += {1, 1000, 10};
+  EXPECT_EQ(Placed(node, GpuPolicy::kTopologyAware, 2),
+            (std::vector<std::string>{"GPU-2", "GPU-3"}));
+}
+
 }  // namespace
 }  // namespace vgpu::sched

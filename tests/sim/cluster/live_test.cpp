@@ -66,7 +66,7 @@ TEST(SimLive, BuiltinScenarioOverGrpcSocketsBothPolicies) {
 TEST(SimLive, AllocateEnvReachesThePod) {
   Scenario sc;
   sc.name = "env";
-  sc.nodes.push_back(NodeSpec{"n0", {GpuSpec{"GPU-env-0", "NVIDIA A100", 40960, 0}}});
+  sc.nodes.push_back(NodeSpec{"n0", {GpuSpec{"GPU-env-0", "NVIDIA A100", 40960, 0}}, ""});
   PodSpec p;
   p.name = "p";
   p.gpus = 1;
@@ -121,12 +121,66 @@ TEST(SimLive, HundredNodesTwoThousandPodsKeepInvariants) {
   RecordProperty("pods_per_s", static_cast<int>(run->pods_per_s()));
 }
 
+// One node of 4 GPUs in NVLinked pairs 0-1 and 2-3, as its device plugin publishes them. Two small
+// pods pinned to GPUs 1 and 2 arrive first, then two 2-GPU pods: binpack puts them on the fullest
+// GPUs (1 and 2, across the pairs), topology-aware on the free pairs.
+Scenario NvLinkPairsScenario() {
+  Scenario sc;
+  sc.name = "nvlink-pairs";
+  NodeSpec node{"dgx", {}, "nvlink-pairs"};
+  for (int i = 0; i < 4; ++i) {
+    node.gpus.push_back(GpuSpec{"GPU-nv-" + std::to_string(i), "NVIDIA A100", 40960, 0});
+  }
+  sc.nodes.push_back(node);
+  for (int gpu : {1, 2}) {
+    PodSpec pin;
+    pin.name = "pin-" + std::to_string(gpu);
+    pin.gpus = 1;
+    pin.mem_mib = 4000;
+    pin.cores = 10;
+    pin.annotations["nvidia.com/use-gpuuuid"] = "GPU-nv-" + std::to_string(gpu);
+    sc.pods.push_back(pin);
+  }
+  for (int i = 0; i < 2; ++i) {
+    PodSpec pair;
+    pair.name = "pair-" + std::to_string(i);
+    pair.arrival_s = 1;
+    pair.gpus = 2;
+    pair.mem_mib = 8000;
+    pair.cores = 20;
+    sc.pods.push_back(pair);
+  }
+  return sc;
+}
+
+TEST(SimLive, TopologyAwarePutsMultiGpuPodsOnFreeNvLinkPairs) {
+  const Scenario sc = NvLinkPairsScenario();
+  // The allocator-only nodes publish the scores without the plugin: the same annotation.
+  for (PluginMode mode : {PluginMode::kInProcess, PluginMode::kAllocatorOnly}) {
+    std::vector<RunResult> runs;
+    for (const char* gpu : {"binpack", "topology-aware"}) {
+      auto run = RunScenario(sc, PolicyPair{"binpack", gpu}, Options(mode));
+      ASSERT_TRUE(run.ok()) << run.status().ToString();
+      EXPECT_TRUE(run->invariants.ok()) << RenderRunText(*run);
+      EXPECT_EQ(run->pods_placed, 4) << RenderRunText(*run);
+      EXPECT_EQ(run->topology.scored_nodes, 1);
+      EXPECT_EQ(run->topology.multi_gpu_pods, 2) << RenderRunText(*run);
+      runs.push_back(std::move(*run));
+    }
+    const std::string report = RenderComparisonText(runs);
+    EXPECT_EQ(runs[0].topology.all_nvlinked, 0) << report;  // binpack: GPUs 1 and 2, twice
+    EXPECT_DOUBLE_EQ(runs[0].topology.mean_pair_score(), 10) << report;
+    EXPECT_EQ(runs[1].topology.all_nvlinked, 2) << report;  // topology-aware: 0-1 and 2-3
+    EXPECT_DOUBLE_EQ(runs[1].topology.mean_pair_score(), 420) << report;
+  }
+}
+
 // Acceptance: 100 binds to one node at once all succeed; the node lock queues them.
 TEST(SimLive, HundredConcurrentBindsToOneNodeAllSucceed) {
   Scenario sc;
   sc.name = "one-node";
   sc.split_count = 20;
-  NodeSpec node{"only", {}};
+  NodeSpec node{"only", {}, ""};
   for (int i = 0; i < 8; ++i) {
     node.gpus.push_back(GpuSpec{"GPU-only-" + std::to_string(i), "NVIDIA H100", 81559, 0});
   }

@@ -66,6 +66,29 @@ TEST(Report, ComparisonPutsPoliciesSideBySide) {
   }
 }
 
+// The topology line and summary columns appear only when some node published pair scores.
+TEST(Report, TopologyQualityOnlyWhereNodesPublishedScores) {
+  RunResult plain = SmallRun("binpack");
+  EXPECT_EQ(RenderRunText(plain).find("Topology:"), std::string::npos);
+  EXPECT_EQ(RenderComparisonText({plain}).find("NVLINKED"), std::string::npos);
+  RunResult aware = SmallRun("binpack");
+  aware.policy.gpu_policy = "topology-aware";
+  aware.topology = TopologyStats{1, 4, 3, 4 * 300.0};
+  const std::string text = RenderRunText(aware);
+  EXPECT_NE(text.find("Topology: 4 multi-GPU pods on nodes with pair scores, 3 (75%) on GPUs all "
+                      "NVLinked to each other, mean pair score 300.0"),
+            std::string::npos)
+      << text;
+  const std::string both = RenderComparisonText({plain, aware});
+  for (const char* part : {"MULTI-GPU ALL NVLINKED", "MEAN PAIR SCORE", "3/4", "300.0", "0/0"}) {
+    EXPECT_NE(both.find(part), std::string::npos) << part << "\n" << both;
+  }
+  const nlohmann::json j = RunToJson(aware);
+  EXPECT_EQ(j["topology"]["multi_gpu_pods"], 4);
+  EXPECT_EQ(j["topology"]["all_nvlinked"], 3);
+  EXPECT_DOUBLE_EQ(j["topology"]["mean_pair_score"].get<double>(), 300.0);
+}
+
 TEST(Report, JsonCarriesCountsAndTiming) {
   const nlohmann::json j = RunToJson(SmallRun("spread"));
   EXPECT_EQ(j["pods"]["placed"], 2);

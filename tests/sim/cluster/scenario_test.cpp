@@ -99,6 +99,11 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
        "annotations"},
       {"deviceSplitCount: 0\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
        "deviceSplitCount"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}], topology: nvlink-everywhere}]",
+       "node 'a': topology: bad entry 'nvlink-everywhere'"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, count: 2}], topology: 0-2=nv4}]",
+       "beyond the 2 GPUs"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}], topology: [x]}]", "topology"},
   };
   for (const BadCase& c : cases) {
     Result<Scenario> sc = ParseScenarioYaml(c.yaml);
@@ -107,6 +112,37 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
     EXPECT_NE(sc.status().message().find(c.message_part), std::string::npos)
         << c.yaml << " -> " << sc.status().message();
   }
+}
+
+// A node's topology is a preset or the device plugin's own spec text over its GPUs in list order;
+// NodeTopology turns it into what the fake GPU backend reports.
+TEST(Scenario, NodeTopologyPresetsAndSpecs) {
+  const char* yaml = R"(
+nodes:
+  - {name: pairs, topology: nvlink-pairs, gpus: [{model: m, memory: 1, count: 4}]}
+  - {name: pcie, topology: pcie, gpus: [{model: m, memory: 1, count: 2}]}
+  - {name: own, topology: "0-2=single+nv8,*=system", gpus: [{model: m, memory: 1, count: 3}]}
+  - {name: none, gpus: [{model: m, memory: 1, count: 2}]}
+)";
+  Result<Scenario> sc = ParseScenarioYaml(yaml);
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  std::vector<codec::DevicePairScores> scores;
+  for (const NodeSpec& n : sc->nodes) {
+    Result<std::optional<codec::GpuTopology>> t = NodeTopology(n);
+    ASSERT_TRUE(t.ok()) << n.name << ": " << t.status().ToString();
+    scores.push_back(t->has_value() ? codec::ScoreTopology(**t) : codec::DevicePairScores{});
+  }
+  const auto score = [&](size_t node, size_t a, size_t b) {
+    return scores[node][a].scores.at(sc->nodes[node].gpus[b].uuid);
+  };
+  // nvlink-pairs: 0-1 and 2-3 four NVLinks under one NUMA node, the rest across the system.
+  EXPECT_EQ(score(0, 0, 1), 420);
+  EXPECT_EQ(score(0, 2, 3), 420);
+  EXPECT_EQ(score(0, 1, 2), 10);
+  EXPECT_EQ(score(1, 0, 1), 30);  // pcie: one host bridge, no NVLink
+  EXPECT_EQ(score(2, 0, 2), 850);
+  EXPECT_EQ(score(2, 0, 1), 10);
+  EXPECT_TRUE(scores[3].empty());  // no topology: no scores published
 }
 
 TEST(Scenario, BuiltinScenarioParsesWithTwoPolicies) {
