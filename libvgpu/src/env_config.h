@@ -41,10 +41,10 @@ struct vgpu_settings {
   uint32_t mem_percent[VGPU_REGION_MAX_DEVICES]; /* 0 = not a percentage */
   /* Percent of the card, 1..99; 0 = unlimited (unset, 0, >= 100, malformed, or policy disable). */
   uint32_t sm_percent[VGPU_REGION_MAX_DEVICES];
-  int32_t core_policy;         /* enum vgpu_core_policy */
-  int32_t priority;            /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
-  int oom_killer;              /* ACTIVE_OOM_KILLER */
-  int sm_stats;                /* VGPU_SM_STATS: 0 off, 1 exit report */
+  int32_t core_policy;       /* enum vgpu_core_policy */
+  int32_t priority;          /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
+  int oom_killer;            /* ACTIVE_OOM_KILLER */
+  int sm_stats;              /* VGPU_SM_STATS: 0 off, 1 exit report */
   int32_t sm_alone_pause_ms; /* VGPU_SM_ALONE_PAUSE_MS: 0..1000, default 100 */
   int shared_cache_set;
   char shared_cache[512];  /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */
