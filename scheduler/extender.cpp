@@ -58,15 +58,6 @@ std::string PodNodeName(const json& pod) {
   return spec != nullptr ? StrField(*spec, "nodeName") : "";
 }
 
-std::string Annotation(const json& pod, std::string_view key) {
-  const json* m = Field(pod, "metadata");
-  if (m == nullptr || !m->is_object()) return "";
-  auto a = m->find("annotations");
-  if (a == m->end() || !a->is_object()) return "";
-  auto v = a->find(std::string(key));
-  return v != a->end() && v->is_string() ? v->get<std::string>() : "";
-}
-
 // Node names from ExtenderArgs: NodeNames (nodeCacheCapable) or Nodes.items[].metadata.name.
 bool CandidateNodes(const json& args, std::vector<std::string>& names, bool& had_nodes,
                     std::string& error) {
@@ -528,7 +519,7 @@ VerbResult Extender::Bind(const json& args) {
     // would free them in the model while it runs.
     if (Result<json> now = api_.GetPod(ns, name);
         now.ok() && PodNodeName(*now) == node &&
-        Annotation(*now, anno::kDevicesAllocated) == devices) {
+        sched::ObjectAnnotation(*now, anno::kDevicesAllocated) == devices) {
       log::Warn("bind call failed but the pod is bound",
                 {{"pod", who}, {"node", node}, {"error", s.ToString()}});
       s = Status::Ok();

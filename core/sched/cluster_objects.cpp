@@ -28,14 +28,6 @@ const json& Member(const json& obj, const char* key) {
   return it == obj.end() ? kNull : *it;
 }
 
-std::optional<std::string> Annotation(const json& obj, std::string_view key) {
-  const json& annos = Member(Member(obj, "metadata"), "annotations");
-  if (!annos.is_object()) return std::nullopt;
-  auto it = annos.find(std::string(key));
-  if (it == annos.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -57,13 +49,21 @@ Result<PairScores> ParsePairScores(std::string_view text) {
   return out;
 }
 
+std::optional<std::string> ObjectAnnotation(const json& obj, std::string_view key) {
+  const json& annos = Member(Member(obj, "metadata"), "annotations");
+  if (!annos.is_object()) return std::nullopt;
+  auto it = annos.find(std::string(key));
+  if (it == annos.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
 NodeState ReadNode(const json& node) {
   NodeState s;
   const json& meta = Member(node, "metadata");
   s.name = Str(meta, "name");
   s.resource_version = Str(meta, "resourceVersion");
   s.view.name = s.name;
-  if (auto inv = Annotation(node, anno::kNodeNvidiaRegister)) {
+  if (auto inv = ObjectAnnotation(node, anno::kNodeNvidiaRegister)) {
     Result<codec::NodeInventory> devices = codec::DecodeInventory(*inv);
     if (devices.ok()) {
       for (const codec::DeviceInfo& d : *devices) {
@@ -89,7 +89,7 @@ NodeState ReadNode(const json& node) {
         "(annotation " +
         std::string(anno::kNodeNvidiaRegister) + " is missing)";
   }
-  if (auto cordon = Annotation(node, anno::kDeviceCordon)) {
+  if (auto cordon = ObjectAnnotation(node, anno::kDeviceCordon)) {
     std::string_view rest = *cordon;
     while (!rest.empty()) {
       const size_t comma = rest.find(',');
@@ -98,15 +98,15 @@ NodeState ReadNode(const json& node) {
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
   }
-  if (auto scores = Annotation(node, anno::kNodeNvidiaScore)) {
+  if (auto scores = ObjectAnnotation(node, anno::kNodeNvidiaScore)) {
     Result<PairScores> p = ParsePairScores(*scores);
     if (p.ok()) s.view.pair_scores = std::move(*p);
   }
-  if (auto hs = Annotation(node, anno::kNodeHandshake)) {
+  if (auto hs = ObjectAnnotation(node, anno::kNodeHandshake)) {
     Result<codec::Handshake> h = codec::DecodeHandshake(*hs);
     if (h.ok()) s.handshake = *h;
   }
-  s.lock_value = Annotation(node, anno::kNodeLock);
+  s.lock_value = ObjectAnnotation(node, anno::kNodeLock);
   return s;
 }
 
@@ -137,14 +137,14 @@ PodState ReadPod(const json& pod) {
   s.name = Str(meta, "name");
   const json& spec = Member(pod, "spec");
   s.node = Str(spec, "nodeName");
-  s.bind_phase = Annotation(pod, anno::kBindPhase).value_or("");
+  s.bind_phase = ObjectAnnotation(pod, anno::kBindPhase).value_or("");
   if (s.node.empty() && s.bind_phase != anno::kBindPhaseFailed) {
-    s.node = Annotation(pod, anno::kVgpuNode).value_or("");
+    s.node = ObjectAnnotation(pod, anno::kVgpuNode).value_or("");
   }
   const std::string phase = Str(Member(pod, "status"), "phase");
   s.terminal = phase == "Succeeded" || phase == "Failed";
   s.deleting = Member(meta, "deletionTimestamp").is_string();
-  if (auto devs = Annotation(pod, anno::kDevicesAllocated)) {
+  if (auto devs = ObjectAnnotation(pod, anno::kDevicesAllocated)) {
     Result<codec::PodDevices> decoded = codec::DecodePodDevices(*devs);
     if (decoded.ok()) {
       PodAllocation a;

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/base/status.h"
 #include "core/codec/node_lock.h"
@@ -56,6 +57,9 @@ struct PodState {
 };
 
 PodState ReadPod(const nlohmann::json& pod);
+
+// metadata.annotations[key] of a Kubernetes object, when it is a string.
+std::optional<std::string> ObjectAnnotation(const nlohmann::json& obj, std::string_view key);
 
 // The hami.io/vgpu-devices-allocated / -to-allocate value of an allocation (vendor NVIDIA).
 std::string EncodeAllocation(const PodAllocation& alloc);
