@@ -91,6 +91,67 @@ std::vector<allocate::GrantedDevice> ToGranted(const codec::ContainerDevices& en
 
 }  // namespace
 
+std::vector<allocate::OwedAnswer> Allocator::OwedAnswers() {
+  if (!config_.kubelet_answers) {
+    return {};
+  }
+  auto answers = config_.kubelet_answers();
+  if (!answers.ok()) {
+    spdlog::warn("msg=\"cannot check kubelet's answers\" node={} error=\"{}\"", config_.node,
+                 answers.status().ToString());
+    return {};
+  }
+  return allocate::MisdeliveredAnswers(*answers, config_.resource_name);
+}
+
+Result<std::vector<allocate::ContainerResponse>> Allocator::RepeatOwedAnswer(
+    const allocate::PodView& pod, const std::string& container,
+    const std::vector<std::vector<std::string>>& replicas) {
+  const std::string ref = allocate::PodRef(pod);
+  auto fail = [&](const std::string& why) {
+    spdlog::error("msg=\"allocate failed\" node={} pod={} error=\"{}\"", config_.node, ref, why);
+    return FailedPrecondition("vgpu Allocate for pod " + ref + " on node " + config_.node +
+                              ": cannot repeat the answer kubelet gave to another pod: " + why);
+  };
+  if (replicas.size() != 1) {
+    return fail("kubelet asked for " + std::to_string(replicas.size()) +
+                " containers in one call; an owed answer is for one");
+  }
+  auto allocated = pod.annotations.find(std::string(ann::kDevicesAllocated));
+  if (allocated == pod.annotations.end()) {
+    return fail("the pod has no " + std::string(ann::kDevicesAllocated) + " annotation");
+  }
+  auto devices = codec::DecodePodDevices(allocated->second);
+  if (!devices.ok()) {
+    return fail(devices.status().ToString());
+  }
+  for (size_t idx = 0; idx < devices->size(); ++idx) {
+    auto c = allocate::ContainerForEntry(pod, idx);
+    if (!c.ok() || c->name != container) {
+      continue;
+    }
+    const auto granted = ToGranted((*devices)[idx]);
+    Status valid = allocate::ValidateEntry(granted, replicas[0].size(), gpus_, config_.node);
+    if (!valid.ok()) {
+      return fail(valid.ToString());
+    }
+    if (config_.prepare_host) {
+      Status prepared = config_.prepare_host(pod.uid, c->name);
+      if (!prepared.ok()) {
+        return fail(prepared.ToString());
+      }
+    }
+    spdlog::warn(
+        "msg=\"answered again\" node={} pod={} container={} reason=\"kubelet gave this "
+        "container's answer to another pod (deleted while kubelet admitted it)\"",
+        config_.node, ref, container);
+    return std::vector<allocate::ContainerResponse>{allocate::BuildContainerResponse(
+        granted, pod.uid, *c, config_.new_cache_id(), config_.response)};
+  }
+  return fail("no entry of " + std::string(ann::kDevicesAllocated) + " belongs to container " +
+              container);
+}
+
 Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     const std::vector<std::vector<std::string>>& replicas) {
   std::lock_guard guard(mu_);
@@ -118,7 +179,8 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
   // when there is no usable owner (legacy lock, owner gone or not allocating here).
   std::vector<allocate::PodView> pods;
   std::optional<size_t> found;
-  if (owner) {
+  const std::vector<allocate::OwedAnswer> owed = OwedAnswers();
+  if (owner && owed.empty()) {
     auto owner_pod = api_.GetPod(owner->ns, owner->name);
     if (owner_pod.ok()) {
       auto view = allocate::PodViewFromJson(*owner_pod);
@@ -150,14 +212,17 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
         pods.push_back(std::move(*view));
       }
     }
-    auto hit = allocate::FindAllocatingPod(node_name, owner, pods);
+    auto hit = allocate::FindAllocationTarget(node_name, owner, pods, owed);
     if (!hit.ok()) {
       ReleaseLock(lock_value);
       spdlog::error("msg=\"allocate failed\" node={} error=\"{}\"", node_name,
                     hit.status().ToString());
       return hit.status().WithContext("vgpu Allocate on node " + node_name);
     }
-    found = *hit;
+    if (hit->owed_container) {
+      return RepeatOwedAnswer(pods[hit->pod], *hit->owed_container, replicas);
+    }
+    found = hit->pod;
   }
   const allocate::PodView& pod = pods[*found];
   const PodRef ref{pod.ns, pod.name};

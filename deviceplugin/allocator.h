@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/allocate/container_response.h"
+#include "core/allocate/misdelivered.h"
 #include "deviceplugin/cluster_api.h"
 
 namespace vgpu::deviceplugin {
@@ -23,6 +24,10 @@ struct AllocatorConfig {
   std::function<Status(const std::string& pod_uid, const std::string& container)> prepare_host;
   // Source of the per-container cache ids (uuid4); replaceable for tests.
   std::function<std::string()> new_cache_id;
+  // The resource kubelet allocates (`nvidia.com/gpu`), and the answers kubelet holds
+  // (deviceplugin/kubelet_answers.h); empty: answers given to the wrong pod are not repaired.
+  std::string resource_name = "nvidia.com/gpu";
+  std::function<Result<std::vector<allocate::KubeletAnswer>>()> kubelet_answers;
 };
 
 class Allocator {
@@ -45,6 +50,12 @@ class Allocator {
   Status Fail(const PodRef& pod, const std::string& lock_value, bool release_lock,
               const Status& why);
   void ReleaseLock(const std::string& lock_value);
+  // Answers kubelet gave to another pod than the one they were written for; none when unknown.
+  std::vector<allocate::OwedAnswer> OwedAnswers();
+  // The owed container's answer again, from `hami.io/vgpu-devices-allocated`.
+  Result<std::vector<allocate::ContainerResponse>> RepeatOwedAnswer(
+      const allocate::PodView& pod, const std::string& container,
+      const std::vector<std::vector<std::string>>& replicas);
 
   ClusterApi& api_;
   AllocatorConfig config_;

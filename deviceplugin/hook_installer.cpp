@@ -10,6 +10,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/codec/container_dir.h"
+
 namespace vgpu::deviceplugin {
 namespace fs = std::filesystem;
 
@@ -94,7 +96,8 @@ Status EnsureContainerDir(const HookLayout& layout, const std::string& pod_uid,
     return InvalidArgument("pod uid '" + pod_uid + "' / container '" + container +
                            "' cannot name a host directory");
   }
-  return MakeDirs(layout.ContainersDir() + "/" + pod_uid + "_" + container, true);
+  return MakeDirs(
+      layout.ContainersDir() + "/" + codec::FormatContainerDirName({pod_uid, container}), true);
 }
 
 }  // namespace vgpu::deviceplugin

@@ -11,6 +11,7 @@
 #include "core/codec/annotations.h"
 #include "core/codec/node_lock.h"
 #include "deviceplugin/hook_installer.h"
+#include "deviceplugin/kubelet_answers.h"
 
 namespace vgpu::deviceplugin {
 namespace {
@@ -136,6 +137,13 @@ DevicePlugin::DevicePlugin(PluginOptions options, std::unique_ptr<ClusterApi> ap
   AllocatorConfig config;
   config.node = options_.node_name;
   config.response = options_.response;
+  config.resource_name = options_.resource_name;
+  if (options_.serve_grpc) {  // a real kubelet beside us writes its checkpoint there
+    config.kubelet_answers = [path =
+                                  JoinPath(options_.device_plugin_path, kKubeletCheckpointName)] {
+      return ReadKubeletAnswers(path);
+    };
+  }
   config.prepare_host = [layout](const std::string& uid, const std::string& container) {
     return EnsureContainerDir(layout, uid, container);
   };
@@ -326,7 +334,10 @@ Status DevicePlugin::ReportInventory() {
       {codec::HandshakeState::kReported,
        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now())});
   patch[std::string(annotations::kNodeNvidiaRegister)] = encoded;
-  if (!scores.empty()) patch[std::string(annotations::kNodeNvidiaScore)] = scores;
+  // No scores (no topology, or --topology-score=false): remove any a previous run left, which
+  // may name GPUs this node no longer has.
+  patch[std::string(annotations::kNodeNvidiaScore)] =
+      scores.empty() ? std::nullopt : std::optional<std::string>(scores);
   Status s = api_->PatchNodeAnnotations(options_.node_name, patch);
   if (!s.ok()) return s.WithContext("writing the inventory of node " + options_.node_name);
   std::lock_guard lock(mu_);

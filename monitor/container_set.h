@@ -13,13 +13,16 @@
 #include <optional>
 #include <string>
 
-#include "core/monitor/container_dir.h"
+#include "core/codec/container_dir.h"
 #include "core/monitor/tick_plan.h"
 #include "monitor/problem_log.h"
 #include "monitor/region_file.h"
 #include "monitor/unique_fd.h"
 
 namespace vgpu::monitor {
+
+using codec::ContainerDirName;
+using codec::ParseContainerDirName;
 
 struct WatchedContainer {
   ContainerDirName name;

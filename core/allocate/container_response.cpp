@@ -1,5 +1,6 @@
 #include "core/allocate/container_response.h"
 
+#include "core/codec/container_dir.h"
 #include "vgpu/env_contract.h"
 
 namespace vgpu::allocate {
@@ -38,7 +39,10 @@ ContainerResponse BuildContainerResponse(const std::vector<GrantedDevice>& devic
 
   r.mounts.push_back(
       {vgpu_dir + "/libvgpu.so", vgpu_dir + "/libvgpu.so." + settings.libvgpu_version, true});
-  r.mounts.push_back({vgpu_dir, vgpu_dir + "/containers/" + pod_uid + "_" + container.name, false});
+  r.mounts.push_back(
+      {vgpu_dir,
+       vgpu_dir + "/containers/" + codec::FormatContainerDirName({pod_uid, container.name}),
+       false});
   r.mounts.push_back({VGPU_DEFAULT_LOCK_DIR, VGPU_DEFAULT_LOCK_DIR, false});
 
   auto opt_out = container.env.find(VGPU_ENV_DISABLE_CONTROL);

@@ -10,6 +10,7 @@ namespace {
 
 using annotations::kBindPhase;
 using annotations::kBindPhaseAllocating;
+using annotations::kBindPhaseSuccess;
 using annotations::kBindTime;
 using annotations::kVgpuNode;
 
@@ -74,6 +75,38 @@ Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<Po
       ". Was the pod scheduled by the vgpu/HAMi scheduler? kubelet may also be retrying an "
       "Allocate whose pod was deleted";
   return NotFound(why);
+}
+
+Result<AllocationTarget> FindAllocationTarget(const std::string& node,
+                                              const std::optional<PodKey>& lock_owner,
+                                              const std::vector<PodView>& pods,
+                                              const std::vector<OwedAnswer>& owed) {
+  auto allocating = FindAllocatingPod(node, lock_owner, pods);
+  std::optional<AllocationTarget> best;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodView& p = pods[i];
+    const std::string phase = AnnotationOf(p, kBindPhase);
+    if (p.phase != "Pending" || p.node_name != node || AnnotationOf(p, kVgpuNode) != node ||
+        (phase != kBindPhaseAllocating && phase != kBindPhaseSuccess)) {
+      continue;
+    }
+    for (const OwedAnswer& o : owed) {
+      if (o.pod_uid == p.uid && (!best || BindTimeOf(p) < BindTimeOf(pods[best->pod]))) {
+        best = AllocationTarget{i, o.container};
+        break;
+      }
+    }
+  }
+  if (!best) {
+    if (!allocating.ok()) {
+      return allocating.status();
+    }
+    return AllocationTarget{*allocating, std::nullopt};
+  }
+  if (allocating.ok() && BindTimeOf(pods[*allocating]) < BindTimeOf(pods[best->pod])) {
+    return AllocationTarget{*allocating, std::nullopt};
+  }
+  return *best;
 }
 
 }  // namespace vgpu::allocate

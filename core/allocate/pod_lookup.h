@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/allocate/misdelivered.h"
 #include "core/allocate/pod_view.h"
 #include "core/base/status.h"
 
@@ -32,5 +33,26 @@ struct PodKey {
 // NotFound with an operator-readable reason when none qualifies.
 Result<size_t> FindAllocatingPod(const std::string& node, const std::optional<PodKey>& lock_owner,
                                  const std::vector<PodView>& pods);
+
+// The pod (and, for an owed answer, the container) an Allocate call is for, given the answers
+// owed after kubelet gave them to another pod (core/allocate/misdelivered.h).
+struct AllocationTarget {
+  size_t pod = 0;
+  // Set when the call is to repeat the answer owed for this container: its devices come from
+  // `hami.io/vgpu-devices-allocated`, the to-allocate list is already consumed.
+  std::optional<std::string> owed_container;
+  friend bool operator==(const AllocationTarget&, const AllocationTarget&) = default;
+};
+
+// FindAllocatingPod, unless a pod is owed an answer: a pod bound to `node` (spec.nodeName and
+// `hami.io/vgpu-node`), still Pending, `bind-phase` allocating or success, whose UID is owed.
+// kubelet admits pods in the order they were bound, and the owed pod's own call comes next after
+// the one that took its answer, so the owed pod with the earliest `hami.io/bind-time` wins against
+// every allocating pod bound later (the lock owner included); an allocating pod bound earlier still
+// comes first.
+Result<AllocationTarget> FindAllocationTarget(const std::string& node,
+                                              const std::optional<PodKey>& lock_owner,
+                                              const std::vector<PodView>& pods,
+                                              const std::vector<OwedAnswer>& owed);
 
 }  // namespace vgpu::allocate

@@ -41,6 +41,7 @@ struct Fixture {
   MemoryCluster cluster;
   Allocator allocator;
   std::vector<std::string> prepared;
+  std::vector<allocate::KubeletAnswer> kubelet_holds;  // what kubelet's checkpoint records
   explicit Fixture(const std::string& lock = kLock) : allocator(cluster, Config()) {
     cluster.PutNode(NodeJson(lock));
     allocator.SetNodeGpus({"GPU-a", "GPU-b"});
@@ -53,6 +54,9 @@ struct Fixture {
     c.prepare_host = [this](const std::string& uid, const std::string& name) {
       prepared.push_back(uid + "_" + name);
       return Status::Ok();
+    };
+    c.kubelet_answers = [this] {
+      return Result<std::vector<allocate::KubeletAnswer>>(kubelet_holds);
     };
     return c;
   }
@@ -186,6 +190,55 @@ TEST(Allocator, LegacyOwnerlessLockIsReleased) {
   ASSERT_TRUE(f.allocator.Allocate({{"GPU-a-0"}}).ok());
   EXPECT_FALSE(f.LockHeld());
   EXPECT_EQ(f.cluster.pod_lists(), 1);  // no owner in the lock: found through the list
+}
+
+// A pod bound and deleted at once: kubelet still admits it and its Allocate, finding only the
+// next pod, gets that pod's answer. kubelet's checkpoint then shows the answer held by the deleted
+// pod; the next pod's own Allocate gets the same answer again, ahead of the lock owner bound after.
+TEST(Allocator, AnswerKubeletGaveToAnotherPodIsRepeatedForItsPod) {
+  Fixture f;
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,3000,30:;"));
+  ASSERT_TRUE(f.allocator.Allocate({{"GPU-a-0"}}).ok());  // the deleted pod's call
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+  f.kubelet_holds = {{"uid-v", "main", "nvidia.com/gpu", codec::ContainerDirName{"uid-p", "main"}}};
+
+  auto q = PodJson("q", "GPU-b,NVIDIA,1000,10:;");
+  q["metadata"]["annotations"]["hami.io/bind-time"] = "200";
+  f.cluster.PutPod(q);
+  f.cluster.PutNode(NodeJson("2026-11-21T20:00:01Z,default,q"));
+
+  auto again = f.allocator.Allocate({{"GPU-a-3"}});  // p's own call
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-a");
+  EXPECT_EQ((*again)[0].envs.at("CUDA_DEVICE_MEMORY_LIMIT_0"), "3000m");
+  // q and the lock are untouched.
+  auto q_now = f.cluster.Pod("default", "q");
+  EXPECT_EQ(q_now["metadata"]["annotations"]["hami.io/bind-phase"], "allocating");
+  EXPECT_EQ(q_now["metadata"]["annotations"]["hami.io/vgpu-devices-to-allocate"],
+            "GPU-b,NVIDIA,1000,10:;");
+  EXPECT_TRUE(f.LockHeld());
+
+  // kubelet now holds p's own answer: nothing is owed, q's call gets q's devices.
+  f.kubelet_holds.push_back(
+      {"uid-p", "main", "nvidia.com/gpu", codec::ContainerDirName{"uid-p", "main"}});
+  auto next = f.allocator.Allocate({{"GPU-b-0"}});
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ((*next)[0].envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-b");
+  EXPECT_FALSE(f.LockHeld());
+}
+
+TEST(Allocator, UnreadableKubeletRecordIsIgnored) {
+  Fixture f;
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,3000,30:;"));
+  AllocatorConfig c = f.Config();
+  c.kubelet_answers = [] {
+    return Result<std::vector<allocate::KubeletAnswer>>(Unavailable("permission denied"));
+  };
+  Allocator allocator(f.cluster, c);
+  allocator.SetNodeGpus({"GPU-a"});
+  ASSERT_TRUE(allocator.Allocate({{"GPU-a-0"}}).ok());
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
 }
 
 TEST(NewUuid4, IsVersion4AndUnique) {

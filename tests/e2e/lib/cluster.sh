@@ -55,9 +55,12 @@ apply_rbac() {
     die "kubectl apply -f deploy/rbac failed (see $E2E_LOGS/kubectl.log)"
 }
 
+# register_webhook [port]: (re-)registers the webhook at https://127.0.0.1:<port, default
+# E2E_WEBHOOK_PORT>/webhook.
 register_webhook() {
-  log "registering the mutating webhook at https://127.0.0.1:$E2E_WEBHOOK_PORT/webhook"
-  WEBHOOK_URL="https://127.0.0.1:$E2E_WEBHOOK_PORT/webhook" \
+  local port=${1:-$E2E_WEBHOOK_PORT}
+  log "registering the mutating webhook at https://127.0.0.1:$port/webhook"
+  WEBHOOK_URL="https://127.0.0.1:$port/webhook" \
     CA_BUNDLE=$(base64 -w0 <"$E2E_CERTS/ca.crt") \
     render "$E2E_REPO/deploy/webhook/mutating-webhook-url.yaml" "$E2E_WORK/webhook.yaml" \
     WEBHOOK_URL CA_BUNDLE

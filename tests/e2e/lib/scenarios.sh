@@ -413,6 +413,178 @@ churn_victims_gone() {
   return 0
 }
 
+# ---- 10: topology --------------------------------------------------------------------------------
+# Node 2's device plugin comes back with 4 fake GPUs in two NVLink pairs (0-1 and 2-3, PCIe across)
+# and must publish hami.io/node-nvidia-score; then, all with the topology-aware policy and pinned to
+# node 2, whole-GPU pods: one GPU, a second GPU (must be the first one's NVLink partner: the GPU
+# whose links matter least), then two GPUs (must be the intact NVLink pair). A policy blind to
+# topology may split the pair and leave the two-GPU pod Pending or on two PCIe peers. Finally the
+# plugin is restarted as it was and the node must be back to E2E_FAKE_GPUS GPUs.
+scenario_topology() {
+  local node=$E2E_NODE2 gpus=4 want scores f=$E2E_WORK/topology.jsonl
+  local ann='{"hami.io/gpu-scheduler-policy": "topology-aware"}'
+  log "restarting the device plugin of $node with $gpus GPUs in two NVLink pairs"
+  stop_daemon "device-plugin-$node"
+  E2E_FAKE_GPUS=$gpus E2E_FAKE_TOPOLOGY='0-1=node+nv4,2-3=node+nv4,*=system' start_device_plugin "$node"
+  want=$((gpus * E2E_SPLIT_COUNT))
+  wait_until 60 "allocatable nvidia.com/gpu of $node = $want" allocatable_gpu_is "$node" "$want" ||
+    fail "allocatable nvidia.com/gpu of $node is $(node_allocatable_gpu "$node"), expected $want"
+  wait_until 30 "pair scores on $node" node_scores_cover "$node" "$gpus" ||
+    fail "node $node has no hami.io/node-nvidia-score for $gpus GPUs: $(node_scores "$node")"
+  scores=$(node_scores "$node")
+  local g="GPU-fake-$node"
+  jq -e --arg a "$g-0" --arg b "$g-1" --arg c "$g-2" '
+    (.[] | select(.uuid == $a) | .score) as $s | $s[$b] > $s[$c]' <<<"$scores" >/dev/null ||
+    fail "hami.io/node-nvidia-score does not rank the NVLink pair above PCIe: $scores"
+
+  local first second pair
+  pod_json topo-one topology 1 "$E2E_FAKE_GPU_MEMORY" 100 "$ann" "$node" >"$f"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f"
+  wait_bind_success topology 1 60 "$E2E_TIMINGS/topology.ms"
+  first=$(pod_gpus topo-one)
+  pod_json topo-two topology 1 "$E2E_FAKE_GPU_MEMORY" 100 "$ann" "$node" >"$f"
+  create_pods "$f"
+  wait_bind_success topology 2 60 "$E2E_TIMINGS/topology.ms"
+  second=$(pod_gpus topo-two)
+  [[ $second == $(nvlink_partner "$first") ]] ||
+    fail "one-GPU pod next to $first got $second, not its NVLink partner $(nvlink_partner "$first")"
+  pod_json topo-pair topology 2 "$E2E_FAKE_GPU_MEMORY" 100 "$ann" "$node" >"$f"
+  create_pods "$f"
+  wait_bind_success topology 3 60 "$E2E_TIMINGS/topology.ms"
+  pair=$(pod_gpus topo-pair)
+  case "$first" in
+  "$g-0" | "$g-1") [[ $pair == "$g-2,$g-3" ]] ;;
+  *) [[ $pair == "$g-0,$g-1" ]] ;;
+  esac || fail "two-GPU pod got $pair, not the free NVLink pair (taken: $first, $second)"
+  log "topology: $first, then its partner $second, then the pair $pair"
+  delete_pods topology
+
+  log "restarting the device plugin of $node as it was"
+  stop_daemon "device-plugin-$node"
+  start_device_plugin "$node"
+  want=$((E2E_FAKE_GPUS * E2E_SPLIT_COUNT))
+  wait_until 60 "allocatable nvidia.com/gpu of $node back to $want" allocatable_gpu_is "$node" "$want" ||
+    fail "allocatable nvidia.com/gpu of $node is $(node_allocatable_gpu "$node"), expected $want"
+  wait_until 30 "no pair scores left on $node" node_scores_cover "$node" 0 ||
+    fail "the plugin without a topology left hami.io/node-nvidia-score: $(node_scores "$node")"
+}
+
+node_scores() {
+  k get node "$1" -o json | jq -c '(.metadata.annotations["hami.io/node-nvidia-score"] // "null") | fromjson'
+}
+node_scores_cover() { [[ $(node_scores "$1" | jq 'length') == "$2" ]]; }
+# The GPUs of a one-container pod, comma-separated in the order the scheduler chose them, sorted.
+pod_gpus() {
+  pod_annotation "$1" hami.io/vgpu-devices-allocated |
+    tr ':;' '\n\n' | cut -d, -f1 | grep . | sort | paste -sd,
+}
+# GPU-fake-<node>-<i> -> the other GPU of its NVLink pair (0-1, 2-3).
+nvlink_partner() { echo "${1%-*}-$((${1##*-} ^ 1))"; }
+
+# ---- 11: leader kill ------------------------------------------------------------------------------
+# Two scheduler replicas as the chart runs them with scheduler.leaderElect: each a kube-scheduler
+# and a vgpu-scheduler beside it, both electing (kube-scheduler's Lease kube-system/kube-scheduler,
+# vgpu-scheduler's own kube-system/vgpu-scheduler, which follows it). Each kube-scheduler runs in
+# its own UTS namespace named after its replica, so that its identity starts with the replica's
+# name as it would in a pod (vgpu-scheduler takes POD_NAME). The replica whose kube-scheduler leads
+# is killed with SIGKILL (no Lease given back) and a GPU pod is created at once: the other replica
+# must bind it within 30 s, no GPU over-committed. The webhook is pointed at the survivor, as its
+# Service's endpoints would be. Then the single scheduler of the other scenarios comes back.
+scenario_leader_kill() {
+  local f=$E2E_WORK/leader.jsonl leader survivor t0 waited
+  stop_daemon kube-scheduler
+  stop_daemon vgpu-scheduler
+  start_replica a 0
+  start_replica b 1
+  wait_until 40 "a kube-scheduler replica leads" lease_holder_replica kube-scheduler ||
+    fail "no kube-scheduler replica took the Lease kube-system/kube-scheduler"
+  leader=$(lease_holder_replica kube-scheduler)
+  survivor=$([[ $leader == a ]] && echo b || echo a)
+  wait_until 30 "vgpu-scheduler of replica $leader leads" lease_held_by vgpu-scheduler "$leader" ||
+    fail "vgpu-scheduler's Lease is held by '$(lease_holder_replica vgpu-scheduler)', not by" \
+      "replica $leader beside the leading kube-scheduler"
+  pod_json leader-1 leader 1 4000 25 >"$f"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f"
+  wait_bind_success leader 1 60 "$E2E_TIMINGS/leader.ms"
+
+  log "killing replica $leader (SIGKILL: kube-scheduler and vgpu-scheduler)"
+  stop_daemon "kube-scheduler-$leader" KILL
+  stop_daemon "vgpu-scheduler-$leader" KILL
+  register_webhook "$(replica_port "$E2E_WEBHOOK_PORT" "$survivor")"
+  t0=$SECONDS
+  pod_json leader-2 leader 1 4000 25 >"$f"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f"
+  wait_bind_success leader 2 30 "$E2E_TIMINGS/leader.ms"
+  waited=$((SECONDS - t0))
+  lease_held_by vgpu-scheduler "$survivor" ||
+    fail "after the kill vgpu-scheduler's Lease is held by '$(lease_holder_replica vgpu-scheduler)'"
+  local usage
+  usage=$(gpu_usage leader)
+  jq -e --argjson m "$E2E_FAKE_GPU_MEMORY" --argjson s "$E2E_SPLIT_COUNT" \
+    'all(.[]; .mem <= $m and .cores <= 100 and .pods <= $s)' <<<"$usage" >/dev/null ||
+    fail "a GPU is over-committed after the takeover: $usage"
+  [[ $(pod_annotation leader-2 hami.io/vgpu-devices-allocated) != \
+    "$(pod_annotation leader-1 hami.io/vgpu-devices-allocated)" ]] ||
+    log "note: both pods share a GPU (allowed: 4000 MiB + 25 % each)"
+  log "leader kill: replica $leader killed, pod bound by replica $survivor within ${waited} s"
+  delete_pods leader
+
+  stop_daemon "kube-scheduler-$survivor"
+  stop_daemon "vgpu-scheduler-$survivor"
+  register_webhook "$E2E_WEBHOOK_PORT"
+  start_vgpu_scheduler
+  start_kube_scheduler
+}
+
+# replica_port <base port> <a|b>: replica a uses the base ports, b the next ones.
+replica_port() { echo $(($1 + $([[ $2 == a ]] && echo 0 || echo 1))); }
+
+# start_replica <a|b>: one kube-scheduler + vgpu-scheduler pair with leader election.
+start_replica() {
+  local r=$1 ext web met health name=vgpu-e2e-sched-$1
+  ext=$(replica_port "$E2E_EXTENDER_PORT" "$r")
+  web=$(replica_port "$E2E_WEBHOOK_PORT" "$r")
+  met=$(replica_port "$E2E_SCHEDULER_METRICS_PORT" "$r")
+  health=$(replica_port "$E2E_SCHEDULER_HEALTH_PORT" "$r")
+  POD_NAME=$name start_daemon "vgpu-scheduler-$r" "$(scheduler_bin)" \
+    --kubeconfig "$E2E_WORK/kubeconfig/hami-scheduler.kubeconfig" \
+    --http-bind "127.0.0.1:$ext" --https-bind "127.0.0.1:$web" \
+    --tls-cert "$E2E_CERTS/webhook.crt" --tls-key "$E2E_CERTS/webhook.key" \
+    --scheduler-name "$E2E_SCHEDULER_NAME" --metrics-bind "127.0.0.1:$met" \
+    --leader-elect --leader-elect-resource-namespace kube-system \
+    --leader-elect-kube-scheduler-lease kube-scheduler ${E2E_SCHEDULER_ARGS:-}
+  wait_until 30 "vgpu-scheduler-$r /healthz" curl -sf "http://127.0.0.1:$ext/healthz" ||
+    die "vgpu-scheduler-$r did not answer (log: $E2E_LOGS/vgpu-scheduler-$r.log)"
+  SCHEDULER_NAME=$E2E_SCHEDULER_NAME \
+    SCHEDULER_KUBECONFIG="$E2E_WORK/kubeconfig/kube-scheduler.kubeconfig" \
+    EXTENDER_URL="http://127.0.0.1:$ext" \
+    render "$E2E_REPO/deploy/kube-scheduler/config-v1beta1.yaml" "$E2E_WORK/kube-scheduler-$r.yaml" \
+    SCHEDULER_NAME SCHEDULER_KUBECONFIG EXTENDER_URL
+  # The chart's leader election: kube-scheduler's own Lease (the name its bootstrap RBAC allows).
+  sed -i 's/^  leaderElect: false$/  leaderElect: true\n  resourceLock: leases\n  resourceName: kube-scheduler\n  resourceNamespace: kube-system/' \
+    "$E2E_WORK/kube-scheduler-$r.yaml"
+  # With --config, kube-scheduler 1.20 takes its health/metrics listener from the file, not --port.
+  printf 'healthzBindAddress: 127.0.0.1:%s\nmetricsBindAddress: 127.0.0.1:%s\n' "$health" "$health" \
+    >>"$E2E_WORK/kube-scheduler-$r.yaml"
+  grep -q "leaderElect: true" "$E2E_WORK/kube-scheduler-$r.yaml" ||
+    die "could not turn on leader election in $E2E_WORK/kube-scheduler-$r.yaml"
+  start_daemon "kube-scheduler-$r" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' \
+    "$name" "$E2E_K8S_BIN/kube-scheduler" --config "$E2E_WORK/kube-scheduler-$r.yaml" \
+    --port "$health" --address 127.0.0.1 --secure-port 0 --v 2
+  wait_until 30 "kube-scheduler-$r /healthz" curl -sf "http://127.0.0.1:$health/healthz" ||
+    die "kube-scheduler-$r did not become healthy (log: $E2E_LOGS/kube-scheduler-$r.log)"
+}
+
+# lease_holder_replica <lease>: a or b, from holderIdentity vgpu-e2e-sched-<r>_<id>; empty if none.
+lease_holder_replica() {
+  k get lease -n kube-system "$1" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null |
+    sed -n 's/^vgpu-e2e-sched-\([ab]\)_.*/\1/p'
+}
+lease_held_by() { [[ $(lease_holder_replica "$1") == "$2" ]]; }
+
 scenario_needs_scheduler() { fail "vgpu-scheduler is not built ($(scheduler_bin))"; }
 
 report_timings() {
@@ -440,14 +612,11 @@ run_all_scenarios() {
     3-binpack-spread:scenario_binpack_spread 4-overcommit:scenario_overcommit \
     5-burst-30:scenario_burst 6-restarts:scenario_restarts \
     7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor \
-    9-churn:scenario_churn; do
+    9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill; do
     name=${entry%%:*} fn=${entry#*:}
     [[ -z $only || $name =~ $only ]] || continue
-    # 9-churn still sees kubelet refuse a pod now and then (a victim deleted while kubelet admits
-    # it takes the next pod's Allocate; docs/reliability.md): run only when asked for, so that the
-    # suite stays a gate for everything else.
-    if [[ $name == 9-churn && ${E2E_CHURN:-0} != 1 && -z $only ]]; then
-      log "skipping 9-churn (E2E_CHURN=1 or --only churn runs it; docs/reliability.md)"
+    if [[ $name == 9-churn && ${E2E_CHURN:-1} == 0 && -z $only ]]; then
+      log "skipping 9-churn (E2E_CHURN=0)"
       continue
     fi
     if [[ $name != 1-* ]] && ! have_scheduler; then

@@ -72,7 +72,7 @@ start_device_plugin() {
   start_daemon "device-plugin-$node" "$(device_plugin_bin)" \
     --kubeconfig "$E2E_WORK/kubeconfig/hami-device-plugin.kubeconfig" \
     --node-name "$node" \
-    --fake-gpus "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB" \
+    --fake-gpus "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB${E2E_FAKE_TOPOLOGY:+,topology=$E2E_FAKE_TOPOLOGY}" \
     --device-split-count "$E2E_SPLIT_COUNT" \
     --device-plugin-path "$(node_device_plugin_dir "$node")/" \
     --hook-path "$E2E_WORK/nodes/$node/hook" --libvgpu "$(hook_placeholder)" \

@@ -1,15 +1,17 @@
 #pragma once
 
 // The name of a container's directory under <vgpu_dir>/containers: the device plugin writes
-// `<pod-uid>_<container>` (hami-compat §5). Pod UIDs hold no '_', container names may, so the name
-// splits at the first '_' (HAMi's monitor does the same).
+// `<pod-uid>_<container>` (hami-compat §5) and mounts it into the container; the monitor reads the
+// directories back, and the device plugin reads the name out of kubelet's record of its answers
+// (core/allocate/misdelivered.h). Pod UIDs hold no '_', container names may, so the name splits at
+// the first '_' (HAMi's monitor does the same).
 
 #include <string>
 #include <string_view>
 
 #include "core/base/status.h"
 
-namespace vgpu::monitor {
+namespace vgpu::codec {
 
 struct ContainerDirName {
   std::string pod_uid;
@@ -17,7 +19,10 @@ struct ContainerDirName {
   friend bool operator==(const ContainerDirName&, const ContainerDirName&) = default;
 };
 
+// `<pod-uid>_<container>`.
+std::string FormatContainerDirName(const ContainerDirName& name);
+
 // InvalidArgument (naming the problem) for a name without '_' or with an empty part.
 Result<ContainerDirName> ParseContainerDirName(std::string_view name);
 
-}  // namespace vgpu::monitor
+}  // namespace vgpu::codec

@@ -1,6 +1,10 @@
-#include "core/monitor/container_dir.h"
+#include "core/codec/container_dir.h"
 
-namespace vgpu::monitor {
+namespace vgpu::codec {
+
+std::string FormatContainerDirName(const ContainerDirName& name) {
+  return name.pod_uid + "_" + name.container;
+}
 
 Result<ContainerDirName> ParseContainerDirName(std::string_view name) {
   const size_t sep = name.find('_');
@@ -15,4 +19,4 @@ Result<ContainerDirName> ParseContainerDirName(std::string_view name) {
   return out;
 }
 
-}  // namespace vgpu::monitor
+}  // namespace vgpu::codec

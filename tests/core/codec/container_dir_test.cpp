@@ -1,8 +1,8 @@
-#include "core/monitor/container_dir.h"
+#include "core/codec/container_dir.h"
 
 #include <gtest/gtest.h>
 
-namespace vgpu::monitor {
+namespace vgpu::codec {
 namespace {
 
 TEST(ContainerDirName, SplitsAtTheFirstUnderscore) {
@@ -30,9 +30,10 @@ TEST(ContainerDirName, SplitsAtTheFirstUnderscore) {
     } else {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_EQ(*r, (ContainerDirName{c.uid, c.container}));
+      EXPECT_EQ(FormatContainerDirName(*r), c.name);  // the writer's form reads back
     }
   }
 }
 
 }  // namespace
-}  // namespace vgpu::monitor
+}  // namespace vgpu::codec

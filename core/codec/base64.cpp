@@ -1,0 +1,61 @@
+#include "core/codec/base64.h"
+
+#include <array>
+#include <cstdint>
+
+namespace vgpu::codec {
+namespace {
+
+constexpr int kBad = -1;
+
+constexpr std::array<int, 256> MakeTable() {
+  std::array<int, 256> t{};
+  t.fill(kBad);
+  constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (size_t i = 0; i < kAlphabet.size(); ++i) {
+    t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int>(i);
+  }
+  return t;
+}
+
+constexpr std::array<int, 256> kTable = MakeTable();
+
+}  // namespace
+
+Result<std::string> Base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0) {
+    return InvalidArgument("base64 text of " + std::to_string(text.size()) +
+                           " characters is not a multiple of 4 long");
+  }
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    // '=' may end only the last group, as its last one or two characters.
+    size_t pad = 0;
+    if (last && text[i + 3] == '=') {
+      pad = text[i + 2] == '=' ? 2 : 1;
+    }
+    uint32_t group = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      const bool padding = k >= 4 - pad;
+      const int v = padding ? 0 : kTable[static_cast<unsigned char>(text[i + k])];
+      if (v == kBad) {
+        return InvalidArgument("character " + std::to_string(i + k) + " ('" +
+                               std::string(1, text[i + k]) + "') is not base64");
+      }
+      group = (group << 6) | static_cast<uint32_t>(v);
+    }
+    out.push_back(static_cast<char>((group >> 16) & 0xff));
+    if (pad < 2) {
+      out.push_back(static_cast<char>((group >> 8) & 0xff));
+    }
+    if (pad < 1) {
+      out.push_back(static_cast<char>(group & 0xff));
+    }
+  }
+  return out;
+}
+
+}  // namespace vgpu::codec
