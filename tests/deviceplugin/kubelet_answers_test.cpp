@@ -33,7 +33,7 @@ struct TempFile {
     path = name;
     std::ofstream(path) << text;
   }
-  ~TempFile() { std::remove(path.c_str()); }
+  ~TempFile() { (void)std::remove(path.c_str()); }
 };
 
 TEST(ReadKubeletAnswers, NamesThePodAnAnswerWasWrittenFor) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "core/allocate/pod_lookup.h"
 
 namespace vgpu::allocate {
@@ -9,10 +11,10 @@ namespace {
 
 constexpr const char* kGpu = "nvidia.com/gpu";
 
-KubeletAnswer Held(std::string holder, std::string container, std::string for_uid,
+KubeletAnswer Held(std::string holder, std::string container, const std::string& for_uid,
                    std::string for_container = "main", std::string resource = kGpu) {
   KubeletAnswer a{std::move(holder), std::move(container), std::move(resource), std::nullopt};
-  if (!for_uid.empty()) a.written_for = codec::ContainerDirName{for_uid, for_container};
+  if (!for_uid.empty()) a.written_for = codec::ContainerDirName{for_uid, std::move(for_container)};
   return a;
 }
 
@@ -45,7 +47,7 @@ TEST(MisdeliveredAnswers, Table) {
   }
 }
 
-PodView Pod(std::string name, std::string phase, const std::string& bind_phase,
+PodView Pod(const std::string& name, std::string phase, const std::string& bind_phase,
             const std::string& bind_time, bool bound = true) {
   PodView p;
   p.ns = "default";
