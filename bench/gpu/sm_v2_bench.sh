@@ -27,6 +27,9 @@
 #                    native and at 50 on two cores                                     ~6-9 min
 #   overhead         = overhead-small overhead-train: native / libvgpu without a limit /
 #                    a limit that does not bind, OVH_ROUNDS (default 5) rounds           ~6 min each
+#                    (OVH_AA=1: a second native group in the same rounds, native2, an A/A
+#                    control whose spread against native is the resolution floor; OVH_LIMIT:
+#                    the limit of overhead-train instead of the one from a calibration run)
 #   robust           = robust-lock robust-shared robust-profiler                          ~8 min
 #     robust-lock    train at 30 with /tmp/vgpulock absent, then present (+ native)      ~4 min
 #     robust-shared  two train processes of one container (one region) at 30            ~1.5 min
@@ -329,7 +332,12 @@ for k in small train; do
   need_lib
   stop_nvml  # its polling would be part of what is measured
   L=90
-  [ "$k" = train ] && need_calib train && L=$("$PY" "$REPORT" ovh-limit "$OUT")
-  rounds "${OVH_ROUNDS:-5}" "ovh_${k}_native $k:native" "ovh_${k}_preload $k:none" "ovh_${k}_l$L $k:$L"
+  if [ "$k" = train ]; then
+    if [ -n "${OVH_LIMIT:-}" ]; then L=$OVH_LIMIT; else need_calib train && L=$("$PY" "$REPORT" ovh-limit "$OUT"); fi
+  fi
+  groups=("ovh_${k}_native $k:native")
+  [ "${OVH_AA:-0}" = 1 ] && groups+=("ovh_${k}_native2 $k:native")
+  groups+=("ovh_${k}_preload $k:none" "ovh_${k}_l$L $k:$L")
+  rounds "${OVH_ROUNDS:-5}" "${groups[@]}"
   report "overhead-$k"
 done

@@ -585,6 +585,64 @@ lease_holder_replica() {
 }
 lease_held_by() { [[ $(lease_holder_replica "$1") == "$2" ]]; }
 
+# ---- 12: helm ------------------------------------------------------------------------------------
+# The chart against the real API server with the real helm (v4.1.4, scripts/install-deps.sh):
+# install with a HAMi user's values file (tests/deploy/testdata/hami-values.yaml), upgrade with a
+# changed value, uninstall. kube-controller-manager does not run on this cluster, so the
+# DaemonSets and the Deployment get no pods: this checks that helm drives Kubernetes 1.20 and that
+# every object of the release is created, changed and removed, not that the installed system runs
+# (docs/install.md, "Tests").
+scenario_helm() {
+  local helm rel=vgpu-e2e values=$E2E_REPO/tests/deploy/testdata/hami-values.yaml m=$E2E_WORK/helm
+  helm=$(helm_bin) || fail "no helm (scripts/install-deps.sh installs it in /opt/vgpu-tools/bin)"
+  mkdir -p "$m"
+  h() { "$helm" --kubeconfig "$E2E_WORK/kubeconfig/admin.kubeconfig" -n kube-system "$@"; }
+  h install "$rel" "$E2E_REPO/charts/vgpu" -f "$values" >"$m/install.log" 2>&1 ||
+    fail "helm install failed: $(tail -5 "$m/install.log")"
+  h get manifest "$rel" >"$m/manifest.yaml" || fail "helm get manifest failed"
+  local kinds missing
+  kinds=$(grep -c '^kind:' "$m/manifest.yaml")
+  ((kinds >= 15)) || fail "the release has only $kinds objects: $(grep '^kind:' "$m/manifest.yaml" | sort | uniq -c)"
+  missing=$(k get -f "$m/manifest.yaml" -o name 2>&1 | grep -i "notfound\|not found" || true)
+  [[ -z $missing ]] || fail "objects of the release missing after install: $missing"
+  scheduler_args_have "$rel" --node-scheduler-policy=spread ||
+    fail "the scheduler Deployment lacks the HAMi values' nodeSchedulerPolicy (spread)"
+
+  h upgrade "$rel" "$E2E_REPO/charts/vgpu" -f "$values" \
+    --set scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy=binpack \
+    --set scheduler.admissionWebhook.enabled=false >"$m/upgrade.log" 2>&1 ||
+    fail "helm upgrade failed: $(tail -5 "$m/upgrade.log")"
+  h get manifest "$rel" >"$m/manifest2.yaml" || fail "helm get manifest (after upgrade) failed"
+  ! grep -q '^kind: MutatingWebhookConfiguration' "$m/manifest2.yaml" ||
+    fail "the upgrade with admissionWebhook.enabled=false kept the webhook in the release"
+  ! k get mutatingwebhookconfiguration -o name | grep -q "$rel" ||
+    fail "helm upgrade left the dropped MutatingWebhookConfiguration: $(k get mutatingwebhookconfiguration -o name)"
+  scheduler_args_have "$rel" --node-scheduler-policy=binpack ||
+    fail "helm upgrade did not change the scheduler's --node-scheduler-policy to binpack"
+  [[ $(h history "$rel" -o json | jq length) == 2 ]] || fail "helm history shows no second revision"
+
+  h uninstall "$rel" >"$m/uninstall.log" 2>&1 || fail "helm uninstall failed: $(tail -5 "$m/uninstall.log")"
+  local left
+  wait_until 60 "the release's objects gone" release_gone "$m/manifest.yaml" ||
+    fail "helm uninstall left: $(k get -f "$m/manifest.yaml" -o name --ignore-not-found 2>/dev/null)"
+  left=$(k get secrets -n kube-system -o name | grep "sh.helm.release.v1.$rel" || true)
+  [[ -z $left ]] || fail "helm uninstall left its release records: $left"
+  log "helm: install ($kinds objects), upgrade (webhook dropped, policy changed), uninstall: nothing left"
+}
+
+helm_bin() {
+  local b
+  for b in "${E2E_HELM:-}" /opt/vgpu-tools/bin/helm "$(command -v helm 2>/dev/null)"; do
+    [[ -n $b && -x $b ]] && { echo "$b"; return 0; }
+  done
+  return 1
+}
+scheduler_args_have() {
+  k get deployment -n kube-system "$1-scheduler" -o json |
+    jq -e --arg a "$2" '[.spec.template.spec.containers[] | (.command // []) + (.args // []) | .[]] | index($a)' >/dev/null
+}
+release_gone() { [[ -z $(k get -f "$1" -o name --ignore-not-found 2>/dev/null) ]]; }
+
 scenario_needs_scheduler() { fail "vgpu-scheduler is not built ($(scheduler_bin))"; }
 
 report_timings() {
@@ -612,7 +670,8 @@ run_all_scenarios() {
     3-binpack-spread:scenario_binpack_spread 4-overcommit:scenario_overcommit \
     5-burst-30:scenario_burst 6-restarts:scenario_restarts \
     7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor \
-    9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill; do
+    9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill \
+    12-helm:scenario_helm; do
     name=${entry%%:*} fn=${entry#*:}
     [[ -z $only || $name =~ $only ]] || continue
     if [[ $name == 9-churn && ${E2E_CHURN:-1} == 0 && -z $only ]]; then
