@@ -29,7 +29,8 @@
 #                    a limit that does not bind, OVH_ROUNDS (default 5) rounds           ~6 min each
 #                    (OVH_AA=1: a second native group in the same rounds, native2, an A/A
 #                    control whose spread against native is the resolution floor; OVH_LIMIT:
-#                    the limit of overhead-train instead of the one from a calibration run)
+#                    the limit of overhead-train instead of the one from a calibration run;
+#                    OVH_EVENTS=1: that limit again without CUPTI, events only)
 #   robust           = robust-lock robust-shared robust-profiler                          ~8 min
 #     robust-lock    train at 30 with /tmp/vgpulock absent, then present (+ native)      ~4 min
 #     robust-shared  two train processes of one container (one region) at 30            ~1.5 min
@@ -338,6 +339,8 @@ for k in small train; do
   groups=("ovh_${k}_native $k:native")
   [ "${OVH_AA:-0}" = 1 ] && groups+=("ovh_${k}_native2 $k:native")
   groups+=("ovh_${k}_preload $k:none" "ovh_${k}_l$L $k:$L")
+  # OVH_EVENTS=1: the same limit without CUPTI (events only), to tell what kernel records cost.
+  [ "${OVH_EVENTS:-0}" = 1 ] && groups+=("ovh_${k}_l${L}ev $k:$L/events")
   rounds "${OVH_ROUNDS:-5}" "${groups[@]}"
   report "overhead-$k"
 done
