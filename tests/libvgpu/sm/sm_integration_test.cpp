@@ -84,6 +84,7 @@ class SmLimitTest : public ::testing::Test {
     const int64_t start = NowNs() + 1'000'000'000;
     const int64_t end = start + static_cast<int64_t>(window_s * 1e9);
     std::vector<std::unique_ptr<Child>> children;
+    children.reserve(tenants.size());
     for (const Tenant& t : tenants)
       children.push_back(std::make_unique<Child>(std::vector<std::string>{VGPU_SM_TENANT},
                                                  EnvFor(t, start, end), false));
@@ -271,14 +272,23 @@ TEST_F(SmLimitTest, AnApplicationTakingCuptiIsToldAndTheLimitHolds) {
   EXPECT_GT(r[0].share, 20) << Describe(r);
 }
 
-// Without the lock directory (a plain LD_PRELOAD run), it is created: tenants still see each other.
+// Without the lock directory (a plain LD_PRELOAD run), it is created: tenants still see each other
+// (their overlapping records are split: shared_ms) and the GPU is split by their limits. Tenants
+// that did not see each other drifted to 20.6 + 64.3 on an H100 (a split of 24 : 76). The split of
+// what was delivered is checked, not each share alone: on a loaded 2-core CI box the turn-taking
+// fake GPU delivered 82-94 % in some runs (23.6 + 58.4, a split of 29 : 71).
 TEST_F(SmLimitTest, MissingLockDirectoryIsCreated) {
   Tenant a{.limit = 30, .container = "a", .extra = {{"VGPU_SM_PEER_DIR", dir_ + "/new/vgpulock"}}};
   Tenant b{.limit = 70, .container = "b", .extra = a.extra};
   const auto r = RunTogether({a, b});
   EXPECT_TRUE(fs::is_directory(dir_ + "/new/vgpulock"));
-  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
-  EXPECT_NEAR(r[1].share, 70, 4.0) << Describe(r);
+  EXPECT_GT(Stat(r[0], "shared_ms"), 0) << Describe(r);
+  EXPECT_GT(Stat(r[1], "shared_ms"), 0) << Describe(r);
+  EXPECT_LE(r[0].share, 33) << Describe(r);
+  EXPECT_LE(r[1].share, 74) << Describe(r);
+  const double delivered = r[0].share + r[1].share;
+  EXPECT_GT(delivered, 75) << Describe(r);
+  EXPECT_NEAR(100 * r[0].share / delivered, 30, 4.0) << Describe(r);
 }
 
 }  // namespace
