@@ -91,6 +91,25 @@ std::vector<allocate::GrantedDevice> ToGranted(const codec::ContainerDevices& en
 
 }  // namespace
 
+Result<allocate::ContainerResponse> Allocator::AnswerFor(const allocate::PodView& pod,
+                                                         const allocate::ContainerView& container,
+                                                         const codec::ContainerDevices& entry,
+                                                         size_t replicas) {
+  const auto granted = ToGranted(entry);
+  Status valid = allocate::ValidateEntry(granted, replicas, gpus_, config_.node);
+  if (!valid.ok()) {
+    return valid.WithContext("container " + container.name);
+  }
+  if (config_.prepare_host) {
+    Status prepared = config_.prepare_host(pod.uid, container.name);
+    if (!prepared.ok()) {
+      return prepared;
+    }
+  }
+  return allocate::BuildContainerResponse(granted, pod.uid, container, config_.new_cache_id(),
+                                          config_.response);
+}
+
 std::vector<allocate::OwedAnswer> Allocator::OwedAnswers() {
   if (!config_.kubelet_answers) {
     return {};
@@ -130,23 +149,15 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::RepeatOwedAnswer(
     if (!c.ok() || c->name != container) {
       continue;
     }
-    const auto granted = ToGranted((*devices)[idx]);
-    Status valid = allocate::ValidateEntry(granted, replicas[0].size(), gpus_, config_.node);
-    if (!valid.ok()) {
-      return fail(valid.ToString());
-    }
-    if (config_.prepare_host) {
-      Status prepared = config_.prepare_host(pod.uid, c->name);
-      if (!prepared.ok()) {
-        return fail(prepared.ToString());
-      }
+    auto answer = AnswerFor(pod, *c, (*devices)[idx], replicas[0].size());
+    if (!answer.ok()) {
+      return fail(answer.status().ToString());
     }
     spdlog::warn(
         "msg=\"answered again\" node={} pod={} container={} reason=\"kubelet gave this "
         "container's answer to another pod (deleted while kubelet admitted it)\"",
         config_.node, ref, container);
-    return std::vector<allocate::ContainerResponse>{allocate::BuildContainerResponse(
-        granted, pod.uid, *c, config_.new_cache_id(), config_.response)};
+    return std::vector<allocate::ContainerResponse>{std::move(*answer)};
   }
   return fail("no entry of " + std::string(ann::kDevicesAllocated) + " belongs to container " +
               container);
@@ -261,19 +272,11 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     if (!container.ok()) {
       return Fail(ref, lock_value, own_lock, container.status());
     }
-    const auto granted = ToGranted(remaining[idx]);
-    Status valid = allocate::ValidateEntry(granted, replicas[k].size(), gpus_, node_name);
-    if (!valid.ok()) {
-      return Fail(ref, lock_value, own_lock, valid.WithContext("container " + container->name));
+    auto answer = AnswerFor(pod, *container, remaining[idx], replicas[k].size());
+    if (!answer.ok()) {
+      return Fail(ref, lock_value, own_lock, answer.status());
     }
-    if (config_.prepare_host) {
-      Status prepared = config_.prepare_host(pod.uid, container->name);
-      if (!prepared.ok()) {
-        return Fail(ref, lock_value, own_lock, prepared);
-      }
-    }
-    responses.push_back(allocate::BuildContainerResponse(granted, pod.uid, *container,
-                                                         config_.new_cache_id(), config_.response));
+    responses.push_back(std::move(*answer));
     remaining[idx].clear();
   }
 

@@ -13,6 +13,7 @@
 
 #include "core/allocate/container_response.h"
 #include "core/allocate/misdelivered.h"
+#include "core/codec/pod_devices.h"
 #include "deviceplugin/cluster_api.h"
 
 namespace vgpu::deviceplugin {
@@ -50,6 +51,12 @@ class Allocator {
   Status Fail(const PodRef& pod, const std::string& lock_value, bool release_lock,
               const Status& why);
   void ReleaseLock(const std::string& lock_value);
+  // One container's answer from its device list entry: the entry checked against the replicas
+  // kubelet asked for and this node's GPUs, the container's host directory created.
+  Result<allocate::ContainerResponse> AnswerFor(const allocate::PodView& pod,
+                                                const allocate::ContainerView& container,
+                                                const codec::ContainerDevices& entry,
+                                                size_t replicas);
   // Answers kubelet gave to another pod than the one they were written for; none when unknown.
   std::vector<allocate::OwedAnswer> OwedAnswers();
   // The owed container's answer again, from `hami.io/vgpu-devices-allocated`.

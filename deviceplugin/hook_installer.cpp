@@ -96,8 +96,7 @@ Status EnsureContainerDir(const HookLayout& layout, const std::string& pod_uid,
     return InvalidArgument("pod uid '" + pod_uid + "' / container '" + container +
                            "' cannot name a host directory");
   }
-  return MakeDirs(
-      layout.ContainersDir() + "/" + codec::FormatContainerDirName({pod_uid, container}), true);
+  return MakeDirs(codec::ContainerDirPath(layout.VgpuDir(), {pod_uid, container}), true);
 }
 
 }  // namespace vgpu::deviceplugin

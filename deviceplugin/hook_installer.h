@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/base/status.h"
+#include "core/codec/container_dir.h"
 #include "vgpu/env_contract.h"
 
 namespace vgpu::deviceplugin {
@@ -18,7 +19,9 @@ struct HookLayout {
   std::string VgpuDir() const { return hook_path + "/vgpu"; }
   std::string LibraryFile() const { return VgpuDir() + "/libvgpu.so." + version; }
   std::string PreloadFile() const { return VgpuDir() + "/ld.so.preload"; }
-  std::string ContainersDir() const { return VgpuDir() + "/containers"; }
+  std::string ContainersDir() const {
+    return VgpuDir() + "/" + std::string(codec::kContainersFolder);
+  }
 };
 
 // Installs `libvgpu_source` as <hook>/vgpu/libvgpu.so.<version> (skipped when `libvgpu_source` is

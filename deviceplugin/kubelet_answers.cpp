@@ -4,15 +4,13 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <string_view>
 
 #include "api.pb.h"
+#include "core/codec/container_dir.h"
 #include "core/codec/kubelet_checkpoint.h"
 
 namespace vgpu::deviceplugin {
 namespace {
-
-constexpr std::string_view kContainersDir = "/containers/";
 
 // The container an answer was written for: its mount of `<vgpu_dir>/containers/<uid>_<name>`.
 std::optional<codec::ContainerDirName> WrittenFor(const std::string& alloc_resp) {
@@ -21,16 +19,7 @@ std::optional<codec::ContainerDirName> WrittenFor(const std::string& alloc_resp)
     return std::nullopt;
   }
   for (const auto& m : resp.mounts()) {
-    const std::string& host = m.host_path();
-    const size_t at = host.rfind(kContainersDir);
-    if (at == std::string::npos) {
-      continue;
-    }
-    const std::string_view name = std::string_view(host).substr(at + kContainersDir.size());
-    if (name.find('/') != std::string_view::npos) {
-      continue;
-    }
-    auto parsed = codec::ParseContainerDirName(name);
+    auto parsed = codec::ContainerDirFromPath(m.host_path());
     if (parsed.ok()) {
       return *parsed;
     }

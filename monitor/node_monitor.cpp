@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/codec/container_dir.h"
 #include "core/codec/node_inventory.h"
 #include "core/monitor/cleanup_rule.h"
 #include "core/monitor/device_use.h"
@@ -161,7 +162,7 @@ class Engine final : public NodeMonitor {
         procs_(std::move(procs)),
         nvml_(std::move(nvml)),
         log_(options_.log),
-        containers_(options_.vgpu_dir + "/containers", &log_) {}
+        containers_(options_.vgpu_dir + "/" + std::string(codec::kContainersFolder), &log_) {}
   ~Engine() override { Stop(); }
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

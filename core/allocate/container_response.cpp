@@ -40,9 +40,7 @@ ContainerResponse BuildContainerResponse(const std::vector<GrantedDevice>& devic
   r.mounts.push_back(
       {vgpu_dir + "/libvgpu.so", vgpu_dir + "/libvgpu.so." + settings.libvgpu_version, true});
   r.mounts.push_back(
-      {vgpu_dir,
-       vgpu_dir + "/containers/" + codec::FormatContainerDirName({pod_uid, container.name}),
-       false});
+      {vgpu_dir, codec::ContainerDirPath(vgpu_dir, {pod_uid, container.name}), false});
   r.mounts.push_back({VGPU_DEFAULT_LOCK_DIR, VGPU_DEFAULT_LOCK_DIR, false});
 
   auto opt_out = container.env.find(VGPU_ENV_DISABLE_CONTROL);

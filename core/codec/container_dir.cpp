@@ -19,4 +19,23 @@ Result<ContainerDirName> ParseContainerDirName(std::string_view name) {
   return out;
 }
 
+std::string ContainerDirPath(std::string_view vgpu_dir, const ContainerDirName& name) {
+  return std::string(vgpu_dir) + "/" + std::string(kContainersFolder) + "/" +
+         FormatContainerDirName(name);
+}
+
+Result<ContainerDirName> ContainerDirFromPath(std::string_view path) {
+  const std::string folder = "/" + std::string(kContainersFolder) + "/";
+  const size_t at = path.rfind(folder);
+  if (at == std::string_view::npos) {
+    return InvalidArgument("\"" + std::string(path) + "\" is not under a " + folder + " folder");
+  }
+  const std::string_view name = path.substr(at + folder.size());
+  if (name.find('/') != std::string_view::npos) {
+    return InvalidArgument("\"" + std::string(path) +
+                           "\" names a path inside a container directory");
+  }
+  return ParseContainerDirName(name);
+}
+
 }  // namespace vgpu::codec

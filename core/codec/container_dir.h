@@ -25,4 +25,13 @@ std::string FormatContainerDirName(const ContainerDirName& name);
 // InvalidArgument (naming the problem) for a name without '_' or with an empty part.
 Result<ContainerDirName> ParseContainerDirName(std::string_view name);
 
+// The folder under <vgpu_dir> that holds the containers' directories.
+inline constexpr std::string_view kContainersFolder = "containers";
+
+// `<vgpu_dir>/containers/<pod-uid>_<container>`.
+std::string ContainerDirPath(std::string_view vgpu_dir, const ContainerDirName& name);
+
+// The container a path of that form names (any <vgpu_dir>); InvalidArgument otherwise.
+Result<ContainerDirName> ContainerDirFromPath(std::string_view path);
+
 }  // namespace vgpu::codec

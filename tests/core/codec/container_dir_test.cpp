@@ -35,5 +35,26 @@ TEST(ContainerDirName, SplitsAtTheFirstUnderscore) {
   }
 }
 
+TEST(ContainerDirPath, WrittenAndReadBack) {
+  const ContainerDirName name{"3f2a-11ee", "side_car"};
+  EXPECT_EQ(ContainerDirPath("/usr/local/vgpu", name),
+            "/usr/local/vgpu/containers/3f2a-11ee_side_car");
+  auto back = ContainerDirFromPath(ContainerDirPath("/usr/local/vgpu", name));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, name);
+  struct Bad {
+    const char* path;
+    const char* why;
+  };
+  for (const Bad& b : {Bad{"/usr/local/vgpu/libvgpu.so", "not under a /containers/ folder"},
+                       Bad{"/usr/local/vgpu/containers/uid_main/x", "inside a container"},
+                       Bad{"/usr/local/vgpu/containers/nounderscore", "no '_'"}}) {
+    SCOPED_TRACE(b.path);
+    auto r = ContainerDirFromPath(b.path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(b.why), std::string::npos) << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace vgpu::codec

@@ -68,12 +68,18 @@ register_webhook() {
     die "could not register the MutatingWebhookConfiguration (see $E2E_LOGS/kubectl.log)"
 }
 
-start_kube_scheduler() {
+# render_kube_scheduler_config <out> <extender port>: deploy/kube-scheduler/config-v1beta1.yaml
+# for this cluster.
+render_kube_scheduler_config() {
   SCHEDULER_NAME=$E2E_SCHEDULER_NAME \
     SCHEDULER_KUBECONFIG="$E2E_WORK/kubeconfig/kube-scheduler.kubeconfig" \
-    EXTENDER_URL="http://127.0.0.1:$E2E_EXTENDER_PORT" \
-    render "$E2E_REPO/deploy/kube-scheduler/config-v1beta1.yaml" "$E2E_WORK/kube-scheduler.yaml" \
+    EXTENDER_URL="http://127.0.0.1:$2" \
+    render "$E2E_REPO/deploy/kube-scheduler/config-v1beta1.yaml" "$1" \
     SCHEDULER_NAME SCHEDULER_KUBECONFIG EXTENDER_URL
+}
+
+start_kube_scheduler() {
+  render_kube_scheduler_config "$E2E_WORK/kube-scheduler.yaml" "$E2E_EXTENDER_PORT"
   start_daemon kube-scheduler "$E2E_K8S_BIN/kube-scheduler" \
     --config "$E2E_WORK/kube-scheduler.yaml" \
     --port "$E2E_SCHEDULER_HEALTH_PORT" --address 127.0.0.1 --secure-port 0 --v 2

@@ -549,20 +549,10 @@ start_replica() {
   web=$(replica_port "$E2E_WEBHOOK_PORT" "$r")
   met=$(replica_port "$E2E_SCHEDULER_METRICS_PORT" "$r")
   health=$(replica_port "$E2E_SCHEDULER_HEALTH_PORT" "$r")
-  POD_NAME=$name start_daemon "vgpu-scheduler-$r" "$(scheduler_bin)" \
-    --kubeconfig "$E2E_WORK/kubeconfig/hami-scheduler.kubeconfig" \
-    --http-bind "127.0.0.1:$ext" --https-bind "127.0.0.1:$web" \
-    --tls-cert "$E2E_CERTS/webhook.crt" --tls-key "$E2E_CERTS/webhook.key" \
-    --scheduler-name "$E2E_SCHEDULER_NAME" --metrics-bind "127.0.0.1:$met" \
+  POD_NAME=$name start_vgpu_scheduler "vgpu-scheduler-$r" "$ext" "$web" "$met" \
     --leader-elect --leader-elect-resource-namespace kube-system \
-    --leader-elect-kube-scheduler-lease kube-scheduler ${E2E_SCHEDULER_ARGS:-}
-  wait_until 30 "vgpu-scheduler-$r /healthz" curl -sf "http://127.0.0.1:$ext/healthz" ||
-    die "vgpu-scheduler-$r did not answer (log: $E2E_LOGS/vgpu-scheduler-$r.log)"
-  SCHEDULER_NAME=$E2E_SCHEDULER_NAME \
-    SCHEDULER_KUBECONFIG="$E2E_WORK/kubeconfig/kube-scheduler.kubeconfig" \
-    EXTENDER_URL="http://127.0.0.1:$ext" \
-    render "$E2E_REPO/deploy/kube-scheduler/config-v1beta1.yaml" "$E2E_WORK/kube-scheduler-$r.yaml" \
-    SCHEDULER_NAME SCHEDULER_KUBECONFIG EXTENDER_URL
+    --leader-elect-kube-scheduler-lease kube-scheduler
+  render_kube_scheduler_config "$E2E_WORK/kube-scheduler-$r.yaml" "$ext"
   # The chart's leader election: kube-scheduler's own Lease (the name its bootstrap RBAC allows).
   sed -i 's/^  leaderElect: false$/  leaderElect: true\n  resourceLock: leases\n  resourceName: kube-scheduler\n  resourceNamespace: kube-system/' \
     "$E2E_WORK/kube-scheduler-$r.yaml"

@@ -38,19 +38,25 @@ build_vgpu() {
 # Scenarios that need the extender and the webhook fail (they do not skip) without it.
 have_scheduler() { [[ -x $(scheduler_bin) ]]; }
 
-extender_ready() { curl -sf "http://127.0.0.1:$E2E_EXTENDER_PORT/readyz"; }
+extender_ready() { curl -sf "http://127.0.0.1:${1:-$E2E_EXTENDER_PORT}/readyz"; }
 
+# start_vgpu_scheduler [name extender-port webhook-port metrics-port [flag...]]: the suite's one
+# scheduler by default; scenario 11's replicas give their own name, ports and flags. A standby
+# replica is ready too (only bind needs the leader).
 start_vgpu_scheduler() {
-  start_daemon vgpu-scheduler "$(scheduler_bin)" \
+  local name=${1:-vgpu-scheduler} ext=${2:-$E2E_EXTENDER_PORT} web=${3:-$E2E_WEBHOOK_PORT}
+  local met=${4:-$E2E_SCHEDULER_METRICS_PORT}
+  shift $(($# < 4 ? $# : 4))
+  start_daemon "$name" "$(scheduler_bin)" \
     --kubeconfig "$E2E_WORK/kubeconfig/hami-scheduler.kubeconfig" \
-    --http-bind "127.0.0.1:$E2E_EXTENDER_PORT" \
-    --https-bind "127.0.0.1:$E2E_WEBHOOK_PORT" \
+    --http-bind "127.0.0.1:$ext" \
+    --https-bind "127.0.0.1:$web" \
     --tls-cert "$E2E_CERTS/webhook.crt" --tls-key "$E2E_CERTS/webhook.key" \
     --scheduler-name "$E2E_SCHEDULER_NAME" \
-    --metrics-bind "127.0.0.1:$E2E_SCHEDULER_METRICS_PORT" \
+    --metrics-bind "127.0.0.1:$met" "$@" \
     ${E2E_SCHEDULER_ARGS:-} # word-split on purpose: extra flags
-  wait_until 30 "vgpu-scheduler /readyz" extender_ready ||
-    die "vgpu-scheduler did not answer on 127.0.0.1:$E2E_EXTENDER_PORT (log: $E2E_LOGS/vgpu-scheduler.log)"
+  wait_until 30 "$name /readyz" extender_ready "$ext" ||
+    die "$name did not answer on 127.0.0.1:$ext (log: $E2E_LOGS/$name.log)"
 }
 
 # Allocate mounts <hook>/vgpu/libvgpu.so.<version> into every container, so the file must exist.
