@@ -442,7 +442,12 @@ VerbResult Extender::Bind(const json& args) {
   };
   if (bind_gate_) {
     // kube-scheduler retries a failed bind; the replica beside the active kube-scheduler leads.
-    if (Status gate = bind_gate_(); !gate.ok()) return fail("bind " + who + ": " + gate.message());
+    // It retries from its unschedulable queue, up to 60 s later, unless the pod is updated: the
+    // requeuer does that once the gate opens (requeue.h).
+    if (Status gate = bind_gate_(); !gate.ok()) {
+      if (requeuer_ != nullptr) requeuer_->RefusedByGate(uid, ns, name);
+      return fail("bind " + who + ": " + gate.message());
+    }
   }
 
   std::shared_ptr<const PendingPod> pending = Recall(uid, /*erase=*/true);
@@ -497,6 +502,7 @@ VerbResult Extender::Bind(const json& args) {
     if (Status gate = bind_gate_(); !gate.ok()) {
       model_.Unreserve(uid);
       (void)locker_.Release(node, ns, name);
+      if (requeuer_ != nullptr) requeuer_->RefusedByGate(uid, ns, name);
       return fail("bind " + who + " to " + node + ": " + gate.message());
     }
   }

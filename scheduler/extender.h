@@ -78,8 +78,9 @@ class Extender {
   // lock): a non-ok Status refuses the bind with its message (leader election: only the leader,
   // with a model re-read since it was elected, binds). Set it before serving.
   void SetBindGate(std::function<Status()> gate) { bind_gate_ = std::move(gate); }
-  // Pods the filter turns away everywhere are handed to `r` (null: none; the simulator and tests
-  // that drive kube-scheduler's retries themselves). `r` must outlive the extender's use of it.
+  // Pods the filter turns away everywhere, and pods whose bind the gate refuses, are handed to
+  // `r` (null: none; the simulator and tests that drive kube-scheduler's retries themselves).
+  // `r` must outlive the extender's use of it.
   void SetRequeuer(Requeuer* r) { requeuer_ = r; }
 
  private:

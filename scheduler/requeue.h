@@ -12,6 +12,13 @@
 // GPUs went away, a reservation was dropped, a node or a quota changed), the pod's annotation
 // `vgpu.io/capacity-freed-at` is set, and kube-scheduler re-queues a pending pod that was updated.
 // A pod is nudged at most once per freed-capacity event and at most every `min_interval`.
+//
+// The same nudge serves pods whose bind the extender's bind gate refused (leader election). When
+// the leader dies, the survivor's kube-scheduler may win its Lease a moment before the
+// vgpu-scheduler beside it wins vgpu's Lease (or has re-read nodes and pods); the binds it sends
+// in that window are refused, and kube-scheduler parks those pods in its unschedulable queue for
+// up to 60 s, although this replica is about to bind. So a refused pod is remembered, and once
+// the gate lets binds through it is nudged (if it is still there and unbound).
 
 #include <chrono>
 #include <condition_variable>
@@ -68,11 +75,53 @@ class TurnedAwayPods {
   std::map<std::string, Entry> pods_;  // by uid
 };
 
-// The thread that watches the model's capacity generation and patches the due pods.
+// Pods whose bind the extender's bind gate refused: the bookkeeping, without threads or I/O.
+class GateRefusedPods {
+ public:
+  using Clock = TurnedAwayPods::Clock;
+  using Target = TurnedAwayPods::Target;
+
+  explicit GateRefusedPods(size_t max_pods = 4096,
+                           std::chrono::seconds forget_after = std::chrono::minutes(10))
+      : max_pods_(max_pods), forget_after_(forget_after) {}
+
+  // The gate refused the pod's bind at `now` (a later refusal moves the time on).
+  void Refused(const std::string& uid, const std::string& ns, const std::string& name,
+               Clock::time_point now);
+  // The pod was bound: no nudge.
+  void Forget(const std::string& uid);
+  // The pods refused at least `settle` before `now`, forgotten as they are returned (a pod that
+  // is refused again is remembered again); pods refused longer than `forget_after` ago are
+  // dropped without a nudge (a gate that stays shut: kube-scheduler's own retries remain).
+  std::vector<Target> Due(Clock::time_point now, Clock::duration settle);
+  size_t size() const { return pods_.size(); }
+
+ private:
+  struct Entry {
+    std::string ns;
+    std::string name;
+    Clock::time_point at;
+  };
+  size_t max_pods_;
+  std::chrono::seconds forget_after_;
+  std::map<std::string, Entry> pods_;  // by uid
+};
+
+// The thread that watches the model's capacity generation and the bind gate, and patches the due
+// pods.
 class Requeuer {
  public:
   struct Options {
     std::chrono::milliseconds poll{200};
+    // Whether the extender's bind gate lets binds through now; unset: always. A pull, not an
+    // event, because the gate opens on a conjunction (leader, the term's re-read done) that no
+    // single callback reports. Asked once a poll, off the requeuer's mutex, and only while pods
+    // refused by the gate are remembered.
+    std::function<bool()> gate_open = nullptr;
+    // A refused pod is nudged no sooner than this after its refusal: kube-scheduler ignores an
+    // annotation-only update of a pod it still assumes, which it does until the refusal has
+    // reached it, and a nudge lost that way leaves the pod waiting for the 60-s flush.
+    std::chrono::milliseconds gate_settle{500};
   };
   // `generation` reads the model's capacity generation; `api` must outlive the requeuer.
   Requeuer(ClusterApi& api, std::function<uint64_t()> generation, Options options);
@@ -81,12 +130,19 @@ class Requeuer {
   Requeuer& operator=(const Requeuer&) = delete;
 
   void TurnedAway(const std::string& uid, const std::string& ns, const std::string& name);
+  // The bind gate refused the pod's bind: nudge it at the first poll that finds the gate open
+  // (and `gate_settle` after the refusal), unless it was bound or deleted meanwhile.
+  void RefusedByGate(const std::string& uid, const std::string& ns, const std::string& name);
+  // The pod was bound: neither nudge.
   void Forget(const std::string& uid);
   void Stop();
+  // Pods annotated so far, for either reason.
   uint64_t nudged() const;
 
  private:
   void Run();
+  // Whether `t` is still the same pod, unbound and not being deleted (a failed read: no).
+  bool StillPending(const TurnedAwayPods::Target& t);
 
   ClusterApi& api_;
   std::function<uint64_t()> generation_;
@@ -95,6 +151,7 @@ class Requeuer {
   std::condition_variable cv_;
   bool stop_ = false;
   TurnedAwayPods pods_;
+  GateRefusedPods refused_;
   uint64_t nudged_ = 0;
   std::thread thread_;
 };

@@ -13,10 +13,7 @@ Result<std::unique_ptr<SchedulerService>> SchedulerService::Start(SchedulerServi
   options.feed.handshake_timeout = options.extender.handshake_timeout;
   s->feed_ = std::make_unique<KubeFeed>(client, s->model_, options.feed);
   s->extender_ = std::make_unique<Extender>(options.extender, s->model_, s->api_, s->metrics_);
-  ClusterModel* model = &s->model_;
-  s->requeuer_ = std::make_unique<Requeuer>(
-      s->api_, [model] { return model->capacity_generation(); }, Requeuer::Options{});
-  s->extender_->SetRequeuer(s->requeuer_.get());
+  Requeuer::Options requeue;
   if (options.leader.enabled) {
     SchedulerService* self = s.get();
     Result<std::unique_ptr<LeaderElector>> elector =
@@ -29,11 +26,19 @@ Result<std::unique_ptr<SchedulerService>> SchedulerService::Start(SchedulerServi
     if (!elector.ok()) return elector.status();
     s->elector_ = std::move(*elector);
     s->extender_->SetBindGate([self] { return self->BindGate(); });
+    // Binds refused in a failover's first moments are nudged back to kube-scheduler once this
+    // replica may bind (requeue.h).
+    requeue.gate_open = [self] { return self->BindGate().ok(); };
     options.server.readyz_note = [self] {
       return "leader election: " + self->elector_->Describe() + " of lease " +
              self->elector_->lease_path();
     };
   }
+  // After the elector: the requeuer's thread may ask the gate, which reads elector_.
+  ClusterModel* model = &s->model_;
+  s->requeuer_ = std::make_unique<Requeuer>(
+      s->api_, [model] { return model->capacity_generation(); }, std::move(requeue));
+  s->extender_->SetRequeuer(s->requeuer_.get());
   Result<std::unique_ptr<Server>> server =
       Server::Start(options.server, *s->extender_, s->model_, s->metrics_);
   if (!server.ok()) return server.status();

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end tests on a real Kubernetes control plane and kubelet (issue 7), all on loopback:
-# etcd, kube-apiserver (RBAC), kube-scheduler configured with our extender, our webhook,
-# containerd + kubelet per fake-GPU node, our device plugin with --fake-gpus and node monitor, a
-# Prometheus scraping the scheduler and the monitors.
+# End-to-end tests on a real Kubernetes on one machine (issue 7): etcd, kube-apiserver (RBAC,
+# ServiceAccounts), kube-controller-manager, containerd + kubelet per fake-GPU node. First against
+# our daemons started by hand (kube-scheduler with our extender, webhook, device plugin, node
+# monitor, Prometheus), then against the system installed with `helm install` of charts/vgpu.
 # Needs root (kubelet, containerd, mount namespaces). Kubernetes is built once from Debian's source
 # package into $E2E_CACHE (default /var/cache/vgpu-e2e) and reused. See docs/e2e.md.
 #
@@ -14,7 +14,7 @@
 set -euo pipefail
 
 E2E_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for f in common install certs images cluster vgpu monitor pods scenarios; do
+for f in common install certs images cluster vgpu monitor pods scenarios chart; do
   # shellcheck source=/dev/null
   source "$E2E_REPO/tests/e2e/lib/$f.sh"
 done
@@ -45,8 +45,9 @@ stop_all_and_clean() {
     /proc/self/mounts | sort -r); do
     umount -l "$m" 2>/dev/null || true
   done
-  # Container logs kubelet left for the test pods (all in namespace default).
-  rm -rf /var/log/pods/default_*
+  # Container logs kubelet left for the test pods (namespace default) and the chart's pods.
+  rm -rf /var/log/pods/default_* /var/log/pods/kube-system_vgpu-*
+  remove_service_ip
   for m in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep '^e2ebr' || true); do
     ip link del "$m" 2>/dev/null || true
   done
@@ -108,6 +109,7 @@ main() {
   start_etcd
   start_apiserver
   apply_rbac
+  start_controller_manager
   if ! $cluster_only; then
     if have_scheduler; then
       start_vgpu_scheduler

@@ -685,6 +685,13 @@ def case_variants():
     lease = flag_value(sargs, "--leader-elect-resource-name", what)
     F.check(lease not in (None, "hami-scheduler"), f"{what}: vgpu-scheduler's Lease must not be kube-scheduler's ({lease})")
     F.equal(flag_value(sargs, "--leader-elect-kube-scheduler-lease", what), "hami-scheduler", f"{what}: follows kube-scheduler's Lease")
+    # One timing for both elections, so that the pair fails over together.
+    cfg = scheduler_config(docs)["leaderElection"]
+    for key, flag in (("leaseDuration", "--leader-elect-lease-duration"),
+                      ("renewDeadline", "--leader-elect-renew-deadline"),
+                      ("retryPeriod", "--leader-elect-retry-period")):
+        F.equal(flag_value(sargs, flag, what), cfg.get(key), f"{what}: {flag} vs kube-scheduler's {key}")
+    F.equal(cfg.get("leaseDuration"), "10s", f"{what}: default leaseDuration")
     F.equal(container(dep, "vgpu-scheduler").get("securityContext"), None, f"{what}: non-root at port 8443")
     # HAMi's webhook port 443: that container runs as root (the image's user cannot bind it).
     dep = one(render(sets=["scheduler.service.httpTargetPort=443"]), "Deployment", "-scheduler")

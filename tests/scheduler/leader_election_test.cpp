@@ -322,5 +322,53 @@ TEST_F(LeaderElectionTest, OnlyTheLeaderBindsAndTheStandbyTakesOverOnShutdown) {
   EXPECT_EQ((*bound)["spec"]["nodeName"], "n1");
 }
 
+// Failover: the survivor's kube-scheduler may lead, and bind through the replica beside it, a
+// moment before that replica may bind. kube-scheduler would park the refused pod for up to 60 s;
+// the replica annotates it once it leads and has re-read the model, and kube-scheduler retries.
+TEST_F(LeaderElectionTest, ABindTheStandbyRefusedIsNudgedOnceItLeads) {
+  ASSERT_TRUE(api_->Seed("nodes", testing::GpuNode("n1", 1)).ok());
+  json p = testing::GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "2000"}});
+  p["metadata"].erase("uid");
+  auto created = api_->Seed("pods", p);
+  ASSERT_TRUE(created.ok());
+  auto client_a = NewClient(api_->url()), client_b = NewClient(api_->url());
+  Lines log_a, log_b;
+  SchedulerServiceOptions sa, sb;
+  sa.feed.write_handshake = sb.feed.write_handshake = false;
+  sa.leader = Options("pod-a", log_a);
+  sb.leader = Options("pod-b", log_b);
+  auto a = SchedulerService::Start(sa, *client_a);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return (*a)->BindGate().ok(); }, milliseconds(10000)));
+  auto b = SchedulerService::Start(sb, *client_b);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_TRUE((*b)->WaitReady(std::chrono::seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return log_b.Has("standing by"); }, milliseconds(20000)));
+  const auto nudged_at = [&] {
+    auto pod = api_->Get("pods", "default", "p");
+    return pod.ok() ? (*pod)["metadata"]
+                          .value("annotations", json::object())
+                          .value(kCapacityFreedAnnotation, "")
+                    : "";
+  };
+
+  httplib::Client http_b("127.0.0.1", (*b)->port());
+  auto refused = http_b.Post("/bind", testing::BindArgs(*created, "n1").dump(), "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_NE(json::parse(refused->body)["error"].get<std::string>().find("is not the leader"),
+            std::string::npos)
+      << refused->body;
+  // Not while b stands by (longer than the 0.5-s settle).
+  std::this_thread::sleep_for(milliseconds(800));
+  EXPECT_EQ(nudged_at(), "");
+
+  (*a)->Stop();
+  ASSERT_TRUE(WaitFor([&] { return (*b)->BindGate().ok(); }, milliseconds(20000)));
+  EXPECT_TRUE(WaitFor([&] { return !nudged_at().empty(); }, milliseconds(20000)));
+  auto bound = http_b.Post("/bind", testing::BindArgs(*created, "n1").dump(), "application/json");
+  ASSERT_TRUE(bound);
+  EXPECT_EQ(json::parse(bound->body)["error"], "") << bound->body;
+}
+
 }  // namespace
 }  // namespace vgpu::scheduler

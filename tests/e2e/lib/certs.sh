@@ -1,7 +1,8 @@
 # Generates, with openssl, the CA and every certificate and kubeconfig of one run.
-# Identities: the admin (system:masters), kube-scheduler and kubelets use the built-in RBAC roles;
-# our scheduler and device plugin authenticate as their ServiceAccounts' user names, so the
-# ClusterRoles in deploy/rbac are what is actually tested.
+# Identities: the admin (system:masters), kube-scheduler, kube-controller-manager and kubelets use
+# the built-in RBAC roles; our hand-started scheduler and device plugin authenticate as their
+# ServiceAccounts' user names, so the ClusterRoles in deploy/rbac are what is actually tested (the
+# chart's pods use real ServiceAccount tokens and the chart's own RBAC).
 
 E2E_SCHEDULER_USER=system:serviceaccount:kube-system:hami-scheduler
 E2E_DEVICE_PLUGIN_USER=system:serviceaccount:kube-system:hami-device-plugin
@@ -73,6 +74,7 @@ generate_certs() {
   issue_cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters client
   issue_cert admin e2e-admin system:masters client
   issue_cert kube-scheduler system:kube-scheduler "" client
+  issue_cert kube-controller-manager system:kube-controller-manager "" client
   issue_cert webhook hami-scheduler "" server \
     "$ip,DNS:hami-scheduler.kube-system.svc"
   issue_cert hami-scheduler "$E2E_SCHEDULER_USER" system:serviceaccounts client
@@ -88,6 +90,7 @@ EOF
 
   write_kubeconfig admin admin
   write_kubeconfig kube-scheduler kube-scheduler
+  write_kubeconfig kube-controller-manager kube-controller-manager
   write_kubeconfig hami-scheduler hami-scheduler
   write_kubeconfig hami-device-plugin hami-device-plugin
   write_kubeconfig hami-scheduler-token "" "$E2E_SCHEDULER_TOKEN"

@@ -22,13 +22,19 @@ apiserver_ready() {
 }
 
 start_apiserver() {
-  # ServiceAccount admission is off: without kube-controller-manager no namespace gets its
-  # "default" ServiceAccount, and the tests need no in-pod API access.
+  # Pods reach the API server as in a cluster, at the `kubernetes` Service (10.96.0.1:443, what
+  # kubelet puts in KUBERNETES_SERVICE_HOST/PORT). No kube-proxy runs here: the address is put on
+  # the host's loopback device (pods route to the host through their node's bridge) and the API
+  # server listens on every address at port 443 (E2E_APISERVER_PORT). ServiceAccount admission is
+  # on: kube-controller-manager creates the accounts and their tokens, which the chart's pods use.
+  # --enable-aggregator-routing: the API server calls webhooks at their Service's endpoints (pod
+  # IPs, reachable from the host) instead of at the Service's cluster IP.
+  ensure_service_ip
   start_daemon kube-apiserver "$E2E_K8S_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$E2E_ETCD_PORT" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
+    --bind-address 0.0.0.0 --advertise-address 127.0.0.1 \
     --secure-port "$E2E_APISERVER_PORT" --insecure-port 0 \
-    --service-cluster-ip-range 10.96.0.0/16 \
+    --service-cluster-ip-range "$E2E_SERVICE_CIDR" \
     --client-ca-file "$E2E_CERTS/ca.crt" \
     --tls-cert-file "$E2E_CERTS/apiserver.crt" --tls-private-key-file "$E2E_CERTS/apiserver.key" \
     --kubelet-client-certificate "$E2E_CERTS/apiserver-kubelet-client.crt" \
@@ -38,8 +44,8 @@ start_apiserver() {
     --service-account-signing-key-file "$E2E_CERTS/sa.key" \
     --service-account-issuer https://kubernetes.default.svc \
     --authorization-mode Node,RBAC \
-    --enable-admission-plugins NodeRestriction,MutatingAdmissionWebhook \
-    --disable-admission-plugins ServiceAccount \
+    --enable-admission-plugins NodeRestriction,MutatingAdmissionWebhook,ServiceAccount \
+    --enable-aggregator-routing \
     --allow-privileged=true \
     --v 1
   wait_until 90 "kube-apiserver /readyz" apiserver_ready ||
@@ -47,6 +53,33 @@ start_apiserver() {
   # RBAC bootstrap (system:kube-scheduler, system:node...) is done by a post-start hook; wait for it.
   wait_until 60 "bootstrap RBAC roles" k get clusterrole system:kube-scheduler ||
     die "kube-apiserver did not create its bootstrap RBAC roles"
+}
+
+# The `kubernetes` Service's cluster IP as a local address of the host (see start_apiserver).
+ensure_service_ip() {
+  ip -o addr show dev lo | grep -q " $E2E_SERVICE_IP/32 " && return 0
+  ip addr add "$E2E_SERVICE_IP/32" dev lo ||
+    die "could not add $E2E_SERVICE_IP/32 to the loopback device (pods reach the API server there)"
+}
+remove_service_ip() { ip addr del "$E2E_SERVICE_IP/32" dev lo 2>/dev/null || true; }
+
+# kube-controller-manager: DaemonSets, Deployments, ReplicaSets, ServiceAccounts and their tokens,
+# endpoints, garbage collection, node lifecycle: what the chart's workloads need to run.
+start_controller_manager() {
+  start_daemon kube-controller-manager "$E2E_K8S_BIN/kube-controller-manager" \
+    --kubeconfig "$E2E_WORK/kubeconfig/kube-controller-manager.kubeconfig" \
+    --use-service-account-credentials \
+    --service-account-private-key-file "$E2E_CERTS/sa.key" \
+    --root-ca-file "$E2E_CERTS/ca.crt" \
+    --service-cluster-ip-range "$E2E_SERVICE_CIDR" \
+    --leader-elect=false --port 0 --secure-port 0 \
+    --concurrent-deployment-syncs 10 --concurrent-replicaset-syncs 10 \
+    --v 1
+  wait_until 60 "the ServiceAccount default/default" k get serviceaccount -n default default ||
+    die "kube-controller-manager created no ServiceAccount (log: $E2E_LOGS/kube-controller-manager.log)"
+  # Test pods need no API access: without a token to mount they do not wait for one.
+  k patch serviceaccount -n default default -p '{"automountServiceAccountToken": false}' \
+    >>"$E2E_LOGS/kubectl.log" 2>&1 || die "could not patch the ServiceAccount default/default"
 }
 
 apply_rbac() {
@@ -90,12 +123,40 @@ start_kube_scheduler() {
 
 # ---- nodes ----------------------------------------------------------------------------------
 # Node i (1-based) gets its own containerd, CNI bridge, kubelet ports and device-plugin folder.
-# kubelet 1.20 hard-codes /var/lib/kubelet/device-plugins, so each kubelet runs in a private mount
-# namespace where that path is a bind mount of the node's own folder.
+# kubelet 1.20 hard-codes /var/lib/kubelet/device-plugins, and the chart's pods mount host paths
+# (that folder, the hook folder) that must be the node's own. So each node's containerd and kubelet
+# share a private mount namespace (held by a process of its own, `ns-<node>`) in which those paths
+# are bind mounts of the node's folders: a hostPath volume resolves per node, as on real nodes.
 
 node_dir() { echo "$E2E_WORK/nodes/$1"; }
 node_sock() { echo "/run/vgpu-e2e/$1/containerd.sock"; }
 node_device_plugin_dir() { echo "$(node_dir "$1")/device-plugins"; }
+# The chart's hook folder (global.gpuHookPath) as the node's containers see it.
+E2E_CHART_HOOK=/run/vgpu-e2e/hook
+node_chart_hook_dir() { echo "$(node_dir "$1")/chart-hook"; }
+
+# start_node_namespace <node>: the mount namespace of the node's containerd and kubelet.
+start_node_namespace() {
+  local node=$1 dp hook
+  dp=$(node_device_plugin_dir "$node")
+  hook=$(node_chart_hook_dir "$node")
+  mkdir -p "$dp" "$hook" /var/lib/kubelet/device-plugins "$E2E_CHART_HOOK"
+  start_daemon "ns-$node" unshare --mount --propagation private -- /bin/sh -c \
+    'mount --bind "$0" /var/lib/kubelet/device-plugins && mount --bind "$1" "$2" && exec sleep infinity' \
+    "$dp" "$hook" "$E2E_CHART_HOOK"
+  wait_until 10 "mount namespace of $node" node_exec "$node" mountpoint -q "$E2E_CHART_HOOK" ||
+    die "could not set up the mount namespace of $node (log: $E2E_LOGS/ns-$node.log)"
+}
+
+# node_exec <node> <command...>: runs a command in the node's mount namespace.
+node_exec() {
+  local node=$1 pid
+  shift
+  pid=$(cat "$E2E_PIDS/ns-$node.pid" 2>/dev/null) || return 1
+  nsenter --mount="/proc/$pid/ns/mnt" -- "$@"
+}
+# The nsenter prefix for start_daemon.
+node_ns_prefix() { echo nsenter --mount="/proc/$(cat "$E2E_PIDS/ns-$1.pid")/ns/mnt" --; }
 
 start_containerd() {
   local node=$1 i=$2 dir
@@ -131,7 +192,8 @@ state = "/run/vgpu-e2e/$node/state"
     bin_dir = "/usr/lib/cni"
     conf_dir = "$dir/cni"
 EOF
-  start_daemon "containerd-$node" containerd --config "$dir/containerd.toml"
+  # shellcheck disable=SC2046 # the prefix is words on purpose
+  start_daemon "containerd-$node" $(node_ns_prefix "$node") containerd --config "$dir/containerd.toml"
   wait_until 30 "containerd of $node" ctr --address "$(node_sock "$node")" version ||
     die "containerd of $node did not start (log: $E2E_LOGS/containerd-$node.log)"
   import_images "$(node_sock "$node")"
@@ -169,9 +231,8 @@ nodeStatusUpdateFrequency: 4s
 resolvConf: ""
 EOF
   generate_node_cert "$node"
-  start_daemon "kubelet-$node" unshare --mount --propagation private -- /bin/sh -c \
-    'mount --bind "$0" /var/lib/kubelet/device-plugins && exec "$@"' \
-    "$(node_device_plugin_dir "$node")" \
+  # shellcheck disable=SC2046 # the prefix is words on purpose
+  start_daemon "kubelet-$node" $(node_ns_prefix "$node") \
     "$E2E_K8S_BIN/kubelet" --config "$dir/kubelet.yaml" \
     --kubeconfig "$E2E_WORK/kubeconfig/kubelet-$node.kubeconfig" \
     --container-runtime remote \
@@ -185,7 +246,8 @@ node_ready() {
   [[ $(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}') == True ]]
 }
 
-# Without kube-controller-manager nothing removes the taints kubelet registers with; we do.
+# kube-controller-manager lifts the not-ready taint once the node is Ready; not waiting for it
+# keeps the start quick.
 untaint_node() {
   k taint node "$1" node.kubernetes.io/not-ready- >/dev/null 2>&1 || true
   k taint node "$1" node.kubernetes.io/unreachable- >/dev/null 2>&1 || true
@@ -193,6 +255,7 @@ untaint_node() {
 
 start_node() {
   local node=$1 i=$2
+  start_node_namespace "$node"
   start_containerd "$node" "$i"
   start_kubelet "$node" "$i"
   wait_until 120 "node $node Ready" node_ready "$node" || {
@@ -209,4 +272,5 @@ stop_node_processes() {
   stop_daemon "kubelet-$node"
   # Sandboxes and containers of this node go with its containerd; their shims are reaped by it.
   stop_daemon "containerd-$node"
+  stop_daemon "ns-$node"
 }

@@ -13,7 +13,11 @@ E2E_LOGS=${E2E_LOGS:-$E2E_WORK/logs}
 E2E_CERTS=$E2E_WORK/certs
 E2E_PIDS=$E2E_WORK/pids
 
-E2E_APISERVER_PORT=${E2E_APISERVER_PORT:-16443}
+# 443 and every address: pods reach the API server at the `kubernetes` Service, 10.96.0.1:443,
+# an address of the host here (no kube-proxy; cluster.sh, start_apiserver).
+E2E_APISERVER_PORT=${E2E_APISERVER_PORT:-443}
+E2E_SERVICE_CIDR=10.96.0.0/16
+E2E_SERVICE_IP=10.96.0.1
 E2E_ETCD_PORT=${E2E_ETCD_PORT:-23790}
 E2E_EXTENDER_PORT=${E2E_EXTENDER_PORT:-18080}
 E2E_WEBHOOK_PORT=${E2E_WEBHOOK_PORT:-18443}

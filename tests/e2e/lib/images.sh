@@ -1,5 +1,6 @@
 # Builds the two container images the run needs as OCI-layout tarballs (there is no registry):
-# a busybox image for test pods and a pause image for pod sandboxes, both from busybox-static.
+# a busybox image for test pods and a pause image for pod sandboxes, both from busybox-static
+# (chart.sh adds a kube-scheduler image the same way).
 
 E2E_BUSYBOX_IMAGE=registry.e2e.local/busybox:e2e
 E2E_PAUSE_IMAGE=registry.e2e.local/pause:e2e
@@ -13,9 +14,10 @@ oci_blob() {
   echo "sha256:$sum $size"
 }
 
-# build_oci_image <name:tag> <out.tar> <entrypoint JSON array>
+# build_oci_image <name:tag> <out.tar> <entrypoint JSON array> [<host file>:<path in image>...]
 build_oci_image() {
   local ref=$1 out=$2 entrypoint=$3
+  shift 3
   local dir
   dir=$(mktemp -d "$E2E_WORK/oci.XXXXXX")
   mkdir -p "$dir/root/bin" "$dir/root/tmp" "$dir/root/etc" "$dir/root/proc" "$dir/root/sys" \
@@ -26,6 +28,11 @@ build_oci_image() {
     [[ $applet == busybox ]] || ln -sf busybox "$dir/root/bin/$applet"
   done
   echo "root:x:0:0:root:/:/bin/sh" >"$dir/root/etc/passwd"
+  local extra
+  for extra in "$@"; do
+    mkdir -p "$(dirname "$dir/root/${extra#*:}")"
+    cp "${extra%%:*}" "$dir/root/${extra#*:}"
+  done
   tar --numeric-owner --owner=0 --group=0 -C "$dir/root" -cf "$dir/layer.tar" .
   local layer layer_digest layer_size
   layer=$(oci_blob "$dir/layer.tar" "$dir/layout/blobs/sha256")

@@ -31,11 +31,14 @@ EOF
   apt-get update -qq
 }
 
-E2E_K8S_TOOLS=(kube-apiserver kube-scheduler kubelet kubectl)
+# kube-controller-manager runs the chart's DaemonSets and Deployments (and creates the
+# ServiceAccount tokens their pods mount).
+E2E_K8S_TOOLS=(kube-apiserver kube-scheduler kubelet kubectl kube-controller-manager)
 
-k8s_binaries_present() {
+# Prints the tools not yet in $E2E_K8S_BIN: a cache from before a tool was added builds only it.
+k8s_binaries_missing() {
   local t
-  for t in "${E2E_K8S_TOOLS[@]}"; do [[ -x $E2E_K8S_BIN/$t ]] || return 1; done
+  for t in "${E2E_K8S_TOOLS[@]}"; do [[ -x $E2E_K8S_BIN/$t ]] || echo "$t"; done
 }
 
 # Builds Kubernetes from Debian's source package the way its debian/rules does (GOPATH symlink,
@@ -43,7 +46,9 @@ k8s_binaries_present() {
 # name order (the reflect2 fix for Go >= 1.18; kubelet's device manager serialising Allocate,
 # kubernetes #103838). Reused when present.
 build_k8s() {
-  if k8s_binaries_present; then
+  local missing
+  missing=$(k8s_binaries_missing)
+  if [[ -z $missing ]]; then
     log "reusing Kubernetes $E2E_K8S_VERSION binaries in $E2E_K8S_BIN"
     return 0
   fi
@@ -52,11 +57,13 @@ build_k8s() {
   mkdir -p "$src"
   local tree=$src/k8s-$E2E_K8S_VERSION-$E2E_K8S_PATCHES_ID
   if [[ ! -d $tree ]]; then
+    # No .dsc yet is the normal case on a fresh machine: `ls` failing must not end the run.
     local dsc
-    dsc=$(ls "$src"/kubernetes_*.dsc 2>/dev/null | head -n1)
+    dsc=$(compgen -G "$src/kubernetes_*.dsc" | head -n1 || true)
     if [[ -z $dsc ]]; then
-      (cd "$src" && apt-get source -qq --download-only kubernetes)
-      dsc=$(ls "$src"/kubernetes_*.dsc | head -n1)
+      (cd "$src" && apt-get source -qq --download-only kubernetes) ||
+        die "apt-get source kubernetes failed (needs the deb-src entry and Debian's mirror)"
+      dsc=$(compgen -G "$src/kubernetes_*.dsc" | head -n1 || true)
     fi
     [[ -n $dsc ]] || die "apt-get source kubernetes fetched no .dsc"
     rm -rf "$tree.tmp"
@@ -69,9 +76,10 @@ build_k8s() {
   fi
   mkdir -p "$tree/.go/src/k8s.io" "$E2E_CACHE/home"
   [[ -L $tree/.go/src/k8s.io/kubernetes ]] || ln -s ../../.. "$tree/.go/src/k8s.io/kubernetes"
-  log "building Kubernetes $E2E_K8S_VERSION (about 10-20 minutes on 2 cores); log: $E2E_CACHE/build.log"
+  log "building Kubernetes $E2E_K8S_VERSION:" $missing "(cold: about 15-25 minutes on 2 cores);" \
+    "log: $E2E_CACHE/build.log"
   local whats="" t
-  for t in "${E2E_K8S_TOOLS[@]}"; do whats+="cmd/$t "; done
+  for t in $missing; do whats+="cmd/$t "; done
   if ! (cd "$tree" &&
     env GOPATH="$tree/.go" CGO_ENABLED=0 GOFLAGS=-mod=vendor GOPROXY=off \
       GOCACHE="$E2E_CACHE/gocache" HOME="$E2E_CACHE/home" \
@@ -82,6 +90,6 @@ build_k8s() {
     die "Kubernetes build failed (full log: $E2E_CACHE/build.log)"
   fi
   mkdir -p "$E2E_K8S_BIN"
-  for t in "${E2E_K8S_TOOLS[@]}"; do cp "$tree/_output/bin/$t" "$E2E_K8S_BIN/$t"; done
+  for t in $missing; do cp "$tree/_output/bin/$t" "$E2E_K8S_BIN/$t"; done
   log "Kubernetes binaries cached in $E2E_K8S_BIN"
 }

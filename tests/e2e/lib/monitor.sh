@@ -30,31 +30,39 @@ start_monitor() {
     die "vgpu-monitor of $node did not answer (log: $E2E_LOGS/monitor-$node.log)"
 }
 
+# start_prometheus [name port scheduler-target monitor-targets]: by default the hand-started
+# scheduler and monitors; the chart's scenario 8 gives its pods' addresses.
 start_prometheus() {
-  local dir=$E2E_WORK/prometheus i targets=""
+  local name=${1:-prometheus} port=${2:-$E2E_PROMETHEUS_PORT}
+  local sched=${3:-"'127.0.0.1:$E2E_SCHEDULER_METRICS_PORT'"} targets=${4:-} i
+  local dir=$E2E_WORK/$name
   mkdir -p "$dir/data"
-  for i in $(seq 1 "${E2E_NODES:-2}"); do
-    targets+="${targets:+, }'127.0.0.1:$(monitor_port "$i")'"
-  done
+  if [[ -z $targets ]]; then
+    for i in $(seq 1 "${E2E_NODES:-2}"); do
+      targets+="${targets:+, }'127.0.0.1:$(monitor_port "$i")'"
+    done
+  fi
   cat >"$dir/prometheus.yml" <<EOT
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
 scrape_configs:
   - job_name: vgpu-scheduler
-    static_configs: [{targets: ['127.0.0.1:$E2E_SCHEDULER_METRICS_PORT']}]
+    static_configs: [{targets: [$sched]}]
   - job_name: vgpu-monitor
     static_configs: [{targets: [$targets]}]
 EOT
-  start_daemon prometheus prometheus --config.file "$dir/prometheus.yml" \
-    --storage.tsdb.path "$dir/data" --web.listen-address "127.0.0.1:$E2E_PROMETHEUS_PORT"
-  wait_until 30 "prometheus ready" curl -sf "http://127.0.0.1:$E2E_PROMETHEUS_PORT/-/ready" ||
-    die "prometheus did not start (log: $E2E_LOGS/prometheus.log)"
+  start_daemon "$name" prometheus --config.file "$dir/prometheus.yml" \
+    --storage.tsdb.path "$dir/data" --web.listen-address "127.0.0.1:$port"
+  wait_until 30 "$name ready" curl -sf "http://127.0.0.1:$port/-/ready" ||
+    die "$name did not start (log: $E2E_LOGS/$name.log)"
+  E2E_PROMETHEUS_ACTIVE_PORT=$port
 }
 
 # prom_query <PromQL>: the instant vector's samples as JSON [{metric, value}].
 prom_query() {
-  curl -sf -G "http://127.0.0.1:$E2E_PROMETHEUS_PORT/api/v1/query" --data-urlencode "query=$1" |
+  curl -sf -G "http://127.0.0.1:${E2E_PROMETHEUS_ACTIVE_PORT:-$E2E_PROMETHEUS_PORT}/api/v1/query" \
+    --data-urlencode "query=$1" |
     jq -c '[.data.result[] | {metric, value: (.value[1] | tonumber)}]'
 }
 
@@ -103,8 +111,16 @@ monitor_pod_json() {
                                    "nvidia.com/gpucores": $cores}}}]}}'
 }
 
+# monitor_address <node index>: the node's monitor, hand-started or the chart's pod.
+monitor_address() {
+  if [[ $E2E_MODE == hand ]]; then
+    echo "127.0.0.1:$(monitor_port "$1")"
+  else
+    echo "$(chart_pod_ip "$(chart_pods vgpu-monitor "e2e-node-$1")"):9394"
+  fi
+}
 # monitor_snapshot <node index>
-monitor_snapshot() { curl -sf "http://127.0.0.1:$(monitor_port "$1")/api/v1/snapshot"; }
+monitor_snapshot() { curl -sf "http://$(monitor_address "$1")/api/v1/snapshot"; }
 
 # The container of a pod in a node's snapshot, as {sharing, limit, procs, host_pids}.
 container_view() {
@@ -123,6 +139,15 @@ scenario_monitor() {
     return
   }
   local node=$E2E_NODE1 idx=1 f=$E2E_WORK/monitor.jsonl
+  if [[ $E2E_MODE == chart ]]; then
+    # A Prometheus of its own scrapes the chart's pods: the leading scheduler and every monitor.
+    local targets="" i
+    for i in $(seq 1 "${E2E_NODES:-2}"); do targets+="${targets:+, }'$(monitor_address "$i")'"; done
+    stop_daemon prometheus-chart
+    rm -rf "$E2E_WORK/prometheus-chart"
+    start_prometheus prometheus-chart "$E2E_CHART_PROMETHEUS_PORT" \
+      "'$(chart_pod_ip "$(chart_leader_pod)"):9395'" "$targets"
+  fi
   wait_until 30 "Prometheus scrapes the scheduler and every monitor" targets_up ||
     fail "Prometheus targets not all up: $(prom_query up)"
   monitor_pod_json mon-a "$node" 3000 30 >"$f"
@@ -147,8 +172,11 @@ scenario_monitor() {
   wait_until 20 "Prometheus has mon-a's allocation" prom_value_is \
     'hami_vgpu_memory_allocated_bytes{pod="mon-a",namespace="default"}' $((3000 * 1048576)) ||
     fail "hami_vgpu_memory_allocated_bytes of mon-a: $(prom_query 'hami_vgpu_memory_allocated_bytes')"
-  prom_value_is 'count(hami_host_gpu_memory_used_bytes{node="'"$node"'"})' "$E2E_FAKE_GPUS" ||
-    fail "host GPU series of $node: $(prom_query 'hami_host_gpu_memory_used_bytes')"
+  # The chart's monitor pods have no NVML here (no GPU driver in their image): no host series.
+  if [[ $E2E_MODE == hand ]]; then
+    prom_value_is 'count(hami_host_gpu_memory_used_bytes{node="'"$node"'"})' "$E2E_FAKE_GPUS" ||
+      fail "host GPU series of $node: $(prom_query 'hami_host_gpu_memory_used_bytes')"
+  fi
   # A second container on the same GPU: both come under their limits (flag "shared").
   monitor_pod_json mon-b "$node" 3000 30 >"$f"
   create_pods "$f"

@@ -89,6 +89,12 @@ usage_from_state() {
         value: {pods: length, mem: (map(.mem) | add), cores: (map(.cores) | add)}}) | from_entries'
 }
 
+# within_gpu_limits <usage JSON from gpu_usage>: no GPU over its memory, cores or slots.
+within_gpu_limits() {
+  jq -e --argjson m "$E2E_FAKE_GPU_MEMORY" --argjson s "$E2E_SPLIT_COUNT" \
+    'all(.[]; .mem <= $m and .cores <= 100 and .pods <= $s)' <<<"$1" >/dev/null
+}
+
 # percentile <p> <file of numbers>: nearest-rank percentile.
 percentile() {
   sort -n "$2" | awk -v p="$1" '{v[NR] = $1} END {

@@ -18,10 +18,10 @@ pod_logs_nonempty() { [[ -n $(pod_logs "$1") ]]; }
 has_failed_scheduling() {
   [[ -n $(k get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" -o name) ]]
 }
-# kubelet 1.20 (-v 2) logs one line per device-plugin registration it accepts.
-registrations_at_least() {
-  (($(grep -c 'Registered endpoint' "$E2E_LOGS/kubelet-$1.log") >= $2))
-}
+# kubelet 1.20 (-v 2) logs one line per device-plugin registration it accepts (its log is kept
+# across its restarts).
+registrations() { grep -c 'Registered endpoint' "$E2E_LOGS/kubelet-$1.log" || true; }
+registrations_at_least() { (($(registrations "$1") >= $2)); }
 
 # ---- 0: harness only -------------------------------------------------------------------------
 scenario_cluster_ready() {
@@ -66,7 +66,7 @@ scenario_inventory() {
 
 # The scheduler's metrics page: HAMi v2.10 names, labels (sorted, zone="vGPU") and scales (memory
 # in bytes, cores in percent).
-scheduler_metrics() { curl -sf "http://127.0.0.1:$E2E_SCHEDULER_METRICS_PORT/metrics"; }
+scheduler_metrics() { curl -sf "$(scheduler_metrics_url)"; }
 # metrics_show_pod <pod> <node> <MiB> <cores>: the page has the pod's per-container gauges.
 metrics_show_pod() {
   local page labels
@@ -279,16 +279,18 @@ scenario_restarts() {
   wait_bind_success restart 1 60 "$E2E_TIMINGS/restart.ms"
   before=$(pods_state restart)
 
+  local seen
+  seen=$(registrations "$node")
   log "restarting the device plugin of $node"
-  stop_daemon "device-plugin-$node"
-  start_device_plugin "$node"
-  wait_until 60 "kubelet sees the plugin again" registrations_at_least "$node" 2 ||
-    fail "kubelet log shows no second registration of the device plugin after its restart"
+  restart_device_plugin "$node"
+  wait_until 60 "kubelet sees the plugin again" registrations_at_least "$node" $((seen + 1)) ||
+    fail "kubelet log shows no new registration of the device plugin after its restart"
   pod_json after-plugin restart 1 2000 10 '{}' "$node" >"$E2E_WORK/restart2.jsonl"
   E2E_T0_MS=$(now_ms)
   create_pods "$E2E_WORK/restart2.jsonl"
   wait_bind_success restart 2 60 "$E2E_TIMINGS/restart.ms"
 
+  seen=$(registrations "$node")
   log "restarting the kubelet of $node"
   stop_daemon "kubelet-$node"
   start_kubelet "$node" 1
@@ -296,9 +298,9 @@ scenario_restarts() {
     fail "node $node not Ready after kubelet restart"
   # The node's allocatable survives in the API across a kubelet restart, so it proves nothing;
   # the new kubelet's own log does. A pod admitted before that is rejected by kubelet.
-  wait_until 60 "the plugin registers with the new kubelet" registrations_at_least "$node" 3 ||
+  wait_until 60 "the plugin registers with the new kubelet" registrations_at_least "$node" $((seen + 1)) ||
     fail "the device plugin did not re-register after the kubelet restart (kubelet log has" \
-      "$(grep -c 'Registered endpoint' "$E2E_LOGS/kubelet-$node.log") registrations, expected 3)"
+      "$(registrations "$node") registrations, expected $((seen + 1)))"
   local want=$((E2E_FAKE_GPUS * E2E_SPLIT_COUNT))
   wait_until 60 "allocatable nvidia.com/gpu back to $want" allocatable_gpu_is "$node" "$want" ||
     fail "after kubelet restart allocatable nvidia.com/gpu is $(node_allocatable_gpu "$node"), expected $want"
@@ -326,8 +328,7 @@ scenario_scheduler_restart() {
   wait_bind_success occupy "$E2E_FAKE_GPUS" 60 "$E2E_TIMINGS/occupy.ms"
 
   log "restarting vgpu-scheduler"
-  stop_daemon vgpu-scheduler
-  start_vgpu_scheduler
+  restart_scheduler
   pod_json after-restart afterrestart 1 $((E2E_FAKE_GPU_MEMORY / 2)) 10 >"$E2E_WORK/afterrestart.jsonl"
   E2E_T0_MS=$(now_ms)
   create_pods "$E2E_WORK/afterrestart.jsonl"
@@ -347,7 +348,7 @@ scenario_scheduler_restart() {
 # No GPU may end over its memory, cores or slots; every pod must be placed (they all fit) and
 # admitted by kubelet (a pod refused with UnexpectedAdmissionError fails the round).
 scenario_churn() {
-  local rounds=${E2E_CHURN_ROUNDS:-5} n=${E2E_CHURN_CREATE:-40} r i half
+  local rounds=${E2E_CHURN_ROUNDS:-2} n=${E2E_CHURN_CREATE:-40} r i half
   half=$((n / 2))
   local gpus=$((${E2E_NODES:-2} * E2E_FAKE_GPUS))
   local mem=$((E2E_FAKE_GPU_MEMORY * gpus / (2 * n))) cores=$((100 * gpus / (2 * n)))
@@ -424,8 +425,7 @@ scenario_topology() {
   local node=$E2E_NODE2 gpus=4 want scores f=$E2E_WORK/topology.jsonl
   local ann='{"hami.io/gpu-scheduler-policy": "topology-aware"}'
   log "restarting the device plugin of $node with $gpus GPUs in two NVLink pairs"
-  stop_daemon "device-plugin-$node"
-  E2E_FAKE_GPUS=$gpus E2E_FAKE_TOPOLOGY='0-1=node+nv4,2-3=node+nv4,*=system' start_device_plugin "$node"
+  set_fake_topology "$node" "$gpus" '0-1=node+nv4,2-3=node+nv4,*=system'
   want=$((gpus * E2E_SPLIT_COUNT))
   wait_until 60 "allocatable nvidia.com/gpu of $node = $want" allocatable_gpu_is "$node" "$want" ||
     fail "allocatable nvidia.com/gpu of $node is $(node_allocatable_gpu "$node"), expected $want"
@@ -461,8 +461,7 @@ scenario_topology() {
   delete_pods topology
 
   log "restarting the device plugin of $node as it was"
-  stop_daemon "device-plugin-$node"
-  start_device_plugin "$node"
+  set_fake_topology "$node" "$E2E_FAKE_GPUS" ""
   want=$((E2E_FAKE_GPUS * E2E_SPLIT_COUNT))
   wait_until 60 "allocatable nvidia.com/gpu of $node back to $want" allocatable_gpu_is "$node" "$want" ||
     fail "allocatable nvidia.com/gpu of $node is $(node_allocatable_gpu "$node"), expected $want"
@@ -575,64 +574,6 @@ lease_holder_replica() {
 }
 lease_held_by() { [[ $(lease_holder_replica "$1") == "$2" ]]; }
 
-# ---- 12: helm ------------------------------------------------------------------------------------
-# The chart against the real API server with the real helm (v4.1.4, scripts/install-deps.sh):
-# install with a HAMi user's values file (tests/deploy/testdata/hami-values.yaml), upgrade with a
-# changed value, uninstall. kube-controller-manager does not run on this cluster, so the
-# DaemonSets and the Deployment get no pods: this checks that helm drives Kubernetes 1.20 and that
-# every object of the release is created, changed and removed, not that the installed system runs
-# (docs/install.md, "Tests").
-scenario_helm() {
-  local helm rel=vgpu-e2e values=$E2E_REPO/tests/deploy/testdata/hami-values.yaml m=$E2E_WORK/helm
-  helm=$(helm_bin) || fail "no helm (scripts/install-deps.sh installs it in /opt/vgpu-tools/bin)"
-  mkdir -p "$m"
-  h() { "$helm" --kubeconfig "$E2E_WORK/kubeconfig/admin.kubeconfig" -n kube-system "$@"; }
-  h install "$rel" "$E2E_REPO/charts/vgpu" -f "$values" >"$m/install.log" 2>&1 ||
-    fail "helm install failed: $(tail -5 "$m/install.log")"
-  h get manifest "$rel" >"$m/manifest.yaml" || fail "helm get manifest failed"
-  local kinds missing
-  kinds=$(grep -c '^kind:' "$m/manifest.yaml")
-  ((kinds >= 15)) || fail "the release has only $kinds objects: $(grep '^kind:' "$m/manifest.yaml" | sort | uniq -c)"
-  missing=$(k get -f "$m/manifest.yaml" -o name 2>&1 | grep -i "notfound\|not found" || true)
-  [[ -z $missing ]] || fail "objects of the release missing after install: $missing"
-  scheduler_args_have "$rel" --node-scheduler-policy=spread ||
-    fail "the scheduler Deployment lacks the HAMi values' nodeSchedulerPolicy (spread)"
-
-  h upgrade "$rel" "$E2E_REPO/charts/vgpu" -f "$values" \
-    --set scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy=binpack \
-    --set scheduler.admissionWebhook.enabled=false >"$m/upgrade.log" 2>&1 ||
-    fail "helm upgrade failed: $(tail -5 "$m/upgrade.log")"
-  h get manifest "$rel" >"$m/manifest2.yaml" || fail "helm get manifest (after upgrade) failed"
-  ! grep -q '^kind: MutatingWebhookConfiguration' "$m/manifest2.yaml" ||
-    fail "the upgrade with admissionWebhook.enabled=false kept the webhook in the release"
-  ! k get mutatingwebhookconfiguration -o name | grep -q "$rel" ||
-    fail "helm upgrade left the dropped MutatingWebhookConfiguration: $(k get mutatingwebhookconfiguration -o name)"
-  scheduler_args_have "$rel" --node-scheduler-policy=binpack ||
-    fail "helm upgrade did not change the scheduler's --node-scheduler-policy to binpack"
-  [[ $(h history "$rel" -o json | jq length) == 2 ]] || fail "helm history shows no second revision"
-
-  h uninstall "$rel" >"$m/uninstall.log" 2>&1 || fail "helm uninstall failed: $(tail -5 "$m/uninstall.log")"
-  local left
-  wait_until 60 "the release's objects gone" release_gone "$m/manifest.yaml" ||
-    fail "helm uninstall left: $(k get -f "$m/manifest.yaml" -o name --ignore-not-found 2>/dev/null)"
-  left=$(k get secrets -n kube-system -o name | grep "sh.helm.release.v1.$rel" || true)
-  [[ -z $left ]] || fail "helm uninstall left its release records: $left"
-  log "helm: install ($kinds objects), upgrade (webhook dropped, policy changed), uninstall: nothing left"
-}
-
-helm_bin() {
-  local b
-  for b in "${E2E_HELM:-}" /opt/vgpu-tools/bin/helm "$(command -v helm 2>/dev/null)"; do
-    [[ -n $b && -x $b ]] && { echo "$b"; return 0; }
-  done
-  return 1
-}
-scheduler_args_have() {
-  k get deployment -n kube-system "$1-scheduler" -o json |
-    jq -e --arg a "$2" '[.spec.template.spec.containers[] | (.command // []) + (.args // []) | .[]] | index($a)' >/dev/null
-}
-release_gone() { [[ -z $(k get -f "$1" -o name --ignore-not-found 2>/dev/null) ]]; }
-
 scenario_needs_scheduler() { fail "vgpu-scheduler is not built ($(scheduler_bin))"; }
 
 report_timings() {
@@ -653,26 +594,62 @@ report_timings() {
   cat "$out" >&2
 }
 
+# The scenarios, in order. Against the hand-started daemons (E2E_HAND: "all" runs 1-11 there; by
+# default 1 and 8, which checks the monitor's host GPU series that the chart's pods cannot have
+# here), then the chart is installed and 1-10 run against its pods (13-chart-*), then its leader
+# kill, upgrade and uninstall.
+E2E_SCENARIOS=(1-inventory:scenario_inventory 2-single-pod:scenario_single_pod
+  3-binpack-spread:scenario_binpack_spread 4-overcommit:scenario_overcommit
+  5-burst-30:scenario_burst 6-restarts:scenario_restarts
+  7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor
+  9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill)
+
 run_all_scenarios() {
-  local only=$1 entry name fn
+  local only=$1 entry name fn hand=${E2E_HAND:-1-inventory|8-monitor}
   mkdir -p "$E2E_TIMINGS"
-  for entry in 1-inventory:scenario_inventory 2-single-pod:scenario_single_pod \
-    3-binpack-spread:scenario_binpack_spread 4-overcommit:scenario_overcommit \
-    5-burst-30:scenario_burst 6-restarts:scenario_restarts \
-    7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor \
-    9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill \
-    12-helm:scenario_helm; do
+  [[ $hand == all ]] && hand=.
+  for entry in "${E2E_SCENARIOS[@]}"; do
     name=${entry%%:*} fn=${entry#*:}
+    [[ $name =~ ^($hand)$ || $hand == . ]] || continue
     [[ -z $only || $name =~ $only ]] || continue
-    if [[ $name == 9-churn && ${E2E_CHURN:-1} == 0 && -z $only ]]; then
-      log "skipping 9-churn (E2E_CHURN=0)"
-      continue
-    fi
-    if [[ $name != 1-* ]] && ! have_scheduler; then
-      run_scenario "$name" scenario_needs_scheduler
-      continue
-    fi
-    run_scenario "$name" "$fn"
+    run_one "$name" "$fn"
   done
+  local chart=()
+  for entry in "${E2E_SCENARIOS[@]}"; do
+    [[ $entry == 11-* ]] && continue
+    chart+=("13-chart-$entry")
+  done
+  chart+=(14-chart-leader-kill:scenario_chart_leader_kill
+    15-chart-upgrade-uninstall:scenario_chart_upgrade_uninstall)
+  local wanted=()
+  for entry in "${chart[@]}"; do
+    name=${entry%%:*}
+    [[ -z $only || $name =~ $only ]] && wanted+=("$entry")
+  done
+  # The install runs whenever a scenario needs the installed system.
+  if [[ -z $only || 12-chart-install =~ $only || ${#wanted[@]} -gt 0 ]]; then
+    local failed=$E2E_FAILED
+    run_one 12-chart-install scenario_chart_install
+    # Scenarios run in subshells: the mode is switched here, once the install passed.
+    ((E2E_FAILED > failed)) || E2E_MODE=chart
+  fi
+  for entry in "${wanted[@]}"; do run_one "${entry%%:*}" "${entry#*:}"; done
   report_timings
+}
+
+run_one() {
+  local name=$1 fn=$2
+  if [[ $name == *9-churn && ${E2E_CHURN:-1} == 0 ]]; then
+    log "skipping $name (E2E_CHURN=0)"
+    return
+  fi
+  if [[ $name != 1-* && $name != 12-* && $name != 13-chart-1-* ]] && ! have_scheduler; then
+    run_scenario "$name" scenario_needs_scheduler
+    return
+  fi
+  if [[ $name == 13-chart-* || $name == 14-* || $name == 15-* ]] && [[ $E2E_MODE != chart ]]; then
+    run_scenario "$name" chart_installed_or_fail
+    return
+  fi
+  run_scenario "$name" "$fn"
 }

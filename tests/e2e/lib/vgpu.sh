@@ -12,12 +12,13 @@ device_plugin_bin() { echo "${E2E_DEVICE_PLUGIN_BIN:-$E2E_VGPU_BUILD/deviceplugi
 # Release build (no sanitizers: the binaries are long-running daemons here, and speed matters
 # more than in unit tests) of just the two daemons, in a build folder of our own.
 build_vgpu() {
-  if [[ -n ${E2E_SCHEDULER_BIN:-} && -n ${E2E_DEVICE_PLUGIN_BIN:-} && -n ${E2E_MONITOR_BIN:-} ]]; then
+  if [[ -n ${E2E_SCHEDULER_BIN:-} && -n ${E2E_DEVICE_PLUGIN_BIN:-} && -n ${E2E_MONITOR_BIN:-} &&
+    -n ${E2E_CLI_BIN:-} ]]; then
     return 0
   fi
   # Subfolders of core/ are selected by their own names; `fakes` and `libvgpu` bring the fake
   # driver, libvgpu.so and the probe the node monitor's scenario runs in its pods.
-  local components="core;net;kube;deviceplugin;scheduler;monitor;fakes;libvgpu" d
+  local components="core;net;kube;deviceplugin;scheduler;monitor;fakes;libvgpu;sim;cli" d
   for d in "$E2E_REPO"/core/*/; do components+=";$(basename "$d")"; done
   log "building the daemons, libvgpu.so, the fake driver and the probe in $E2E_VGPU_BUILD"
   # -O2 as in the release preset: GCC 12 at CMake's default -O3 reports a false -Wrestrict.
@@ -27,7 +28,7 @@ build_vgpu() {
     die "cmake configure failed (see $E2E_LOGS/vgpu-build.log)"
   # -k 0: one daemon that does not build yet must not hide whether the other one does.
   cmake --build "$E2E_VGPU_BUILD" -j"${E2E_JOBS:-2}" --target vgpu-scheduler vgpu-device-plugin \
-    vgpu-monitor vgpu_preload vgpu_fake_cuda vgpu_fake_nvml libvgpu_probe \
+    vgpu-monitor vgpu vgpu_preload vgpu_fake_cuda vgpu_fake_nvml libvgpu_probe \
     -- -k 0 >>"$E2E_LOGS/vgpu-build.log" 2>&1 || {
     grep -E 'error|FAILED' "$E2E_LOGS/vgpu-build.log" | head -n 20 >&2
     log "building the daemons, libvgpu.so or the fake driver failed (see $E2E_LOGS/vgpu-build.log)"
