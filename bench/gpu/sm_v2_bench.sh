@@ -31,6 +31,18 @@
 #                    control whose spread against native is the resolution floor; OVH_LIMIT:
 #                    the limit of overhead-train instead of the one from a calibration run;
 #                    OVH_EVENTS=1: that limit again without CUPTI, events only)
+#                    Optional, for a design that resolves small differences (none by default):
+#                    OVH_PIN=CPUS pins every overhead process to that core set (taskset -c,
+#                    e.g. 8-11) instead of one core; OVH_SMALL_UNITS / OVH_TRAIN_UNITS=N: fixed
+#                    work, each process runs N units after its first two and WARM s more (so
+#                    WARM no longer has to cover the start-up) and reports their rate;
+#                    OVH_ORDER=random: the groups in a fresh random order each round (seeded by
+#                    OVH_SEED, default 1) instead of rotated; OVH_BUDGET_S: no new round once
+#                    that many seconds of the part have passed or the next round would overrun
+#                    them. `sm_v2_report.py ovh-ci OUT...` prints paired ratios with bootstrap
+#                    95 % intervals, the A/A control's beside them (OVH_AA=1). Whole processes
+#                    taking turns on the GPU instead: bench/gpu/ovh_turns.py. On the lent H200
+#                    VMs neither resolved 1-2 % (docs/gpu-results.md, 2026-11-28).
 #   robust           = robust-lock robust-shared robust-profiler                          ~8 min
 #     robust-lock    train at 30 with /tmp/vgpulock absent, then present (+ native)      ~4 min
 #     robust-shared  two train processes of one container (one region) at 30            ~1.5 min
@@ -153,8 +165,14 @@ run_group() {
       *) envs+=(LD_PRELOAD="$lib" CUDA_DEVICE_MEMORY_SHARED_CACHE="$CACHEDIR/$tag.$box.cache"
                 CUDA_DEVICE_SM_LIMIT="$base" GPU_CORE_UTILIZATION_POLICY=force VGPU_SM_STATS=1) ;;
     esac
-    if command -v taskset >/dev/null && [ "$(nproc)" -ge 8 ]; then
+    if [ -n "${RG_PIN:-}" ]; then  # the overhead parts' OVH_PIN: one core set for every process
+      pin=(taskset -c "$RG_PIN")
+    elif command -v taskset >/dev/null && [ "$(nproc)" -ge 8 ]; then
       pin=(taskset -c "$((2 + 2 * i))$([ $cpus = 2 ] && echo ",$((3 + 2 * i))")")
+    fi
+    if [ -n "${RG_UNITS:-}" ]; then  # fixed work: no common window, WARM s after the first units
+      envs[0]=START_AT= envs[1]=END_AT=
+      args+=(--units "$RG_UNITS" --warmup "$WARM")
     fi
     "${pin[@]}" env "${envs[@]}" "$PY" "$WORK" "$kind" "${args[@]}" >"$RAW/$tag.$i.json" 2>"$RAW/$tag.$i.err" &
     pids+=($!)
@@ -170,18 +188,36 @@ run_group() {
 }
 
 # rounds N "NAME SPEC..." ...  N rounds of the groups, their order rotated by one each round (so
-# a drift of the host or GPU does not always hit the same configuration).
+# a drift of the host or GPU does not always hit the same configuration). ROUND_ORDER=random: a
+# fresh random order each round instead (bash's RANDOM, seeded by the caller); ROUND_BUDGET_S: no
+# new round once that many seconds have passed or the last round's length would overrun them.
 rounds() {
   local n=$1 r k
   shift
-  local groups=("$@") g
+  local groups=("$@") g order t0 t1 last=0
   for g in "${groups[@]}"; do rm -f "$RAW/${g%% *}".r*; done  # this invocation's results only
+  t0=$(date +%s)
   for r in $(seq 1 "$n"); do
-    for k in $(seq 0 $((${#groups[@]} - 1))); do
-      g=${groups[$(((k + r - 1) % ${#groups[@]}))]}
+    if [ -n "${ROUND_BUDGET_S:-}" ] && [ $(($(date +%s) - t0 + last)) -gt "$ROUND_BUDGET_S" ]; then
+      echo "  (round budget of $ROUND_BUDGET_S s reached after $((r - 1)) rounds)"
+      break
+    fi
+    t1=$(date +%s)
+    order=()
+    for k in $(seq 0 $((${#groups[@]} - 1))); do order+=($(((k + r - 1) % ${#groups[@]}))); done
+    if [ "${ROUND_ORDER:-rotate}" = random ]; then  # Fisher-Yates
+      for ((k = ${#order[@]} - 1; k > 0; k--)); do
+        local j=$((RANDOM % (k + 1))) tmp=${order[k]}
+        order[k]=${order[j]}
+        order[j]=$tmp
+      done
+    fi
+    for k in "${order[@]}"; do
+      g=${groups[$k]}
       # shellcheck disable=SC2086  # NAME and SPECs are single words
       run_group "$r" $g
     done
+    last=$(($(date +%s) - t1))
   done
 }
 
@@ -341,6 +377,9 @@ for k in small train; do
   groups+=("ovh_${k}_preload $k:none" "ovh_${k}_l$L $k:$L")
   # OVH_EVENTS=1: the same limit without CUPTI (events only), to tell what kernel records cost.
   [ "${OVH_EVENTS:-0}" = 1 ] && groups+=("ovh_${k}_l${L}ev $k:$L/events")
-  rounds "${OVH_ROUNDS:-5}" "${groups[@]}"
+  units=OVH_${k^^}_UNITS
+  [ "${OVH_ORDER:-rotate}" = random ] && RANDOM=${OVH_SEED:-1}
+  RG_PIN=${OVH_PIN:-} RG_UNITS=${!units:-} ROUND_ORDER=${OVH_ORDER:-rotate} ROUND_BUDGET_S=${OVH_BUDGET_S:-} \
+    rounds "${OVH_ROUNDS:-5}" "${groups[@]}"
   report "overhead-$k"
 done

@@ -4,6 +4,8 @@
   python3 sm_v2_report.py infer-rate OUT # the open-loop rate for ~INFER_DEMAND % of the GPU
   python3 sm_v2_report.py ovh-limit OUT  # a limit that does not bind the train loop
   python3 sm_v2_report.py nvml FILE      # sampler: per-process SM utilisation (NVML), jsonl
+  python3 sm_v2_report.py ovh-ci OUT [OUT...]  # overhead parts, pooled over invocations: paired
+                                         # ratios, bootstrap 95 % intervals, A/A beside them
 
 Raw layout (OUT/raw): <group>.r<rep>.spec ("group rep start end lockdir" then one line per
 tenant "i kind limit container pid"), <group>.r<rep>.<i>.json (the tenant's JSON line) and .err.
@@ -355,6 +357,109 @@ def part_overhead(kind):
               "median <= %.0f %%" % bound, m <= bound if m is not None else None)
 
 
+def ovh_rounds(out, kind):
+    """{(out, round): {config: result JSON}} of one invocation's overhead part `kind`."""
+    by_round = {}
+    raw = os.path.join(out, "raw")
+    for spec in glob.glob(os.path.join(raw, "ovh_%s_*.r*.spec" % kind)):
+        tag = os.path.basename(spec)[:-5]
+        grp, rep = tag.rsplit(".r", 1)
+        res = load_json(os.path.join(raw, tag + ".0.json"))
+        if res and res.get("rate"):
+            by_round.setdefault((out, int(rep)), {})[grp[len("ovh_%s_" % kind):]] = res
+    return by_round
+
+
+def median_ci(xs, boot=10000, seed=1):
+    """95 % intervals of the median: percentile bootstrap (resampling the rounds) and the
+    distribution-free one from order statistics (binomial, coverage >= 95 %; None if n < 6)."""
+    import random
+    rng, n = random.Random(seed), len(xs)
+    meds = sorted(statistics.median(rng.choices(xs, k=n)) for _ in range(boot))
+    bs = (meds[int(0.025 * boot)], meds[int(0.975 * boot) - 1])
+    from math import comb
+    k, cum = 0, 0.0  # largest k with P(Bin(n, 1/2) < k) <= 2.5 %: [x_(k), x_(n+1-k)]
+    while cum + comb(n, k) / 2.0 ** n <= 0.025:
+        cum += comb(n, k) / 2.0 ** n
+        k += 1
+    ys = sorted(xs)
+    return bs, ((ys[k - 1], ys[n - k]) if k >= 1 else None)
+
+
+def ovh_ci(outs):
+    """Overhead = 100 x (native rate / configuration's rate - 1): the extra time the same work
+    takes, paired with the native process of the same round (positive = slower). native2 (OVH_AA=1)
+    is the A/A control: its interval is what the design can resolve. A configuration passes when
+    its interval's upper bound is within the bound (1 % without a limit, 2 % with one), fails when
+    its lower bound is above it, and is undecided otherwise."""
+    for kind in ("small", "train"):
+        rounds = {}
+        for out in outs:
+            rounds.update(ovh_rounds(out, kind))
+        if not rounds:
+            continue
+        cfgs = sorted({c for r in rounds.values() for c in r} - {"native"},
+                      key=lambda c: (c != "native2", c != "preload", c))
+        print("== overhead-%s: %d rounds from %s" % (kind, len(rounds), " ".join(outs)))
+        print("%-9s %6s %10s %9s %19s %19s %s" % ("config", "rounds", "rate/s", "overhead", "bootstrap 95 % CI",
+                                                 "order-stat CI", "verdict"))
+        nat = [r["native"]["rate"] for r in rounds.values() if "native" in r]
+        print("%-9s %6d %10.1f" % ("native", len(nat), statistics.median(nat)))
+        aa = None
+        for c in cfgs:
+            xs = [100 * (r["native"]["rate"] / r[c]["rate"] - 1) for r in rounds.values() if "native" in r and c in r]
+            if len(xs) < 3:
+                continue
+            (blo, bhi), oci = median_ci(xs)
+            m = statistics.median(xs)
+            if c == "native2":
+                aa, verdict = (blo, bhi), "A/A control"
+            else:
+                bound = 1.0 if c in ("preload", "none") else 2.0
+                verdict = ("PASS (upper %.2f <= %.0f)" % (bhi, bound) if bhi <= bound else
+                           "FAIL (lower %.2f > %.0f)" % (blo, bound) if blo > bound else
+                           "undecided (interval holds %.0f)" % bound)
+            print("%-9s %6d %10.1f %+8.2f%% [%+6.2f, %+6.2f] %% %19s %s" % (
+                c, len(xs), statistics.median([r[c]["rate"] for r in rounds.values() if c in r]), m, blo, bhi,
+                "[%+.2f, %+.2f] %%" % oci if oci else "-", verdict))
+        if aa:
+            print("A/A interval [%+.2f, %+.2f] %% (width %.2f points): differences smaller than that are not"
+                  " resolved" % (aa[0], aa[1], aa[1] - aa[0]))
+        per = [r for rr in rounds.values() for r in rr.values()]
+        cvs = [100 * statistics.pstdev(p["block_rates"]) / statistics.mean(p["block_rates"]) for p in per
+               if len(p.get("block_rates") or []) > 1]
+        steal = [p["steal_pct"] for p in per if "steal_pct" in p]
+        if cvs:
+            print("within a process: tenths' rate CV median %.2f %% [%.2f-%.2f]" % (
+                statistics.median(cvs), min(cvs), max(cvs)))
+        if steal:
+            print("steal on the pinned CPUs during the measured work: median %.2f %% [%.2f-%.2f]" % (
+                statistics.median(steal), min(steal), max(steal)))
+        setup = {}
+        for r in rounds.values():
+            for c, p in r.items():
+                if p.get("setup_s") is not None:
+                    setup.setdefault(c, []).append(p["setup_s"])
+        if setup:
+            print("start-up to the first two units done (s), median per config: %s" % ", ".join(
+                "%s %.2f" % (c, statistics.median(v)) for c, v in sorted(setup.items())))
+        allr = {}
+        for r in rounds.values():
+            for c, p in r.items():
+                allr.setdefault(c, []).append(p["rate"])
+        print("between processes, per config: CV %s" % ", ".join(
+            "%s %.2f %%" % (c, 100 * statistics.pstdev(v) / statistics.mean(v)) for c, v in sorted(allr.items())
+            if len(v) > 1))
+        print("per round (overhead vs native %%): %s" % ", ".join(cfgs))
+        for key in sorted(rounds, key=lambda k: (outs.index(k[0]), k[1])):
+            r = rounds[key]
+            if "native" in r:
+                print("  %s r%-3d %s" % (os.path.basename(key[0].rstrip("/")), key[1], "  ".join(
+                    "%+7.2f" % (100 * (r["native"]["rate"] / r[c]["rate"] - 1)) if c in r else "      -"
+                    for c in cfgs)))
+        print()
+
+
 def part_cost():
     """What a limit that does not bind costs the train loop, and which threads spend the CPU."""
     groups = ["cost_native", "cost_none", "cost_30", "cost_50", "cost_90", "cost_50_prev", "cost_50_events",
@@ -477,6 +582,8 @@ if __name__ == "__main__":
         infer_rate()
     elif what == "ovh-limit":
         ovh_limit()
+    elif what == "ovh-ci":
+        ovh_ci(sys.argv[2:])
     else:
         print("== %s (%s)" % (what, OUT))
         PARTS[what]()

@@ -26,6 +26,13 @@ KIND
                  never together with libvgpu.
 --with-profiler  the normal run with torch.profiler active throughout (an app that itself uses
                  CUPTI); also reports the kernel union the profiler saw over its whole run.
+--serve          turns (bench/gpu/ovh_turns.py): after the first two units print "ready S" (S = s
+                 since start), then per stdin line "run K" run K units and print "done SECONDS
+                 ITEMS"; on "quit" (or end of input) print one JSON line (CPU s per thread, busy s).
+--units N        fixed work instead of a window (START_AT/END_AT ignored): after the first two
+                 units and --warmup s more, run exactly N units; rate = items / their wall time
+                 (perf_counter), block_rates = the rates of its ten consecutive tenths, steal_pct =
+                 the hypervisor's steal time on the process's CPUs during them (/proc/stat).
 """
 import argparse
 import glob
@@ -209,6 +216,47 @@ def thread_cpu():
     return out
 
 
+def cpu_ticks(cpus):
+    """(steal, total) jiffies of the given CPUs, from /proc/stat (None where unreadable)."""
+    steal = total = 0
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                name, *vals = line.split()
+                if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+                    v = [int(x) for x in vals]
+                    steal += v[7] if len(v) > 7 else 0
+                    total += sum(v[:8])
+    except (OSError, ValueError):
+        return None
+    return steal, total
+
+
+def serve(unit):
+    """--serve: work only when told, so that several whole processes can take turns on one GPU."""
+    print("ready %.3f" % (time.time() - STARTED), flush=True)
+    cpu0, busy, runs = thread_cpu(), 0.0, 0
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "quit":
+            break
+        if cmd[0] == "run":
+            items = 0
+            t0 = time.perf_counter()
+            for _ in range(int(cmd[1])):
+                items += unit()
+            elapsed = time.perf_counter() - t0
+            busy += elapsed
+            runs += 1
+            print("done %.6f %d" % (elapsed, items), flush=True)
+    cpu1 = thread_cpu()
+    print(json.dumps({"pid": os.getpid(), "busy_s": round(busy, 3), "runs": runs,
+                      "cpu_s": {k: round(v - cpu0.get(k, 0.0), 3) for k, v in cpu1.items()
+                                if v - cpu0.get(k, 0.0) > 0}}), flush=True)
+
+
 def pct(xs, p):
     """Nearest-rank percentile in ms."""
     if not xs:
@@ -259,7 +307,11 @@ def parse_args():
     p.add_argument("--window", type=float, default=8.0, help="without END_AT: window seconds")
     p.add_argument("--profile", type=float, metavar="S")
     p.add_argument("--with-profiler", action="store_true")
+    p.add_argument("--units", type=int, metavar="N", help="fixed work: run N units after the warm-up")
+    p.add_argument("--serve", action="store_true", help="turns: run units when told on stdin")
     a = p.parse_args()
+    if a.units is not None and (a.units < 10 or a.kind == "infer-open" or a.profile):
+        p.error("--units needs N >= 10 and a closed loop without --profile")
     for k, v in DEFAULTS.get(a.kind, {}).items():
         if getattr(a, k) is None:
             setattr(a, k, v)
@@ -283,9 +335,16 @@ def main():
     # Warm-up: cuBLAS/SDPA heuristics, allocator, the limiter's state; then until START_AT.
     for _ in range(2):
         unit()
+    if a.serve:
+        serve(unit)
+        return
     ready = time.time()
-    start_at = float(os.environ.get("START_AT") or ready + a.warmup)
-    end_at = float(os.environ.get("END_AT") or start_at + a.window)
+    if a.units:  # fixed work: the warm-up counts from here, whenever the process got here
+        start_at = ready + a.warmup
+        end_at = start_at
+    else:
+        start_at = float(os.environ.get("START_AT") or ready + a.warmup)
+        end_at = float(os.environ.get("END_AT") or start_at + a.window)
     res = {"kind": a.kind, "pid": os.getpid(), "unit": what, "args": vars(a),
            "start_at": start_at, "end_at": end_at, "late_s": round(ready - start_at, 3),
            "setup_s": round(ready - STARTED, 3)}
@@ -317,6 +376,27 @@ def main():
                    gpu_ms_per_unit=round(1000 * g, 4), rate_profiled=round(n / wall, 3),
                    kernels=kernels, rate_native=round(n_native / wall_native, 3),
                    U=round(g * n_native / wall_native, 4))
+    elif a.units:
+        cpus = os.sched_getaffinity(0)
+        ticks0 = cpu_ticks(cpus)
+        per_block = a.units // 10
+        marks, items = [], 0
+        t0 = time.perf_counter()
+        for k in range(a.units):
+            items += unit()
+            if (k + 1) % per_block == 0 or k + 1 == a.units:
+                marks.append((time.perf_counter(), items))
+        elapsed = time.perf_counter() - t0
+        ticks1 = cpu_ticks(cpus)
+        prev_t, prev_n, blocks = t0, 0, []
+        for t, n in marks:
+            if t > prev_t:
+                blocks.append(round((n - prev_n) / (t - prev_t), 2))
+            prev_t, prev_n = t, n
+        res.update(rate=items / elapsed, elapsed_s=round(elapsed, 4), items=items, block_rates=blocks,
+                   cpus=sorted(cpus), end_at=time.time())
+        if ticks0 and ticks1 and ticks1[1] > ticks0[1]:
+            res["steal_pct"] = round(100.0 * (ticks1[0] - ticks0[0]) / (ticks1[1] - ticks0[1]), 2)
     elif a.kind == "infer-open":
         per_second, lat, service, unserved, served = open_loop(unit, a, ready, start_at, end_at)
         res.update(rate=sum(per_second) / (end_at - start_at), per_second=per_second,

@@ -1,0 +1,315 @@
+"""Overhead as whole processes taking turns (issue 18, acceptance 6):
+
+  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--pin 8-11] [--limit 90] [--slice-s 1.9]
+                       [--rounds 8] [--budget-s 250] [--seed 1] [--startup-s 10]
+  python3 ovh_turns.py report OUTDIR [OUTDIR...]
+
+KIND is a closed loop of sm_workloads.py: small (the launch loop) or train (the training loop).
+A batch starts four whole processes the way a pod starts them, all pinned to the same cores
+(--pin): native, native2 (the A/A control), preload (LD_PRELOAD libvgpu, no limit) and l<LIMIT>
+(gpucores LIMIT, policy force: a limit that does not bind). They serve work on request
+(sm_workloads.py --serve) and take turns on the GPU, one at a time: each round gives each process
+one slice of the same fixed work (K units, about --slice-s s of the native loop), in a fresh
+random order. So every comparison is between separate processes, each with its own start-up,
+preload and limiter, while the host's speed, which drifts over tens of seconds on the lent VMs,
+is nearly the same within a round. Batches of fresh processes repeat until --budget-s; the first
+batch's native probe sizes K for all of them.
+
+Slices of ~1.9 s are meant to keep the limiter's exposure to its sampled-mode record windows
+(100 ms every 2 s of wall time, opened by the sampler's first pass once one is due; the sampler
+sleeps while its process launches nothing) near that of a process running alone: at most one
+window a slice, 100 ms / 1.9 s = 5.3 % against 5 %. Shorter slices could open a window at nearly
+every resumption. The limited process's stats line (records= of launches=) tells what it was:
+6-8 % of the launches on 2026-11-28, its first second of records included.
+
+Overhead of a configuration in a round = 100 x (native rate / its rate - 1): the extra time the
+same work takes, positive = slower. report prints per configuration the median over all rounds,
+a hierarchical bootstrap 95 % interval (batches resampled, then rounds within them: fresh
+processes can differ as a whole), the plain bootstrap and order-statistic intervals over rounds,
+the per-batch medians and a sign test (rounds in which it was slower than native), with
+native2's as the A/A control. Verdict: PASS when the
+hierarchical interval's upper end is within the bound (1 % without a limit, 2 % with one), FAIL
+when its lower end is above it, undecided otherwise.
+"""
+import argparse
+import json
+import os
+import random
+import select
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORK = os.environ.get("OVH_TURNS_WORKER") or os.path.join(HERE, "sm_workloads.py")  # override: tests
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # sm_v2_report is imported from here: no __pycache__ in the tree
+
+
+class Worker:
+    def __init__(self, cfg, cmd, env, err_path):
+        self.cfg = cfg
+        self.err = open(err_path, "w")
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, env=env)
+        self.buf = b""
+        self.ready_s = None
+        self.final = None
+
+    def send(self, line):
+        self.p.stdin.write((line + "\n").encode())
+        self.p.stdin.flush()
+
+    def line(self, timeout):
+        deadline = time.time() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.time()
+            if left <= 0:
+                raise TimeoutError("%s: no answer within %.0f s" % (self.cfg, timeout))
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                if not chunk:
+                    raise EOFError("%s exited (rc %s)" % (self.cfg, self.p.poll()))
+                self.buf += chunk
+        out, self.buf = self.buf.split(b"\n", 1)
+        return out.decode(errors="replace").strip()
+
+    def run(self, k, timeout=120):
+        self.send("run %d" % k)
+        while True:
+            ln = self.line(timeout)
+            if ln.startswith("done "):
+                _, el, items = ln.split()
+                return float(el), int(items)
+
+    def stop(self):
+        try:
+            self.send("quit")
+            ln = self.line(60)
+            self.final = json.loads(ln)
+        except (OSError, ValueError, TimeoutError, EOFError) as e:
+            self.final = {"error": str(e)}
+        try:
+            self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        self.err.close()
+
+
+def configs(lib, limit, cache):
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("LD_PRELOAD", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
+                         "CUDA_DEVICE_MEMORY_SHARED_CACHE", "VGPU_SM_STATS", "CUDA_TASK_PRIORITY",
+                         "START_AT", "END_AT")}
+    base["PYTHONUNBUFFERED"] = "1"
+    pre = dict(base, LD_PRELOAD=lib)
+    return [("native", dict(base)), ("native2", dict(base)),
+            ("preload", dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".preload")),
+            ("l%d" % limit, dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited",
+                                 CUDA_DEVICE_SM_LIMIT=str(limit), GPU_CORE_UTILIZATION_POLICY="force",
+                                 VGPU_SM_STATS="1"))]
+
+
+def fresh_lockdir():
+    shutil.rmtree("/tmp/vgpulock", ignore_errors=True)
+    os.makedirs("/tmp/vgpulock", exist_ok=True)
+    os.chmod("/tmp/vgpulock", 0o1777)
+
+
+def cmd_run(a):
+    os.makedirs(a.outdir, exist_ok=True)
+    raw = open(os.path.join(a.outdir, "turns_%s.jsonl" % a.kind), "w")
+    rng = random.Random(a.seed)
+    t_begin = time.time()
+    k, est, batch, failed = None, None, 0, 0
+    print("turns %s: pin %s, limit %d, slice %.2f s, %d rounds a batch, budget %.0f s, seed %d" % (
+        a.kind, a.pin, a.limit, a.slice_s, a.rounds, a.budget_s, a.seed), flush=True)
+    while True:
+        if est is None:
+            est = a.startup_s + (a.rounds + 1.5) * 4 * (a.slice_s + 0.05)
+        if time.time() - t_begin + est > a.budget_s:
+            break
+        batch += 1
+        b0 = time.time()
+        fresh_lockdir()
+        cache = "/tmp/vgpu-bench/turns_%s_b%d" % (a.kind, batch)
+        os.makedirs("/tmp/vgpu-bench", exist_ok=True)
+        for f in (cache + ".preload", cache + ".limited"):
+            if os.path.exists(f):
+                os.unlink(f)
+        cfgs = configs(a.lib, a.limit, cache)
+        rng.shuffle(cfgs)  # start order
+        workers = []
+        try:
+            for cfg, env in cfgs:
+                cmd = ["taskset", "-c", a.pin, sys.executable, WORK, a.kind, "--serve"]
+                workers.append(Worker(cfg, cmd, env, os.path.join(a.outdir, "turns_%s_b%d_%s.err" % (
+                    a.kind, batch, cfg))))
+            for w in workers:
+                ln = w.line(180)
+                while not ln.startswith("ready"):
+                    ln = w.line(180)
+                w.ready_s = float(ln.split()[1])
+            t_ready = time.time() - b0
+            byname = {w.cfg: w for w in workers}
+            if k is None:  # size the slice on the native loop, after a short warm-up of its own
+                nat = byname["native"]
+                probe = 3 if a.kind == "train" else 20
+                nat.run(probe)
+                el, _ = nat.run(probe)
+                k = max(2, round(a.slice_s * probe / el))
+                print("slice: %d units (native probe: %d units in %.3f s)" % (k, probe, el), flush=True)
+            order = list(workers)
+            rng.shuffle(order)
+            for w in order:  # warm-up round, not recorded (the limited one's first second of records)
+                w.run(k)
+            for r in range(1, a.rounds + 1):
+                rng.shuffle(order)
+                for pos, w in enumerate(order):
+                    el, items = w.run(k)
+                    raw.write(json.dumps({"batch": batch, "round": r, "pos": pos, "cfg": w.cfg, "units": k,
+                                          "elapsed": el, "items": items, "rate": items / el,
+                                          "t": round(time.time() - t_begin, 3)}) + "\n")
+                raw.flush()
+        except (OSError, ValueError, TimeoutError, EOFError) as e:
+            print("batch %d failed: %s" % (batch, e), flush=True)
+            failed += 1
+        finally:
+            for w in workers:
+                w.stop()
+                raw.write(json.dumps({"batch": batch, "cfg": w.cfg, "ready_s": w.ready_s, "final": w.final,
+                                      "rc": w.p.returncode}) + "\n")
+            raw.flush()
+        est = time.time() - b0
+        print("batch %d: %.1f s (processes ready after %.1f s; start-up %s)" % (
+            batch, est, t_ready if workers else 0, ", ".join(
+                "%s %.1f" % (w.cfg, w.ready_s) for w in workers if w.ready_s is not None)), flush=True)
+        if failed >= 2:
+            print("two batches failed: stopping", flush=True)
+            break
+    raw.close()
+    print("%d batches in %.0f s" % (batch, time.time() - t_begin), flush=True)
+    report([a.outdir], a.kind)
+
+
+def hier_ci(groups, boot=5000, seed=1):
+    """Percentile bootstrap of the median over batches resampled, then rounds within them."""
+    rng = random.Random(seed)
+    keys = list(groups)
+    meds = []
+    for _ in range(boot):
+        pool = []
+        for b in rng.choices(keys, k=len(keys)):
+            xs = groups[b]
+            pool.extend(rng.choices(xs, k=len(xs)))
+        meds.append(statistics.median(pool))
+    meds.sort()
+    return meds[int(0.025 * boot)], meds[int(0.975 * boot) - 1]
+
+
+def report(outdirs, only_kind=None):
+    from math import comb
+
+    from sm_v2_report import median_ci
+    for kind in ("small", "train"):
+        if only_kind and kind != only_kind:
+            continue
+        slices, procs = [], []
+        for d in outdirs:
+            path = os.path.join(d, "turns_%s.jsonl" % kind)
+            if not os.path.exists(path):
+                continue
+            for ln in open(path):
+                x = json.loads(ln)
+                x["dir"] = d
+                (slices if "rate" in x else procs).append(x)
+        if not slices:
+            continue
+        rounds = {}
+        for x in slices:
+            rounds.setdefault((x["dir"], x["batch"], x["round"]), {})[x["cfg"]] = x["rate"]
+        rounds = {key: r for key, r in rounds.items() if "native" in r}
+        cfgs = sorted({c for r in rounds.values() for c in r} - {"native"},
+                      key=lambda c: (c != "native2", c != "preload", c))
+        batches = sorted({key[:2] for key in rounds})
+        print("== turns %s: %d rounds in %d batches (%s)" % (kind, len(rounds), len(batches), " ".join(outdirs)))
+        print("%-8s %6s %10s %9s %20s %20s %20s  %s" % (
+            "config", "rounds", "rate/s", "overhead", "hier. bootstrap CI", "bootstrap CI", "order-stat CI",
+            "verdict"))
+        print("%-8s %6d %10.1f" % ("native", len(rounds), statistics.median(r["native"] for r in rounds.values())))
+        per_batch = {}
+        for c in cfgs:
+            groups = {}
+            for key, r in rounds.items():
+                if c in r:
+                    groups.setdefault(key[:2], []).append(100 * (r["native"] / r[c] - 1))
+            xs = [x for g in groups.values() for x in g]
+            if len(xs) < 3:
+                continue
+            hlo, hhi = hier_ci(groups)
+            (blo, bhi), oci = median_ci(xs)
+            if c == "native2":
+                verdict = "A/A control"
+            else:
+                bound = 1.0 if c == "preload" else 2.0
+                verdict = ("PASS (upper %.2f <= %.0f)" % (hhi, bound) if hhi <= bound else
+                           "FAIL (lower %.2f > %.0f)" % (hlo, bound) if hlo > bound else
+                           "undecided (interval holds %.0f)" % bound)
+            n, slower = len(xs), sum(x > 0 for x in xs)
+            tail = sum(comb(n, i) for i in range(min(slower, n - slower) + 1)) / 2.0 ** n
+            print("%-8s %6d %10.1f %+8.2f%% %20s %20s %20s  %s; slower in %d/%d (sign test p %.3f)" % (
+                c, n, statistics.median(r[c] for r in rounds.values() if c in r), statistics.median(xs),
+                "[%+.2f, %+.2f] %%" % (hlo, hhi), "[%+.2f, %+.2f] %%" % (blo, bhi),
+                "[%+.2f, %+.2f] %%" % oci if oci else "-", verdict, slower, n, min(1.0, 2 * tail)))
+            per_batch[c] = {b: statistics.median(groups[b]) for b in groups}
+        print("per-batch medians (%%): %s" % "; ".join(
+            "%s %s" % (c, " ".join("%+.2f" % v for _, v in sorted(pb.items()))) for c, pb in per_batch.items()))
+        # Within-round noise: native2 against native per round, and the rates' drift across rounds.
+        nat = [r["native"] for _, r in sorted(rounds.items())]
+        print("native rate across rounds: median %.1f, min %.1f, max %.1f (one process's slices spread this much)" % (
+            statistics.median(nat), min(nat), max(nat)))
+        pos = {}
+        for x in slices:
+            pos.setdefault(x["pos"], []).append(x["rate"] / statistics.median(
+                r["native"] for key, r in rounds.items() if key[:2] == (x["dir"], x["batch"])))
+        print("rate by position in the round (vs the batch's native median): %s" % ", ".join(
+            "%d: %.3f" % (p, statistics.median(v)) for p, v in sorted(pos.items())))
+        for pr in procs:
+            fin = pr.get("final") or {}
+            busy = fin.get("busy_s") or 0
+            cpu = ", ".join("%s %.0f%%" % (t, 100 * s / busy) for t, s in sorted((fin.get("cpu_s") or {}).items())
+                            if busy and s / busy >= 0.005)
+            print("  %s b%d %-8s ready %5.1f s  busy %6.1f s  cpu/busy: %s%s" % (
+                os.path.basename(pr["dir"].rstrip("/")), pr["batch"], pr["cfg"], pr.get("ready_s") or -1, busy,
+                cpu, "" if pr.get("rc") == 0 else "  rc %s %s" % (pr.get("rc"), fin.get("error", ""))))
+        print()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("kind", choices=("small", "train", "matmul", "graph", "infer-closed", "train-sat"))
+    r.add_argument("outdir")
+    r.add_argument("--lib", required=True)
+    r.add_argument("--pin", default="8-11")
+    r.add_argument("--limit", type=int, default=90)
+    r.add_argument("--slice-s", type=float, default=1.9)
+    r.add_argument("--rounds", type=int, default=8)
+    r.add_argument("--budget-s", type=float, default=250)
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--startup-s", type=float, default=10, help="first batch's start-up estimate")
+    q = sub.add_parser("report")
+    q.add_argument("outdirs", nargs="+")
+    a = p.parse_args()
+    if a.what == "run":
+        cmd_run(a)
+    else:
+        report(a.outdirs)
+
+
+if __name__ == "__main__":
+    main()
