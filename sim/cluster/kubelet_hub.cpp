@@ -1,5 +1,7 @@
 #include "sim/cluster/kubelet_hub.h"
 
+#include "sim/cluster/pod_gone.h"
+
 namespace vgpu::sim {
 
 using nlohmann::json;
@@ -76,11 +78,17 @@ void KubeletHub::WorkLoop() {
       ++in_flight_;
     }
     const Status s = task.first->RunPod(task.second);
+    // A pod deleted before its kubelet got to it (a short job whose departure came while the
+    // workers lagged, on a loaded machine) is not a failed Allocate: a kubelet drops such a pod
+    // unstarted. Only a pod that is still there counts.
+    const bool gone = !s.ok() && PodGone(task.second);
     {
       std::lock_guard lock(mu_);
       --in_flight_;
       if (s.ok()) {
         ++started_;
+      } else if (gone) {
+        ++gone_before_start_;
       } else {
         ++failures_;
         failure_text_.push_back(PodKey(task.second) + ": " + s.ToString());
@@ -102,6 +110,11 @@ bool KubeletHub::WaitIdle(std::chrono::milliseconds timeout) {
     // Kubelets write pod status; settle only when that produced no further changes.
     if (api_.store().resource_version() == target) return true;
   }
+}
+
+bool KubeletHub::PodGone(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  return PodGoneSince(pod, api_.Get("pods", meta.value("namespace", ""), meta.value("name", "")));
 }
 
 std::vector<std::string> KubeletHub::failures() const {

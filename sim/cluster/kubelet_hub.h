@@ -31,12 +31,16 @@ class KubeletHub {
 
   int allocate_failures() const { return failures_.load(); }
   int pods_started() const { return started_.load(); }
+  // Pods deleted before their kubelet started them (not failures).
+  int pods_gone_before_start() const { return gone_before_start_.load(); }
   // "ns/name: reason" of each failed Allocate.
   std::vector<std::string> failures() const;
 
  private:
   void WatchLoop();
   void WorkLoop();
+  // Whether `pod` was deleted (or replaced by another of its name) since it was handed out.
+  bool PodGone(const nlohmann::json& pod);
 
   ApiServer& api_;
   std::map<std::string, SimNode*> nodes_;
@@ -44,6 +48,7 @@ class KubeletHub {
   std::atomic<int64_t> seen_rv_{0};
   std::atomic<int> failures_{0};
   std::atomic<int> started_{0};
+  std::atomic<int> gone_before_start_{0};
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;

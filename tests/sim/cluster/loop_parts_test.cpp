@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/cluster/event_clock.h"
+#include "sim/cluster/pod_gone.h"
 #include "sim/cluster/scheduling_queue.h"
 
 namespace vgpu::sim {
@@ -56,6 +57,31 @@ TEST(SchedulingQueue, RetriesUnschedulableOnlyAfterAChange) {
   EXPECT_EQ(q.unschedulable(), 0u);
   q.Add(7);  // can come back after being forgotten
   EXPECT_EQ(q.Pop(), 7u);
+}
+
+// A pod its kubelet could not start counts as a failed Allocate only while it is still there
+// (a short job's departure may come while the kubelet workers lag on a loaded machine).
+TEST(PodGoneSince, OnlyAPodStillThereIsAFailure) {
+  const nlohmann::json handed = {{"metadata", {{"name", "p"}, {"namespace", "d"}, {"uid", "u1"}}}};
+  struct Case {
+    const char* what;
+    Result<nlohmann::json> now;
+    bool gone;
+  };
+  const Case cases[] = {
+      {"deleted", Status(StatusCode::kNotFound, "pods \"p\" not found"), true},
+      {"still there", handed, false},
+      {"another pod of its name", nlohmann::json{{"metadata", {{"name", "p"}, {"uid", "u2"}}}},
+       true},
+      {"being deleted",
+       nlohmann::json{{"metadata", {{"uid", "u1"}, {"deletionTimestamp", "2026-11-28T10:00:00Z"}}}},
+       true},
+      {"the API server failed", Status(StatusCode::kUnavailable, "down"), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_EQ(PodGoneSince(handed, c.now), c.gone);
+  }
 }
 
 }  // namespace
