@@ -11,7 +11,8 @@
 // the model's capacity generation at that moment; when the generation moves on (a pod holding
 // GPUs went away, a reservation was dropped, a node or a quota changed), the pod's annotation
 // `vgpu.io/capacity-freed-at` is set, and kube-scheduler re-queues a pending pod that was updated.
-// A pod is nudged at most once per freed-capacity event and at most every `min_interval`.
+// A pod is nudged at most once per freed-capacity event (it is remembered again if turned away
+// again).
 //
 // The same nudge serves pods whose bind the extender's bind gate refused (leader election). When
 // the leader dies, the survivor's kube-scheduler may win its Lease a moment before the
