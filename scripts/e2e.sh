@@ -23,6 +23,12 @@ done
 # left in the kernel: containers, mounts, bridges.
 stop_all_and_clean() {
   local node_dir node sock
+  # Kubelets and the controller manager first: they would start again the containers killed
+  # below (the chart's pods restart always, and their DaemonSets and Deployments replace them).
+  for node_dir in "$E2E_WORK"/nodes/*; do
+    [[ -d $node_dir ]] && stop_daemon "kubelet-$(basename "$node_dir")"
+  done
+  stop_daemon kube-controller-manager
   for node_dir in "$E2E_WORK"/nodes/*; do
     [[ -d $node_dir ]] || continue
     node=$(basename "$node_dir")
