@@ -126,6 +126,28 @@ class LeaderElectionTest : public ::testing::Test {
     api_ = std::move(*api);
   }
   std::unique_ptr<sim::ApiServer> api_;
+
+  // Two schedulers against the API server: `a` started first and leading (may bind), then `b`.
+  struct Pair {
+    std::unique_ptr<kube::Client> client_a, client_b;  // outlive the services below
+    Lines log_a, log_b;
+    std::unique_ptr<SchedulerService> a, b;
+  };
+  void StartPair(Pair& pair) {
+    pair.client_a = NewClient(api_->url());
+    pair.client_b = NewClient(api_->url());
+    SchedulerServiceOptions sa, sb;
+    sa.feed.write_handshake = sb.feed.write_handshake = false;
+    sa.leader = Options("pod-a", pair.log_a);
+    sb.leader = Options("pod-b", pair.log_b);
+    auto a = SchedulerService::Start(sa, *pair.client_a);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    pair.a = std::move(*a);
+    ASSERT_TRUE(WaitFor([&] { return pair.a->BindGate().ok(); }, milliseconds(10000)));
+    auto b = SchedulerService::Start(sb, *pair.client_b);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    pair.b = std::move(*b);
+  }
 };
 
 TEST_F(LeaderElectionTest, ExactlyOneLeaderAndTakeoverWhenTheLeaderStopsRenewing) {
@@ -256,23 +278,18 @@ TEST_F(LeaderElectionTest, OnlyTheLeaderBindsAndTheStandbyTakesOverOnShutdown) {
   auto c1 = api_->Seed("pods", p1);
   auto c2 = api_->Seed("pods", p2);
   ASSERT_TRUE(c1.ok() && c2.ok());
-  auto client_a = NewClient(api_->url()), client_b = NewClient(api_->url());
-  Lines log_a, log_b;
-  SchedulerServiceOptions sa, sb;
-  sa.feed.write_handshake = sb.feed.write_handshake = false;
-  sa.leader = Options("pod-a", log_a);
-  sb.leader = Options("pod-b", log_b);
-  auto a = SchedulerService::Start(sa, *client_a);
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  ASSERT_TRUE(WaitFor([&] { return (*a)->BindGate().ok(); }, milliseconds(10000)));
-  auto b = SchedulerService::Start(sb, *client_b);
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
-  ASSERT_TRUE((*a)->WaitReady(std::chrono::seconds(10)));
-  ASSERT_TRUE((*b)->WaitReady(std::chrono::seconds(10)));
+  Pair pair;
+  ASSERT_NO_FATAL_FAILURE(StartPair(pair));
+  auto& a = pair.a;
+  auto& b = pair.b;
+  Lines& log_a = pair.log_a;
+  Lines& log_b = pair.log_b;
+  ASSERT_TRUE(a->WaitReady(std::chrono::seconds(10)));
+  ASSERT_TRUE(b->WaitReady(std::chrono::seconds(10)));
   ASSERT_TRUE(WaitFor([&] { return log_b.Has("standing by"); }, milliseconds(5000)));
 
   // The standby is ready (it serves filter and the webhook) and says it stands by.
-  httplib::Client http_b("127.0.0.1", (*b)->port());
+  httplib::Client http_b("127.0.0.1", b->port());
   auto ready = http_b.Get("/readyz");
   ASSERT_TRUE(ready);
   EXPECT_EQ(ready->status, 200);
@@ -290,7 +307,7 @@ TEST_F(LeaderElectionTest, OnlyTheLeaderBindsAndTheStandbyTakesOverOnShutdown) {
   EXPECT_FALSE((*untouched)["spec"].contains("nodeName"));
 
   // The leader binds.
-  httplib::Client http_a("127.0.0.1", (*a)->port());
+  httplib::Client http_a("127.0.0.1", a->port());
   auto ok = http_a.Post("/bind", testing::BindArgs(*c1, "n1").dump(), "application/json");
   ASSERT_TRUE(ok);
   EXPECT_EQ(json::parse(ok->body)["error"], "") << ok->body;
@@ -300,20 +317,20 @@ TEST_F(LeaderElectionTest, OnlyTheLeaderBindsAndTheStandbyTakesOverOnShutdown) {
 
   // The leader shuts down and hands the lease back: b leads within a few retry periods, re-reads
   // the pods (p1's allocation included) and binds p2.
-  (*a)->Stop();
-  ASSERT_TRUE(WaitFor([&] { return (*b)->BindGate().ok(); }, milliseconds(5000)));
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return b->BindGate().ok(); }, milliseconds(5000)));
   EXPECT_TRUE(log_a.Has("released the lease on shutdown"));
   ASSERT_TRUE(WaitFor(
       [&] {
-        return (*b)->model().UsageOf("n1", "GPU-n1-0").mem_mib > 0 ||
-               (*b)->model().UsageOf("n1", "GPU-n1-1").mem_mib > 0;
+        return b->model().UsageOf("n1", "GPU-n1-0").mem_mib > 0 ||
+               b->model().UsageOf("n1", "GPU-n1-1").mem_mib > 0;
       },
       milliseconds(5000)));
   // The node lock p1's bind took is released by the device plugin in production; here by hand.
   json node = *api_->Get("nodes", "", "n1");
   node["metadata"]["annotations"].erase("hami.io/mutex.lock");
   node["metadata"].erase("resourceVersion");
-  ASSERT_TRUE(client_a->Update(kube::kNodes, "", node).ok());
+  ASSERT_TRUE(pair.client_a->Update(kube::kNodes, "", node).ok());
   auto second = http_b.Post("/bind", testing::BindArgs(*c2, "n1").dump(), "application/json");
   ASSERT_TRUE(second);
   EXPECT_EQ(json::parse(second->body)["error"], "") << second->body;
@@ -331,18 +348,12 @@ TEST_F(LeaderElectionTest, ABindTheStandbyRefusedIsNudgedOnceItLeads) {
   p["metadata"].erase("uid");
   auto created = api_->Seed("pods", p);
   ASSERT_TRUE(created.ok());
-  auto client_a = NewClient(api_->url()), client_b = NewClient(api_->url());
-  Lines log_a, log_b;
-  SchedulerServiceOptions sa, sb;
-  sa.feed.write_handshake = sb.feed.write_handshake = false;
-  sa.leader = Options("pod-a", log_a);
-  sb.leader = Options("pod-b", log_b);
-  auto a = SchedulerService::Start(sa, *client_a);
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  ASSERT_TRUE(WaitFor([&] { return (*a)->BindGate().ok(); }, milliseconds(10000)));
-  auto b = SchedulerService::Start(sb, *client_b);
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
-  ASSERT_TRUE((*b)->WaitReady(std::chrono::seconds(10)));
+  Pair pair;
+  ASSERT_NO_FATAL_FAILURE(StartPair(pair));
+  auto& a = pair.a;
+  auto& b = pair.b;
+  Lines& log_b = pair.log_b;
+  ASSERT_TRUE(b->WaitReady(std::chrono::seconds(10)));
   ASSERT_TRUE(WaitFor([&] { return log_b.Has("standing by"); }, milliseconds(20000)));
   const auto nudged_at = [&] {
     auto pod = api_->Get("pods", "default", "p");
@@ -352,7 +363,7 @@ TEST_F(LeaderElectionTest, ABindTheStandbyRefusedIsNudgedOnceItLeads) {
                     : "";
   };
 
-  httplib::Client http_b("127.0.0.1", (*b)->port());
+  httplib::Client http_b("127.0.0.1", b->port());
   auto refused = http_b.Post("/bind", testing::BindArgs(*created, "n1").dump(), "application/json");
   ASSERT_TRUE(refused);
   EXPECT_NE(json::parse(refused->body)["error"].get<std::string>().find("is not the leader"),
@@ -362,8 +373,8 @@ TEST_F(LeaderElectionTest, ABindTheStandbyRefusedIsNudgedOnceItLeads) {
   std::this_thread::sleep_for(milliseconds(800));
   EXPECT_EQ(nudged_at(), "");
 
-  (*a)->Stop();
-  ASSERT_TRUE(WaitFor([&] { return (*b)->BindGate().ok(); }, milliseconds(20000)));
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return b->BindGate().ok(); }, milliseconds(20000)));
   EXPECT_TRUE(WaitFor([&] { return !nudged_at().empty(); }, milliseconds(20000)));
   auto bound = http_b.Post("/bind", testing::BindArgs(*created, "n1").dump(), "application/json");
   ASSERT_TRUE(bound);

@@ -150,13 +150,18 @@ start_node_namespace() {
 
 # node_exec <node> <command...>: runs a command in the node's mount namespace.
 node_exec() {
-  local node=$1 pid
+  local node=$1 prefix
   shift
-  pid=$(cat "$E2E_PIDS/ns-$node.pid" 2>/dev/null) || return 1
-  nsenter --mount="/proc/$pid/ns/mnt" -- "$@"
+  prefix=$(node_ns_prefix "$node") || return 1
+  # shellcheck disable=SC2086 # the prefix is words on purpose
+  $prefix "$@"
 }
-# The nsenter prefix for start_daemon.
-node_ns_prefix() { echo nsenter --mount="/proc/$(cat "$E2E_PIDS/ns-$1.pid")/ns/mnt" --; }
+# The nsenter prefix that enters the node's mount namespace (also for start_daemon).
+node_ns_prefix() {
+  local pid
+  pid=$(cat "$E2E_PIDS/ns-$1.pid" 2>/dev/null) || return 1
+  echo nsenter --mount="/proc/$pid/ns/mnt" --
+}
 
 start_containerd() {
   local node=$1 i=$2 dir

@@ -259,8 +259,7 @@ scenario_burst() {
   wait_bind_success burst "$n" 300 "$E2E_TIMINGS/burst.ms"
   local usage
   usage=$(gpu_usage burst)
-  jq -e --argjson m "$E2E_FAKE_GPU_MEMORY" --argjson s "$E2E_SPLIT_COUNT" \
-    'all(.[]; .mem <= $m and .cores <= 100 and .pods <= $s)' <<<"$usage" >/dev/null ||
+  within_gpu_limits "$usage" ||
     fail "a GPU is over-committed (limits: ${E2E_FAKE_GPU_MEMORY} MiB, 100 cores, $E2E_SPLIT_COUNT slots): $usage"
   jq -e --arg n "$E2E_NODE1" 'all(.[]; .node == $n)' <<<"$(pods_state burst)" >/dev/null ||
     fail "burst pods asked for $E2E_NODE1 but some are elsewhere"
@@ -375,8 +374,7 @@ scenario_churn() {
       fail "round $r: pods refused by kubelet (phase Failed): $refused"
     }
     usage=$(gpu_usage "$tag")
-    jq -e --argjson m "$E2E_FAKE_GPU_MEMORY" --argjson s "$E2E_SPLIT_COUNT" \
-      'all(.[]; .mem <= $m and .cores <= 100 and .pods <= $s)' <<<"$usage" >/dev/null || {
+    within_gpu_limits "$usage" || {
       churn_dump "$tag"
       fail "round $r: a GPU is over-committed: $usage"
     }
@@ -522,8 +520,7 @@ scenario_leader_kill() {
     fail "after the kill vgpu-scheduler's Lease is held by '$(lease_holder_replica vgpu-scheduler)'"
   local usage
   usage=$(gpu_usage leader)
-  jq -e --argjson m "$E2E_FAKE_GPU_MEMORY" --argjson s "$E2E_SPLIT_COUNT" \
-    'all(.[]; .mem <= $m and .cores <= 100 and .pods <= $s)' <<<"$usage" >/dev/null ||
+  within_gpu_limits "$usage" ||
     fail "a GPU is over-committed after the takeover: $usage"
   [[ $(pod_annotation leader-2 hami.io/vgpu-devices-allocated) != \
     "$(pod_annotation leader-1 hami.io/vgpu-devices-allocated)" ]] ||
