@@ -34,6 +34,13 @@ struct PrivateBudget {
 
 constexpr int kPendingRecords = 16384;
 
+struct WorkSignature {
+  double event_usage;
+  double event_per_launch;
+  double launch_rate;
+  double sync_fraction;  // sync_sum / running_sum
+};
+
 // What only the sampler thread touches.
 struct MeterState {
   TimeSpan* pending;  // [kPendingRecords]: own kernel records not settled yet (arrival order)
@@ -55,6 +62,13 @@ struct MeterState {
   int64_t ratio_records_ns;  // accumulators of the current calibration period
   int64_t ratio_events_ns;
   int64_t ratio_from_ns;
+  // The work's signature while CUPTI is detached (sampler.cpp kMoved): EWMAs over ~1 s, and
+  // their values at the last calibration.
+  double event_usage;       // event-measured share of the GPU
+  double event_per_launch;  // event-measured ns per launch
+  double launch_rate;       // launches per second
+  uint64_t launches_seen;   // Device::launches at the last pass
+  WorkSignature calibrated;
   uint64_t records;  // kernel records received
 };
 

@@ -36,6 +36,7 @@ using KindFn = CUptiResult (*)(CUpti_ActivityKind);
 using FlushAllFn = CUptiResult (*)(uint32_t);
 using NextRecordFn = CUptiResult (*)(uint8_t*, size_t, CUpti_Activity**);
 using DroppedFn = CUptiResult (*)(CUcontext, uint32_t, size_t*);
+using FinalizeFn = CUptiResult (*)();
 
 struct Api {
   RegisterCallbacksFn register_callbacks;
@@ -45,6 +46,7 @@ struct Api {
   FlushAllFn flush_all;
   NextRecordFn next_record;
   DroppedFn dropped;
+  FinalizeFn finalize;  // optional: without it CUPTI stays attached once attached
 };
 
 constinit pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -53,7 +55,13 @@ constinit bool g_tried = false;
 constinit bool g_started = false;
 constinit const char* g_why = nullptr;
 constinit bool g_enabled = false;
-constinit int g_taken = 0;  // atomic
+// Our callbacks are registered (CUPTI is attached to the process). The measuring thread attaches
+// and detaches; the statistics read the counters.
+constinit bool g_attached = false;
+constinit uint64_t g_attaches = 0;          // atomic
+constinit int64_t g_attached_since_ns = 0;  // atomic: 0 while detached
+constinit uint64_t g_attached_ns = 0;       // atomic: attached time before the current attach
+constinit int g_taken = 0;                  // atomic
 constinit const char* g_taken_by = nullptr;
 using ClockFn = uint64_t (*)();
 constinit ClockFn g_app_clock = nullptr;  // atomic: the application's CUPTI clock
@@ -66,6 +74,7 @@ constinit KernelRecord* g_queue = nullptr;
 constinit uint32_t g_head = 0;
 constinit uint32_t g_count = 0;
 constinit uint64_t g_dropped = 0;
+constinit uint64_t g_cupti_dropped = 0;    // atomic: counted by CUPTI (it had no buffer)
 constinit bool g_realtime = false;         // records carry CLOCK_REALTIME (no timestamp callback)
 constinit int64_t g_last_delivery_ns = 0;  // atomic: CUPTI handed a buffer back
 
@@ -173,6 +182,7 @@ bool StartLocked(const char* configured) {
   api.flush_all = Symbol<FlushAllFn>(handle, "cuptiActivityFlushAll");
   api.next_record = Symbol<NextRecordFn>(handle, "cuptiActivityGetNextRecord");
   api.dropped = Symbol<DroppedFn>(handle, "cuptiActivityGetNumDroppedRecords");
+  api.finalize = Symbol<FinalizeFn>(handle, "cuptiFinalize");
   if (api.register_callbacks == nullptr || api.enable == nullptr || api.disable == nullptr ||
       api.flush_all == nullptr || api.next_record == nullptr) {
     g_why = "libcupti lacks the activity API";
@@ -191,22 +201,36 @@ bool StartLocked(const char* configured) {
   g_queue = reinterpret_cast<KernelRecord*>(g_pool + pool_bytes);
   for (int i = 0; i < kBuffers; ++i) g_free[i] = i;
   g_free_count = kBuffers;
-  // The clock first: records made before it would be on CUPTI's default (CLOCK_REALTIME). A
-  // CUPTI without the callback (before CUDA 12.6) keeps that clock: convert by the clocks' offset.
-  g_realtime = api.register_timestamp == nullptr ||
-               api.register_timestamp(MonotonicTimestamp) != CUPTI_SUCCESS;
-  if (api.register_callbacks(BufferRequested, BufferCompleted) != CUPTI_SUCCESS) {
-    g_why = "CUPTI refused our activity callbacks";
-    return false;
-  }
   return true;
+}
+
+// What CUPTI dropped since we last asked (it counts from the last call on); only while attached:
+// any CUPTI call attaches CUPTI again.
+void CollectCuptiDropped() {
+  size_t cupti = 0;
+  if (g_api.dropped != nullptr && g_api.dropped(nullptr, 0, &cupti) == CUPTI_SUCCESS && cupti > 0)
+    __atomic_fetch_add(&g_cupti_dropped, static_cast<uint64_t>(cupti), __ATOMIC_RELAXED);
+}
+
+void NoteAttached(bool attached) {
+  const int64_t now = NowNs();
+  if (attached) {
+    __atomic_fetch_add(&g_attaches, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_attached_since_ns, now, __ATOMIC_RELAXED);
+  } else {
+    const int64_t since = __atomic_exchange_n(&g_attached_since_ns, 0, __ATOMIC_RELAXED);
+    if (since != 0)
+      __atomic_fetch_add(&g_attached_ns, static_cast<uint64_t>(now - since), __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&g_attached, attached, __ATOMIC_RELEASE);
 }
 
 }  // namespace
 
 bool Start(const char* configured, const char** why) {
   pthread_mutex_lock(&g_mu);
-  if (!g_tried) {
+  const bool first = !g_tried;
+  if (first) {
     g_tried = true;
     if (g_forked) {
       g_why = "CUPTI does not survive fork";
@@ -216,6 +240,12 @@ bool Start(const char* configured, const char** why) {
       g_started = StartLocked(configured);
     }
   }
+  pthread_mutex_unlock(&g_mu);
+  if (first && g_started && !Attach()) {
+    g_why = "CUPTI refused our activity callbacks";
+    g_started = false;
+  }
+  pthread_mutex_lock(&g_mu);
   const bool ok = g_started && __atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) == 0;
   if (!ok && why != nullptr) {
     static char taken[128];
@@ -226,10 +256,51 @@ bool Start(const char* configured, const char** why) {
   return ok;
 }
 
+// Attach and Detach are not under g_mu either: CUPTI hands buffers back while it detaches.
+bool Attach() {
+  if (!g_started || TakenByApplication()) return false;
+  if (Attached()) return true;
+  // The clock first: records made before it would be on CUPTI's default (CLOCK_REALTIME). A
+  // CUPTI without the callback (before CUDA 12.6) keeps that clock: convert by the clocks' offset.
+  g_realtime = g_api.register_timestamp == nullptr ||
+               g_api.register_timestamp(MonotonicTimestamp) != CUPTI_SUCCESS;
+  if (g_api.register_callbacks(BufferRequested, BufferCompleted) != CUPTI_SUCCESS) return false;
+  NoteAttached(true);
+  return true;
+}
+
+bool Detach() {
+  if (!g_started || TakenByApplication()) return false;
+  if (!Attached()) return true;
+  // An application clock is kept only while we stay attached (attaching registers ours again).
+  if (g_api.finalize == nullptr || __atomic_load_n(&g_app_clock, __ATOMIC_ACQUIRE) != nullptr)
+    return false;
+  if (g_enabled && g_api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS)
+    g_enabled = false;
+  (void)g_api.flush_all(0);  // every complete record comes back before CUPTI lets go
+  CollectCuptiDropped();
+  if (g_api.finalize() != CUPTI_SUCCESS) return false;
+  g_enabled = false;
+  NoteAttached(false);
+  return true;
+}
+
+bool Attached() {
+  return __atomic_load_n(&g_attached, __ATOMIC_ACQUIRE);
+}
+
+AttachStats AttachStatistics() {
+  const int64_t since = __atomic_load_n(&g_attached_since_ns, __ATOMIC_RELAXED);
+  uint64_t attached = __atomic_load_n(&g_attached_ns, __ATOMIC_RELAXED);
+  if (since != 0) attached += static_cast<uint64_t>(NowNs() - since);
+  return AttachStats{__atomic_load_n(&g_attaches, __ATOMIC_RELAXED), attached};
+}
+
 bool SetEnabled(bool on) {
   // Not under g_mu: CUPTI may deliver buffers (BufferCompleted takes g_mu) from inside these.
   if (!g_started || TakenByApplication()) return false;
-  if (on == g_enabled) return true;
+  if (on == g_enabled && (!on || Attached())) return true;
+  if (on && !Attach()) return false;
   const CUptiResult rc = on ? g_api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
                             : g_api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (rc != CUPTI_SUCCESS) return false;
@@ -246,7 +317,9 @@ int64_t LastDeliveryNs() {
 }
 
 void Flush() {
-  if (g_started && !TakenByApplication()) g_api.flush_all(0);
+  if (!g_started || !Attached() || TakenByApplication()) return;
+  g_api.flush_all(0);
+  CollectCuptiDropped();
 }
 
 int Drain(KernelRecord* out, int max) {
@@ -263,12 +336,9 @@ int Drain(KernelRecord* out, int max) {
 
 uint64_t Dropped() {
   pthread_mutex_lock(&g_mu);
-  uint64_t n = g_dropped;
+  const uint64_t n = g_dropped;
   pthread_mutex_unlock(&g_mu);
-  size_t cupti = 0;
-  if (g_started && g_api.dropped != nullptr && g_api.dropped(nullptr, 0, &cupti) == CUPTI_SUCCESS)
-    n += cupti;
-  return n;
+  return n + __atomic_load_n(&g_cupti_dropped, __ATOMIC_RELAXED);
 }
 
 void MarkTakenByApplication(const char* call) {
@@ -297,6 +367,8 @@ void ForgetAfterFork() {
   g_tried = false;
   g_started = false;
   g_enabled = false;
+  g_attached = false;
+  g_attached_since_ns = 0;
   g_count = 0;
   g_last_delivery_ns = 0;
 }

@@ -32,7 +32,22 @@ namespace kernel_records {
 // Loads libcupti and registers our buffer and timestamp callbacks (once). `configured`: the
 // VGPU_CUPTI_LIBRARY value ("" = search, "off" = never). False with `*why` when unusable.
 bool Start(const char* configured, const char** why);
-// Turns the kernel kind on or off (process-wide). False when CUPTI refused.
+// CUPTI attached to the process costs every launch host time even with the kernel kind off (~0.5 µs
+// on an H200 host, bench/gpu/cupti_presence.cu, 2026-11-28), so the measuring thread detaches it
+// (cuptiFinalize) while records are far from needed. Attaching takes ~7 ms and stalls a launching
+// thread 3-6 ms, detaching ~1.5 ms: both are for the measuring thread, and rare. Detach hands
+// back every complete record first; it refuses (false) while the application's clock is in use or
+// when libcupti has no cuptiFinalize. Start attaches.
+bool Attach();
+bool Detach();
+bool Attached();
+struct AttachStats {
+  uint64_t attaches;     // times our callbacks were registered
+  uint64_t attached_ns;  // time CUPTI was attached, the current attachment included
+};
+AttachStats AttachStatistics();
+// Turns the kernel kind on (attaching first when detached) or off (process-wide). False when
+// CUPTI refused.
 bool SetEnabled(bool on);
 bool Enabled();
 // Hands over every buffer CUPTI holds whose records are complete (cuptiActivityFlushAll(0)).

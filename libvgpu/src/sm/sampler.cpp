@@ -48,6 +48,18 @@ constexpr int64_t kRatioPeriodNs = 250'000'000;    // records mode: the ratio's 
 // 30 that used 23 % of the GPU beside another had records on all the time and the pair did 24.8
 // steps/s for 32.0 unlimited; at 0.9, 32.4 for 35.4 (H100, 2026-11-27).
 constexpr double kNearLimit = 0.9;
+// CUPTI merely attached costs every launch ~0.5 µs (kernel_records.h): it is detached while every
+// enforced tenant's estimated usage stayed below kFarBelow of its limit for kDetachHoldNs and no
+// records were needed meanwhile, and attached again (3-6 ms of stall for a launching thread) for
+// a calibration window every kDetachedWindowEveryNs, or kMovedWindowEveryNs after the last one
+// when the work changed (Moved), or at once when records are needed. So a tenant whose work
+// changed can exceed its limit until the next window, by at most 1 / scale (its kernels' share of
+// the event-measured time at the last calibration).
+constexpr double kFarBelow = 0.75;
+constexpr int64_t kDetachHoldNs = 3'000'000'000;
+constexpr int64_t kDetachedWindowEveryNs = 10'000'000'000;
+constexpr int64_t kMovedWindowEveryNs = 5'000'000'000;
+constexpr double kMoved = 1.5;
 constexpr double kSaturating = 0.9;
 constexpr int64_t kTurnHoldNs =
     300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
@@ -62,6 +74,8 @@ constinit bool g_cupti_ok = false;
 constinit bool g_cupti_tried = false;
 constinit bool g_warned_taken = false;
 constinit int64_t g_records_needed_ns = 0;
+constinit int64_t g_near_ns = 0;  // some enforced tenant's usage was near its limit then
+constinit bool g_moved = false;   // some tenant's work changed since its last calibration
 constinit int64_t g_last_flush_ns = 0;
 constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last window
 constinit bool g_window_open = false;
@@ -140,6 +154,24 @@ Attribution SettleRecords(Device& d, int64_t now, bool others, bool final) {
   return Attribute(s_mine, n, s_others, n_others, from, to, s_edges, 4 * kScratch);
 }
 
+WorkSignature Signature(const MeterState& m) {
+  return WorkSignature{m.event_usage, m.event_per_launch, m.launch_rate,
+                       m.running_sum > 0 ? m.sync_sum / m.running_sum : 0.0};
+}
+
+// The work changed since the last calibration in a way that can make its scale too small: more
+// event-measured time, per launch or per second, more launches, or more of its time waiting for
+// the GPU.
+bool Moved(const MeterState& m) {
+  if (!m.has_ratio) return false;
+  const WorkSignature now = Signature(m);
+  const WorkSignature& then = m.calibrated;
+  return now.event_usage > kMoved * then.event_usage + 0.05 ||
+         now.event_per_launch > kMoved * then.event_per_launch + 1000.0 ||
+         now.launch_rate > kMoved * then.launch_rate + 100.0 ||
+         now.sync_fraction > then.sync_fraction + 0.2;
+}
+
 // Sampled mode's scale: kernel-busy time over event-measured time in the same period.
 void NoteRatio(MeterState& m, int64_t records_ns, int64_t events_ns) {
   m.ratio_records_ns += records_ns;
@@ -152,6 +184,7 @@ void FinishRatio(MeterState& m) {
     r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
     m.records_per_event = m.has_ratio ? 0.5 * m.records_per_event + 0.5 * r : r;
     m.has_ratio = true;
+    m.calibrated = Signature(m);
   }
   m.ratio_records_ns = 0;
   m.ratio_events_ns = 0;
@@ -230,14 +263,28 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
 
   // Estimates the rhythm and the choice of measure rest on. Saturating: kernel-busy over the time
   // the app was free to launch (its queue drains while it waits: a saturating tenant exceeds 1).
+  const uint64_t launches = __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
   if (dt > 0) {
     m.usage =
         Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
+    // The work's signature, to notice when a calibration went stale (kMoved).
+    m.event_usage = Ewma(m.event_usage, static_cast<double>(event_busy) / static_cast<double>(dt),
+                         dt, 1'000'000'000);
+    m.launch_rate =
+        Ewma(m.launch_rate,
+             static_cast<double>(launches - m.launches_seen) * 1e9 / static_cast<double>(dt), dt,
+             1'000'000'000);
+    if (launches > m.launches_seen)
+      m.event_per_launch =
+          Ewma(m.event_per_launch,
+               static_cast<double>(event_busy) / static_cast<double>(launches - m.launches_seen),
+               dt, 1'000'000'000);
     const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
     const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
     m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);
     m.running_sum = m.running_sum * decay + (waiting ? 0.0 : static_cast<double>(dt));
   }
+  m.launches_seen = launches;
   const bool saturating = m.running_sum > 50e6 && m.busy_sum >= kSaturating * m.running_sum;
 
   // Turns (turns.h): a tenant that mostly waits for the GPU takes turns with the others that do.
@@ -334,6 +381,8 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
   }
   if (!g_cupti_ok) return kMeasureEvents;
   bool need = false;
+  bool near = false;
+  bool moved = false;
   for (const Device& d : g_devices) {
     if (!Limited(d) || Lifted(d)) continue;
     const MeterState& m = d.meter;
@@ -344,14 +393,25 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
     const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
     const bool binding = waited != 0 && now - waited < 2 * kRecordsHoldNs;
     need |= binding || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
+    near |= m.usage >= kFarBelow * d.percent / 100.0;
+    moved |= Moved(m);
   }
   if (need) g_records_needed_ns = now;
+  if (near) g_near_ns = now;
+  g_moved = moved;
   if (now - g_records_needed_ns < kRecordsHoldNs) return kMeasureRecords;
   (void)any_active;
   return kMeasureSampled;
 }
 
-// Turns CUPTI on and off for the measure (sampled mode: windows), and flushes it.
+// Whether CUPTI may be detached now: no records needed and every enforced tenant far below its
+// limit, for a while.
+bool MayDetach(int64_t now) {
+  return now - g_records_needed_ns >= kDetachHoldNs && now - g_near_ns >= kDetachHoldNs;
+}
+
+// Turns CUPTI's kernel kind on and off for the measure (sampled mode: windows), attaches and
+// detaches CUPTI (kernel_records.h), and flushes it.
 WindowCounts DriveCupti(Measure measure, int64_t now) {
   WindowCounts counts{false, false};
   if (measure == kMeasureRecords) {
@@ -359,13 +419,18 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
     g_window_open = false;
     g_window_collecting = false;
   } else if (measure == kMeasureSampled) {
-    if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= kWindowEveryNs) {
+    const bool detach = MayDetach(now);
+    const int64_t every = !detach   ? kWindowEveryNs
+                          : g_moved ? kMovedWindowEveryNs
+                                    : kDetachedWindowEveryNs;
+    if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= every) {
       g_window_start_ns = now;
       g_window_open = kernel_records::SetEnabled(true);
       g_window_collecting = g_window_open;
       for (Device& d : g_devices) d.meter.ratio_records_ns = d.meter.ratio_events_ns = 0;
     }
-    if (g_window_open && now - g_window_start_ns >= kWindowNs) {
+    // Records mode ended, or a window: the kind goes off outside windows.
+    if (!g_window_collecting || (g_window_open && now - g_window_start_ns >= kWindowNs)) {
       kernel_records::SetEnabled(false);
       g_window_open = false;
     }
@@ -377,6 +442,7 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
         if (Limited(d)) FinishRatio(d.meter);
       }
     }
+    if (detach && !g_window_collecting && kernel_records::Attached()) kernel_records::Detach();
   } else {
     return counts;
   }
@@ -416,9 +482,14 @@ bool Pass(bool final) {
   }
   const Measure measure = ChooseMeasure(now, any_active);
   __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);
-  // Records cost the application ~1 µs per launch: none while no limit holds.
+  // Records cost the application ~1 µs per launch and CUPTI attached ~0.5 µs: none while no limit
+  // holds (after a while: the node monitor may enforce it again soon).
   const WindowCounts window = any_enforced ? DriveCupti(measure, now) : WindowCounts{false, false};
-  if (!any_enforced && kernel_records::Enabled()) kernel_records::SetEnabled(false);
+  if (!any_enforced && g_cupti_ok) {
+    if (kernel_records::Enabled()) kernel_records::SetEnabled(false);
+    g_window_open = g_window_collecting = false;
+    if (MayDetach(now) && kernel_records::Attached()) kernel_records::Detach();
+  }
   if (final && g_cupti_ok) kernel_records::Flush();
   DistributeRecords(now, measure == kMeasureRecords);
   for (Device& d : g_devices) {

@@ -240,10 +240,12 @@ void ActivityService::StopWorker(bool deliver) {
 void ActivityService::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    const bool collecting = (kernel_ || concurrent_) && requested_ != nullptr;
+    // While the client is attached: with the kinds off too, so that the records of kernels
+    // launched before a disable still arrive, and the driver's ring, which keeps every kernel of
+    // the process, is followed (records it overwrote while nobody read are not drops).
+    const bool collecting = requested_ != nullptr;
     auto woken = [&] {
-      return stop_ || flush_requested_ != flush_done_ ||
-             (!collecting && (kernel_ || concurrent_) && requested_ != nullptr);
+      return stop_ || flush_requested_ != flush_done_ || (!collecting && requested_ != nullptr);
     };
     if (collecting) {
       wake_.wait_for(lock, kPoll, woken);
@@ -278,9 +280,16 @@ std::vector<VgpuFakeKernelRecord> ActivityService::TakeRecords(size_t* lost) {
   VgpuFakeTakeKernelRecordsFn take = TakeKernelRecordsFn();
   if (take == nullptr) return out;
   const unsigned long long lost_before = cursor_.lost;
-  // Never positioned (the driver was not there at enable): no kernel had been launched then, so
-  // the whole history counts; the correlation ranges leave out what does not.
   if (cursor_.started == 0) {
+    // Attached, nothing enabled yet: follow the ring from now on (a zeroed cursor's first call
+    // positions it). Enabled but never positioned (the driver was not there at enable): no
+    // kernel had been launched then, so the whole history counts; the correlation ranges leave
+    // out what does not. (ranges_ changes under collect_mu_ too.)
+    if (ranges_.empty()) {
+      unsigned n = 0;
+      (void)take(&cursor_, nullptr, 0, &n);
+      return out;
+    }
     cursor_ = VgpuFakeKernelCursor{};
     cursor_.started = 1;
   }

@@ -6,8 +6,9 @@
 // - only CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (and KERNEL, treated alike) is supported; a record
 //   is made for each kernel launched while one of them was enabled, once it has completed;
 // - buffers come from bufferRequested and go back through bufferCompleted, always on the worker;
-// - while a kind is enabled the worker collects every millisecond and hands back buffers as they
-//   fill; with a flush period set, full buffers only every period ("only full buffers");
+// - while the client's callbacks are registered the worker collects every millisecond (records of
+//   launches made while a kernel kind was enabled) and hands back buffers as they fill; with a
+//   flush period set, full buffers only every period ("only full buffers");
 // - cuptiActivityFlushAll has the worker hand back every buffer holding a record and waits
 //   until it has.
 

@@ -9,7 +9,8 @@
  *
  * Environment: TENANT_KERNEL_US (duration of one kernel, default 2000), TENANT_SYNC_EVERY (launches
  * between two cuStreamSynchronize, default 4), TENANT_GAP_US (host time between launches, a
- * host-bound loop; default 0), TENANT_START_NS, TENANT_END_NS, TENANT_PROFILER=1 (the application
+ * host-bound loop; default 0), TENANT_GAP_UNTIL_NS (the gaps end then: the loop saturates from
+ * there on; default never), TENANT_START_NS, TENANT_END_NS, TENANT_PROFILER=1 (the application
  * takes CUPTI's activity API itself, as a profiler does: libcupti loaded globally, its buffer
  * callbacks registered through the symbol the process resolves). */
 #define _GNU_SOURCE
@@ -68,6 +69,7 @@ int main(void) {
   const int64_t kernel_ns = env_int("TENANT_KERNEL_US", 2000) * 1000;
   const int64_t sync_every = env_int("TENANT_SYNC_EVERY", 4);
   const int64_t gap_ns = env_int("TENANT_GAP_US", 0) * 1000;
+  const int64_t gap_until = env_int("TENANT_GAP_UNTIL_NS", INT64_MAX);
   const int64_t start = env_int("TENANT_START_NS", now_ns());
   const int64_t end = env_int("TENANT_END_NS", start + 1000000000);
   CU(cuInit(0));
@@ -103,7 +105,7 @@ int main(void) {
       if (now_ns() <= end) work += batch_counted * kernel_ns;
       batch = batch_counted = 0;
     }
-    if (gap_ns > 0) {
+    if (gap_ns > 0 && t < gap_until) {
       const int64_t until = now_ns() + gap_ns;
       while (now_ns() < until) {
       }
