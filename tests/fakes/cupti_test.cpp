@@ -227,6 +227,41 @@ TEST_F(CuptiTest, DisableStopsNewRecordsButNotThoseOfKernelsLaunchedBefore) {
   EXPECT_EQ(r[1].end - r[1].start, 3 * kMs);
 }
 
+// Detaching and attaching again (the SM limiter does it while a tenant is far below its limit):
+// after cuptiFinalize the next registration starts afresh, and kernels launched while nothing
+// was enabled, more than the driver's ring holds, are neither recorded nor counted as dropped.
+TEST_F(CuptiTest, RegisteringAgainAfterFinalizeAttachesAfresh) {
+  constexpr int kMoreThanTheRing = 9000;
+  auto launch_many = [&] {
+    for (int i = 0; i < kMoreThanTheRing; ++i) Launch(1000);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  };
+  size_t dropped = 0;
+  Start(/*monotonic=*/true);
+  Launch(2 * kMs);
+  ASSERT_EQ(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
+  launch_many();  // attached, kind off
+  ASSERT_EQ(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+  ASSERT_EQ(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 0u);
+  ASSERT_EQ(client().Records().size(), 1u);
+  ASSERT_EQ(cuptiFinalize(), CUPTI_SUCCESS);
+  launch_many();  // detached
+  ASSERT_EQ(cuptiActivityRegisterTimestampCallback(CuptiClient::Monotonic), CUPTI_SUCCESS);
+  ASSERT_EQ(client().Register(), CUPTI_SUCCESS);
+  launch_many();  // attached again, kind off
+  ASSERT_EQ(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
+  Launch(3 * kMs);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  ASSERT_EQ(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+  const auto r = client().Records();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].end - r[0].start, 2 * kMs);
+  EXPECT_EQ(r[1].end - r[1].start, 3 * kMs);
+  ASSERT_EQ(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 0u);
+}
+
 TEST_F(CuptiTest, RecordsWithoutABufferAreCountedAsDropped) {
   client().SetBuffers(0, 0);  // the client declines every buffer
   Start(/*monotonic=*/true);
