@@ -40,7 +40,7 @@ class CuptiTest : public PrimaryContextTest {
     PrimaryContextTest::SetUp();
     ASSERT_EQ(cuModuleLoadData(&module_, "image"), CUDA_SUCCESS);
     ASSERT_EQ(cuModuleGetFunction(&fn_, module_, "k"), CUDA_SUCCESS);
-    client().SetBuffers(64 * 1024, 0);
+    client().SetBuffers(size_t{64} * 1024, 0);
     client().Clear();
   }
   void TearDown() override {
@@ -183,7 +183,7 @@ TEST_F(CuptiTest, DefaultTimestampsAreRealtime) {
 }
 
 TEST_F(CuptiTest, PeriodicFlushDeliversOnlyFullBuffers) {
-  client().SetBuffers(64 * 1024, 4);  // full after 4 records
+  client().SetBuffers(size_t{64} * 1024, 4);  // full after 4 records
   Start(/*monotonic=*/true);
   ASSERT_EQ(cuptiActivityFlushPeriod(1), CUPTI_SUCCESS);
   for (int i = 0; i < 10; ++i) Launch(1 * kMs);
