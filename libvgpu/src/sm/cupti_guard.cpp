@@ -2,7 +2,8 @@
 // application (a profiler such as PyTorch's) changes what that client gets, and forwards each to
 // the process's libcupti unchanged: registering its own buffers or finalizing CUPTI stops our
 // kernel records (the limiter then measures with CUDA events and says so once); a clock of its own
-// is converted back; the kernel kind turned off is turned on again.
+// is converted back; the kernel kind turned off is turned on again; a subscription to CUPTI's
+// callbacks keeps CUPTI attached from then on (detaching, cuptiFinalize, would end it).
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -61,6 +62,24 @@ __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiActivityDisable
   const CUptiResult rc = real != nullptr ? real(kind) : CUPTI_ERROR_NOT_INITIALIZED;
   if (rc == CUPTI_SUCCESS && OurKind(kind)) vgpu::sm::kernel_records::ApplicationDisabledKernels();
   return rc;
+}
+
+__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiSubscribe(
+    CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata) {
+  vgpu::sm::kernel_records::KeepAttached();
+  auto real =
+      Real<CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*)>("cuptiSubscribe");
+  return real != nullptr ? real(subscriber, callback, userdata) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+__attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiSubscribe_v2(
+    CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata,
+    CUpti_SubscriberParams* params) {
+  vgpu::sm::kernel_records::KeepAttached();
+  auto real = Real<CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*,
+                                   CUpti_SubscriberParams*)>("cuptiSubscribe_v2");
+  return real != nullptr ? real(subscriber, callback, userdata, params)
+                         : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
 __attribute__((visibility("hidden"))) CUptiResult vgpu_hook_cuptiFinalize(void) {

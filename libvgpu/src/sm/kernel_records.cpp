@@ -65,6 +65,7 @@ constinit int g_taken = 0;                  // atomic
 constinit const char* g_taken_by = nullptr;
 using ClockFn = uint64_t (*)();
 constinit ClockFn g_app_clock = nullptr;  // atomic: the application's CUPTI clock
+constinit int g_keep_attached = 0;        // atomic: the application subscribed to callbacks
 constinit bool g_forked = false;
 // Buffers for CUPTI, and the records it delivered (both guarded by g_mu).
 constinit uint8_t* g_pool = nullptr;
@@ -273,7 +274,8 @@ bool Detach() {
   if (!g_started || TakenByApplication()) return false;
   if (!Attached()) return true;
   // An application clock is kept only while we stay attached (attaching registers ours again).
-  if (g_api.finalize == nullptr || __atomic_load_n(&g_app_clock, __ATOMIC_ACQUIRE) != nullptr)
+  if (g_api.finalize == nullptr || __atomic_load_n(&g_app_clock, __ATOMIC_ACQUIRE) != nullptr ||
+      __atomic_load_n(&g_keep_attached, __ATOMIC_ACQUIRE) != 0)
     return false;
   if (g_enabled && g_api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS)
     g_enabled = false;
@@ -347,6 +349,10 @@ void MarkTakenByApplication(const char* call) {
 
 const char* TakenBy() {
   return TakenByApplication() && g_taken_by != nullptr ? g_taken_by : "?";
+}
+
+void KeepAttached() {
+  __atomic_store_n(&g_keep_attached, 1, __ATOMIC_RELEASE);
 }
 
 void ApplicationClock(uint64_t (*clock)()) {

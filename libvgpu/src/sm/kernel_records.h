@@ -36,8 +36,9 @@ bool Start(const char* configured, const char** why);
 // on an H200 host, bench/gpu/cupti_presence.cu, 2026-11-28), so the measuring thread detaches it
 // (cuptiFinalize) while records are far from needed. Attaching takes ~7 ms and stalls a launching
 // thread 3-6 ms, detaching ~1.5 ms: both are for the measuring thread, and rare. Detach hands
-// back every complete record first; it refuses (false) while the application's clock is in use or
-// when libcupti has no cuptiFinalize. Start attaches.
+// back every complete record first; it refuses (false) while the application's clock is in use,
+// once the application subscribed to CUPTI's callbacks, and when libcupti has no cuptiFinalize.
+// Start attaches.
 bool Attach();
 bool Detach();
 bool Attached();
@@ -65,6 +66,9 @@ uint64_t Dropped();
 void MarkTakenByApplication(const char* call);
 bool TakenByApplication();
 const char* TakenBy();
+// The application subscribed to CUPTI's callbacks (cuptiSubscribe): Detach refuses from now on,
+// since cuptiFinalize would end the application's subscription.
+void KeepAttached();
 // The application set CUPTI's clock: records come on it from now on; convert them back.
 void ApplicationClock(uint64_t (*clock)());
 // The application turned the kernel kind off: turn it on again at the next SetEnabled(true).

@@ -10,7 +10,8 @@
 //   launches made while a kernel kind was enabled) and hands back buffers as they fill; with a
 //   flush period set, full buffers only every period ("only full buffers");
 // - cuptiActivityFlushAll has the worker hand back every buffer holding a record and waits
-//   until it has.
+//   until it has;
+// - the callback API is a subscription only (one at a time; no callback is ever made).
 
 #include <condition_variable>
 #include <cstdint>
@@ -36,8 +37,11 @@ class ActivityService {
   CUptiResult FlushAll(uint32_t flag);
   CUptiResult FlushPeriod(uint32_t ms);
   CUptiResult TakeDropped(size_t* dropped);
-  CUptiResult Finalize();
-  uint64_t Timestamp();  // cuptiGetTimestamp: the clock records are reported in
+  CUptiResult Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                        void* userdata);
+  CUptiResult Unsubscribe(CUpti_SubscriberHandle subscriber);
+  CUptiResult Finalize();  // ends the subscription too
+  uint64_t Timestamp();    // cuptiGetTimestamp: the clock records are reported in
 
  private:
   // Launches (correlation ids [begin, end)) made while a kernel kind was enabled.
@@ -70,6 +74,8 @@ class ActivityService {
   CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
   CUpti_TimestampCallbackFunc timestamp_ = nullptr;
+  CUpti_CallbackFunc subscriber_ = nullptr;
+  void* subscriber_data_ = nullptr;
   bool kernel_ = false;
   bool concurrent_ = false;
   std::vector<Range> ranges_;

@@ -57,6 +57,16 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext /*context*/, uint32_t /*
   return ActivityService::Get().TakeDropped(dropped);  // one queue for all contexts
 }
 
+// The callback API: a subscription only (no callback is ever made). One subscriber at a time.
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                           void* userdata) {
+  return ActivityService::Get().Subscribe(subscriber, callback, userdata);
+}
+
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+  return ActivityService::Get().Unsubscribe(subscriber);
+}
+
 CUptiResult cuptiFinalize(void) {
   return ActivityService::Get().Finalize();
 }

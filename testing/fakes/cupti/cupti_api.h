@@ -5,6 +5,7 @@
 
 #pragma GCC visibility push(default)
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
 #include <cupti_result.h>
 #include <cupti_version.h>
 #pragma GCC visibility pop

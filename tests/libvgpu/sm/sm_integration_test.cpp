@@ -249,6 +249,12 @@ TEST_F(SmLimitTest, CuptiIsDetachedFarBelowTheLimitAndTheLimitHoldsWhenTheWorkCh
   EXPECT_EQ(Stat(far[0], "attaches"), 1) << Describe(far);
   EXPECT_LT(Stat(far[0], "attached_ms"), 6000) << Describe(far);
   EXPECT_NE(far[0].stats.find("measure=sampled"), std::string::npos) << Describe(far);
+  // An application subscribed to CUPTI's callbacks (a tool): detaching would end its
+  // subscription, so CUPTI stays attached.
+  t.extra = {{"TENANT_SUBSCRIBE", "1"}};
+  const auto subscribed = RunTogether({t}, 3.0, 6.0);
+  EXPECT_EQ(Stat(subscribed[0], "attaches"), 1) << Describe(subscribed);
+  EXPECT_GT(Stat(subscribed[0], "attached_ms"), 6000) << Describe(subscribed);
 }
 
 // The processes of one container share its budget; a process killed in the middle of its budget

@@ -12,7 +12,9 @@
  * host-bound loop; default 0), TENANT_GAP_UNTIL_NS (the gaps end then: the loop saturates from
  * there on; default never), TENANT_START_NS, TENANT_END_NS, TENANT_PROFILER=1 (the application
  * takes CUPTI's activity API itself, as a profiler does: libcupti loaded globally, its buffer
- * callbacks registered through the symbol the process resolves). */
+ * callbacks registered through the symbol the process resolves), TENANT_SUBSCRIBE=1 (the
+ * application subscribes to CUPTI's callback API, as tools do, through the symbol the process
+ * resolves). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
@@ -64,6 +66,14 @@ static int take_cupti(void) {
   return reg != NULL ? reg(request_buffer, complete_buffer) : -1;
 }
 
+static int subscribe_cupti(void) {
+  if (dlopen("libcupti.so.13", RTLD_NOW | RTLD_GLOBAL) == NULL) return -1;
+  typedef int (*subscribe_fn)(void**, void (*)(void*, int, unsigned, const void*), void*);
+  subscribe_fn subscribe = (subscribe_fn)dlsym(RTLD_DEFAULT, "cuptiSubscribe");
+  void* handle = NULL;
+  return subscribe != NULL ? subscribe(&handle, NULL, NULL) : -1;
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const int64_t kernel_ns = env_int("TENANT_KERNEL_US", 2000) * 1000;
@@ -75,6 +85,10 @@ int main(void) {
   CU(cuInit(0));
   if (env_int("TENANT_PROFILER", 0) != 0 && take_cupti() != 0) {
     printf("FAIL cannot take CUPTI's activity API\n");
+    return 1;
+  }
+  if (env_int("TENANT_SUBSCRIBE", 0) != 0 && subscribe_cupti() != 0) {
+    printf("FAIL cannot subscribe to CUPTI's callbacks\n");
     return 1;
   }
   CUdevice dev;
