@@ -15,12 +15,14 @@ preload and limiter, while the host's speed, which drifts over tens of seconds o
 is nearly the same within a round. Batches of fresh processes repeat until --budget-s; the first
 batch's native probe sizes K for all of them.
 
-Slices of ~1.9 s are meant to keep the limiter's exposure to its sampled-mode record windows
-(100 ms every 2 s of wall time, opened by the sampler's first pass once one is due; the sampler
-sleeps while its process launches nothing) near that of a process running alone: at most one
-window a slice, 100 ms / 1.9 s = 5.3 % against 5 %. Shorter slices could open a window at nearly
-every resumption. The limited process's stats line (records= of launches=) tells what it was:
-6-8 % of the launches on 2026-11-28, its first second of records included.
+Slices of ~1.9 s were chosen to keep the limiter's exposure to its sampled-mode record windows
+(then 100 ms every 2 s of wall time, opened by the sampler's first pass once one is due; the
+sampler sleeps while its process launches nothing) near that of a process running alone: at most
+one window a slice. Since the limiter detaches CUPTI far below its limit (library 20bf8e9 on), a
+window comes every 10 s of wall time, so shorter slices (--slice-s 0.5) no longer raise the
+exposure much, and neighbouring slices see a more similar host. The limited process's stats
+line (records= of launches=, attaches=, attached_ms=) tells what it was: records for 6-8 % of
+the launches on 2026-11-28 before detaching, 3-5 % after (mostly its first seconds).
 
 Overhead of a configuration in a round = 100 x (native rate / its rate - 1): the extra time the
 same work takes, positive = slower. report prints per configuration the median over all rounds,
