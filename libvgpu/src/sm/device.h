@@ -34,11 +34,12 @@ struct PrivateBudget {
 
 constexpr int kPendingRecords = 16384;
 
+// The work's signature while CUPTI is detached (sampler.cpp Moved): EWMAs over ~1 s.
 struct WorkSignature {
-  double event_usage;
-  double event_per_launch;
-  double launch_rate;
-  double sync_fraction;  // sync_sum / running_sum
+  double event_usage;       // event-measured share of the GPU
+  double event_per_launch;  // event-measured ns per launch
+  double launch_rate;       // launches per second
+  double sync_fraction;     // MeterState::sync_sum / running_sum
 };
 
 // What only the sampler thread touches.
@@ -62,14 +63,10 @@ struct MeterState {
   int64_t ratio_records_ns;  // accumulators of the current calibration period
   int64_t ratio_events_ns;
   int64_t ratio_from_ns;
-  // The work's signature while CUPTI is detached (sampler.cpp kMoved): EWMAs over ~1 s, and
-  // their values at the last calibration.
-  double event_usage;       // event-measured share of the GPU
-  double event_per_launch;  // event-measured ns per launch
-  double launch_rate;       // launches per second
-  uint64_t launches_seen;   // Device::launches at the last pass
-  WorkSignature calibrated;
-  uint64_t records;  // kernel records received
+  WorkSignature work;        // now
+  WorkSignature calibrated;  // at the last calibration
+  uint64_t launches_seen;    // Device::launches at the last pass
+  uint64_t records;          // kernel records received
 };
 
 struct Device {

@@ -154,17 +154,12 @@ Attribution SettleRecords(Device& d, int64_t now, bool others, bool final) {
   return Attribute(s_mine, n, s_others, n_others, from, to, s_edges, 4 * kScratch);
 }
 
-WorkSignature Signature(const MeterState& m) {
-  return WorkSignature{m.event_usage, m.event_per_launch, m.launch_rate,
-                       m.running_sum > 0 ? m.sync_sum / m.running_sum : 0.0};
-}
-
 // The work changed since the last calibration in a way that can make its scale too small: more
 // event-measured time, per launch or per second, more launches, or more of its time waiting for
 // the GPU.
 bool Moved(const MeterState& m) {
   if (!m.has_ratio) return false;
-  const WorkSignature now = Signature(m);
+  const WorkSignature& now = m.work;
   const WorkSignature& then = m.calibrated;
   return now.event_usage > kMoved * then.event_usage + 0.05 ||
          now.event_per_launch > kMoved * then.event_per_launch + 1000.0 ||
@@ -184,7 +179,7 @@ void FinishRatio(MeterState& m) {
     r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
     m.records_per_event = m.has_ratio ? 0.5 * m.records_per_event + 0.5 * r : r;
     m.has_ratio = true;
-    m.calibrated = Signature(m);
+    m.calibrated = m.work;
   }
   m.ratio_records_ns = 0;
   m.ratio_events_ns = 0;
@@ -267,18 +262,18 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   if (dt > 0) {
     m.usage =
         Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
-    // The work's signature, to notice when a calibration went stale (kMoved).
-    m.event_usage = Ewma(m.event_usage, static_cast<double>(event_busy) / static_cast<double>(dt),
-                         dt, 1'000'000'000);
-    m.launch_rate =
-        Ewma(m.launch_rate,
-             static_cast<double>(launches - m.launches_seen) * 1e9 / static_cast<double>(dt), dt,
-             1'000'000'000);
-    if (launches > m.launches_seen)
-      m.event_per_launch =
-          Ewma(m.event_per_launch,
-               static_cast<double>(event_busy) / static_cast<double>(launches - m.launches_seen),
-               dt, 1'000'000'000);
+    // The work's signature, to notice when a calibration went stale (Moved).
+    constexpr int64_t kTau = 1'000'000'000;
+    WorkSignature& w = m.work;
+    const uint64_t launched = launches - m.launches_seen;
+    w.event_usage =
+        Ewma(w.event_usage, static_cast<double>(event_busy) / static_cast<double>(dt), dt, kTau);
+    w.launch_rate = Ewma(w.launch_rate,
+                         static_cast<double>(launched) * 1e9 / static_cast<double>(dt), dt, kTau);
+    if (launched > 0)
+      w.event_per_launch =
+          Ewma(w.event_per_launch, static_cast<double>(event_busy) / static_cast<double>(launched),
+               dt, kTau);
     const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
     const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
     m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);
@@ -294,6 +289,7 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
     m.sync_sum = m.sync_sum * decay + static_cast<double>(sync_total - m.sync_seen);
   }
   m.sync_seen = sync_total;
+  m.work.sync_fraction = m.running_sum > 0 ? m.sync_sum / m.running_sum : 0.0;
   m.gpu_bound = GpuBound(m.gpu_bound, m.sync_sum, m.running_sum);
   TurnWindow turn{0, 0};
   if (m.gpu_bound) {

@@ -182,26 +182,21 @@ CUptiResult ActivityService::TakeDropped(size_t* dropped) {
   return CUPTI_SUCCESS;
 }
 
-CUptiResult ActivityService::Subscribe(CUpti_SubscriberHandle* subscriber,
-                                       CUpti_CallbackFunc callback, void* userdata) {
+// No callback is ever made: the callback and its data are not kept.
+CUptiResult ActivityService::Subscribe(CUpti_SubscriberHandle* subscriber) {
   if (subscriber == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   std::lock_guard<std::mutex> lock(mu_);
-  if (subscriber_ != nullptr) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-  subscriber_ = callback != nullptr
-                    ? callback
-                    : [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {};
-  subscriber_data_ = userdata;
-  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&subscriber_);
+  if (subscribed_) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  subscribed_ = true;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&subscribed_);
   return CUPTI_SUCCESS;
 }
 
 CUptiResult ActivityService::Unsubscribe(CUpti_SubscriberHandle subscriber) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (subscriber_ == nullptr ||
-      subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&subscriber_))
+  if (!subscribed_ || subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&subscribed_))
     return CUPTI_ERROR_INVALID_PARAMETER;
-  subscriber_ = nullptr;
-  subscriber_data_ = nullptr;
+  subscribed_ = false;
   return CUPTI_SUCCESS;
 }
 
@@ -217,8 +212,7 @@ CUptiResult ActivityService::Finalize() {
   requested_ = nullptr;
   completed_ = nullptr;
   timestamp_ = nullptr;
-  subscriber_ = nullptr;
-  subscriber_data_ = nullptr;
+  subscribed_ = false;
   kernel_ = false;
   concurrent_ = false;
   ranges_.clear();

@@ -37,8 +37,7 @@ class ActivityService {
   CUptiResult FlushAll(uint32_t flag);
   CUptiResult FlushPeriod(uint32_t ms);
   CUptiResult TakeDropped(size_t* dropped);
-  CUptiResult Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                        void* userdata);
+  CUptiResult Subscribe(CUpti_SubscriberHandle* subscriber);
   CUptiResult Unsubscribe(CUpti_SubscriberHandle subscriber);
   CUptiResult Finalize();  // ends the subscription too
   uint64_t Timestamp();    // cuptiGetTimestamp: the clock records are reported in
@@ -74,8 +73,7 @@ class ActivityService {
   CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
   CUpti_TimestampCallbackFunc timestamp_ = nullptr;
-  CUpti_CallbackFunc subscriber_ = nullptr;
-  void* subscriber_data_ = nullptr;
+  bool subscribed_ = false;
   bool kernel_ = false;
   bool concurrent_ = false;
   std::vector<Range> ranges_;

@@ -58,9 +58,9 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext /*context*/, uint32_t /*
 }
 
 // The callback API: a subscription only (no callback is ever made). One subscriber at a time.
-CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
-                           void* userdata) {
-  return ActivityService::Get().Subscribe(subscriber, callback, userdata);
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc /*callback*/,
+                           void* /*userdata*/) {
+  return ActivityService::Get().Subscribe(subscriber);
 }
 
 CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
