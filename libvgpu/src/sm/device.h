@@ -64,6 +64,7 @@ struct MeterState {
   int64_t ratio_events_ns;
   int64_t ratio_from_ns;
   WorkSignature work;        // now
+  int64_t work_ns;           // how long `work` has averaged (sampler.cpp WarmEwma)
   WorkSignature calibrated;  // at the last calibration
   uint64_t launches_seen;    // Device::launches at the last pass
   uint64_t records;          // kernel records received
