@@ -79,12 +79,15 @@ class Worker:
         return out.decode(errors="replace").strip()
 
     def run(self, k, timeout=120):
+        """(elapsed s, items, the process's CPU s meanwhile or None, steal % of its CPUs or None)."""
         self.send("run %d" % k)
         while True:
             ln = self.line(timeout)
             if ln.startswith("done "):
-                _, el, items = ln.split()
-                return float(el), int(items)
+                _, el, items, *more = ln.split()
+                cpu = float(more[0]) if more else None
+                steal = float(more[1]) if len(more) > 1 and float(more[1]) >= 0 else None
+                return float(el), int(items), cpu, steal
 
     def stop(self):
         try:
@@ -101,18 +104,21 @@ class Worker:
         self.err.close()
 
 
-def configs(lib, limit, cache):
+def configs(lib, limit, cache, events_config):
     base = {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
                          "CUDA_DEVICE_MEMORY_SHARED_CACHE", "VGPU_SM_STATS", "CUDA_TASK_PRIORITY",
                          "START_AT", "END_AT")}
     base["PYTHONUNBUFFERED"] = "1"
     pre = dict(base, LD_PRELOAD=lib)
-    return [("native", dict(base)), ("native2", dict(base)),
-            ("preload", dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".preload")),
-            ("l%d" % limit, dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited",
-                                 CUDA_DEVICE_SM_LIMIT=str(limit), GPU_CORE_UTILIZATION_POLICY="force",
-                                 VGPU_SM_STATS="1"))]
+    limited = dict(pre, CUDA_DEVICE_SM_LIMIT=str(limit), GPU_CORE_UTILIZATION_POLICY="force", VGPU_SM_STATS="1")
+    out = [("native", dict(base)), ("native2", dict(base)),
+           ("preload", dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".preload")),
+           ("l%d" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited"))]
+    if events_config:  # the same limit measured with CUDA events only: what CUPTI's part costs
+        out.append(("l%dev" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".events",
+                                          VGPU_CUPTI_LIBRARY="off")))
+    return out
 
 
 def fresh_lockdir():
@@ -127,11 +133,12 @@ def cmd_run(a):
     rng = random.Random(a.seed)
     t_begin = time.time()
     k, est, batch, failed = None, None, 0, 0
-    print("turns %s: pin %s, limit %d, slice %.2f s, %d rounds a batch, budget %.0f s, seed %d" % (
-        a.kind, a.pin, a.limit, a.slice_s, a.rounds, a.budget_s, a.seed), flush=True)
+    n_cfg = 5 if a.events_config else 4
+    print("turns %s: pin %s, limit %d, slice %.2f s, %d rounds a batch, warm-up %.1f s, budget %.0f s, seed %d" % (
+        a.kind, a.pin, a.limit, a.slice_s, a.rounds, a.warmup_s, a.budget_s, a.seed), flush=True)
     while True:
         if est is None:
-            est = a.startup_s + (a.rounds + 1.5) * 4 * (a.slice_s + 0.05)
+            est = a.startup_s + n_cfg * ((a.rounds + 1.5) * (a.slice_s + 0.05) + a.warmup_s)
         if time.time() - t_begin + est > a.budget_s:
             break
         batch += 1
@@ -139,10 +146,10 @@ def cmd_run(a):
         fresh_lockdir()
         cache = "/tmp/vgpu-bench/turns_%s_b%d" % (a.kind, batch)
         os.makedirs("/tmp/vgpu-bench", exist_ok=True)
-        for f in (cache + ".preload", cache + ".limited"):
+        for f in (cache + ".preload", cache + ".limited", cache + ".events"):
             if os.path.exists(f):
                 os.unlink(f)
-        cfgs = configs(a.lib, a.limit, cache)
+        cfgs = configs(a.lib, a.limit, cache, a.events_config)
         rng.shuffle(cfgs)  # start order
         workers = []
         try:
@@ -161,19 +168,26 @@ def cmd_run(a):
                 nat = byname["native"]
                 probe = 3 if a.kind == "train" else 20
                 nat.run(probe)
-                el, _ = nat.run(probe)
+                el = nat.run(probe)[0]
                 k = max(2, round(a.slice_s * probe / el))
                 print("slice: %d units (native probe: %d units in %.3f s)" % (k, probe, el), flush=True)
             order = list(workers)
             rng.shuffle(order)
-            for w in order:  # warm-up round, not recorded (the limited one's first second of records)
-                w.run(k)
+            # Warm-up, not recorded: a slice each at least, --warmup-s of work each at most (the limited
+            # ones' first seconds with CUPTI attached, until they are seen far below the limit).
+            for w in order:
+                warm = 0.0
+                while True:
+                    warm += w.run(k)[0]
+                    if warm >= a.warmup_s:
+                        break
             for r in range(1, a.rounds + 1):
                 rng.shuffle(order)
                 for pos, w in enumerate(order):
-                    el, items = w.run(k)
+                    el, items, cpu, steal = w.run(k)
                     raw.write(json.dumps({"batch": batch, "round": r, "pos": pos, "cfg": w.cfg, "units": k,
                                           "elapsed": el, "items": items, "rate": items / el,
+                                          "cpu_s": cpu, "steal_pct": steal,
                                           "t": round(time.time() - t_begin, 3)}) + "\n")
                 raw.flush()
         except (OSError, ValueError, TimeoutError, EOFError) as e:
@@ -212,10 +226,48 @@ def hier_ci(groups, boot=5000, seed=1):
     return meds[int(0.025 * boot)], meds[int(0.975 * boot) - 1]
 
 
-def report(outdirs, only_kind=None):
+def overhead_table(title, rounds, value, per_batch_line=True):
+    """One table: per configuration, 100 x (its value / native's - 1) per round, where value(round, cfg)
+    is the time per unit of work (None where unknown)."""
     from math import comb
 
     from sm_v2_report import median_ci
+    cfgs = sorted({c for r in rounds.values() for c in r} - {"native"},
+                  key=lambda c: (c != "native2", c != "preload", c))
+    print(title)
+    print("%-8s %6s %9s %20s %20s %20s  %s" % (
+        "config", "rounds", "overhead", "hier. bootstrap CI", "bootstrap CI", "order-stat CI", "verdict"))
+    per_batch = {}
+    for c in cfgs:
+        groups = {}
+        for key, r in rounds.items():
+            mine, nat = value(r, c), value(r, "native")
+            if mine is not None and nat:
+                groups.setdefault(key[:2], []).append(100 * (mine / nat - 1))
+        xs = [x for g in groups.values() for x in g]
+        if len(xs) < 3:
+            continue
+        hlo, hhi = hier_ci(groups)
+        (blo, bhi), oci = median_ci(xs)
+        if c == "native2":
+            verdict = "A/A control"
+        else:
+            bound = 1.0 if c == "preload" else 2.0
+            verdict = ("PASS (upper %.2f <= %.0f)" % (hhi, bound) if hhi <= bound else
+                       "FAIL (lower %.2f > %.0f)" % (hlo, bound) if hlo > bound else
+                       "undecided (interval holds %.0f)" % bound)
+        n, slower = len(xs), sum(x > 0 for x in xs)
+        tail = sum(comb(n, i) for i in range(min(slower, n - slower) + 1)) / 2.0 ** n
+        print("%-8s %6d %+8.2f%% %20s %20s %20s  %s; slower in %d/%d (sign test p %.3f)" % (
+            c, n, statistics.median(xs), "[%+.2f, %+.2f] %%" % (hlo, hhi), "[%+.2f, %+.2f] %%" % (blo, bhi),
+            "[%+.2f, %+.2f] %%" % oci if oci else "-", verdict, slower, n, min(1.0, 2 * tail)))
+        per_batch[c] = {b: statistics.median(groups[b]) for b in groups}
+    if per_batch_line:
+        print("per-batch medians (%%): %s" % "; ".join(
+            "%s %s" % (c, " ".join("%+.2f" % v for _, v in sorted(pb.items()))) for c, pb in per_batch.items()))
+
+
+def report(outdirs, only_kind=None):
     for kind in ("small", "train"):
         if only_kind and kind != only_kind:
             continue
@@ -232,51 +284,33 @@ def report(outdirs, only_kind=None):
             continue
         rounds = {}
         for x in slices:
-            rounds.setdefault((x["dir"], x["batch"], x["round"]), {})[x["cfg"]] = x["rate"]
+            rounds.setdefault((x["dir"], x["batch"], x["round"]), {})[x["cfg"]] = x
         rounds = {key: r for key, r in rounds.items() if "native" in r}
-        cfgs = sorted({c for r in rounds.values() for c in r} - {"native"},
-                      key=lambda c: (c != "native2", c != "preload", c))
         batches = sorted({key[:2] for key in rounds})
         print("== turns %s: %d rounds in %d batches (%s)" % (kind, len(rounds), len(batches), " ".join(outdirs)))
-        print("%-8s %6s %10s %9s %20s %20s %20s  %s" % (
-            "config", "rounds", "rate/s", "overhead", "hier. bootstrap CI", "bootstrap CI", "order-stat CI",
-            "verdict"))
-        print("%-8s %6d %10.1f" % ("native", len(rounds), statistics.median(r["native"] for r in rounds.values())))
-        per_batch = {}
-        for c in cfgs:
-            groups = {}
-            for key, r in rounds.items():
-                if c in r:
-                    groups.setdefault(key[:2], []).append(100 * (r["native"] / r[c] - 1))
-            xs = [x for g in groups.values() for x in g]
-            if len(xs) < 3:
-                continue
-            hlo, hhi = hier_ci(groups)
-            (blo, bhi), oci = median_ci(xs)
-            if c == "native2":
-                verdict = "A/A control"
-            else:
-                bound = 1.0 if c == "preload" else 2.0
-                verdict = ("PASS (upper %.2f <= %.0f)" % (hhi, bound) if hhi <= bound else
-                           "FAIL (lower %.2f > %.0f)" % (hlo, bound) if hlo > bound else
-                           "undecided (interval holds %.0f)" % bound)
-            n, slower = len(xs), sum(x > 0 for x in xs)
-            tail = sum(comb(n, i) for i in range(min(slower, n - slower) + 1)) / 2.0 ** n
-            print("%-8s %6d %10.1f %+8.2f%% %20s %20s %20s  %s; slower in %d/%d (sign test p %.3f)" % (
-                c, n, statistics.median(r[c] for r in rounds.values() if c in r), statistics.median(xs),
-                "[%+.2f, %+.2f] %%" % (hlo, hhi), "[%+.2f, %+.2f] %%" % (blo, bhi),
-                "[%+.2f, %+.2f] %%" % oci if oci else "-", verdict, slower, n, min(1.0, 2 * tail)))
-            per_batch[c] = {b: statistics.median(groups[b]) for b in groups}
-        print("per-batch medians (%%): %s" % "; ".join(
-            "%s %s" % (c, " ".join("%+.2f" % v for _, v in sorted(pb.items()))) for c, pb in per_batch.items()))
+        cfgs = sorted({c for r in rounds.values() for c in r}, key=lambda c: (c != "native", c != "native2",
+                                                                            c != "preload", c))
+        print("median rate/s: %s" % ", ".join("%s %.1f" % (c, statistics.median(
+            r[c]["rate"] for r in rounds.values() if c in r)) for c in cfgs))
+        overhead_table("-- wall time per unit (what the acceptance bounds)", rounds,
+                       lambda r, c: 1.0 / r[c]["rate"] if c in r else None)
+        if any(x.get("cpu_s") for x in slices):
+            overhead_table("-- CPU time per unit, all threads of the process (the host's speed cancels less "
+                           "than it seems: a slower host costs CPU time too)", rounds,
+                           lambda r, c: r[c]["cpu_s"] / r[c]["items"] if c in r and r[c].get("cpu_s") else None,
+                           per_batch_line=False)
         # Within-round noise: native2 against native per round, and the rates' drift across rounds.
-        nat = [r["native"] for _, r in sorted(rounds.items())]
+        nat = [r["native"]["rate"] for _, r in sorted(rounds.items())]
         print("native rate across rounds: median %.1f, min %.1f, max %.1f (one process's slices spread this much)" % (
             statistics.median(nat), min(nat), max(nat)))
+        steal = [x["steal_pct"] for x in slices if x.get("steal_pct") is not None]
+        if steal:
+            print("steal on the pinned CPUs per slice: median %.2f %%, 90th %.2f %%, max %.2f %%" % (
+                statistics.median(steal), sorted(steal)[int(0.9 * (len(steal) - 1))], max(steal)))
         pos = {}
         for x in slices:
             pos.setdefault(x["pos"], []).append(x["rate"] / statistics.median(
-                r["native"] for key, r in rounds.items() if key[:2] == (x["dir"], x["batch"])))
+                r["native"]["rate"] for key, r in rounds.items() if key[:2] == (x["dir"], x["batch"])))
         print("rate by position in the round (vs the batch's native median): %s" % ", ".join(
             "%d: %.3f" % (p, statistics.median(v)) for p, v in sorted(pos.items())))
         for pr in procs:
@@ -304,6 +338,10 @@ def main():
     r.add_argument("--budget-s", type=float, default=250)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--startup-s", type=float, default=10, help="first batch's start-up estimate")
+    r.add_argument("--warmup-s", type=float, default=0,
+                   help="each process's unrecorded warm-up: slices until this much work (at least one)")
+    r.add_argument("--events-config", action="store_true",
+                   help="a fifth process: the same limit with CUDA events only (VGPU_CUPTI_LIBRARY=off)")
     q = sub.add_parser("report")
     q.add_argument("outdirs", nargs="+")
     a = p.parse_args()

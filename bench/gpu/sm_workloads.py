@@ -28,7 +28,9 @@ KIND
                  CUPTI); also reports the kernel union the profiler saw over its whole run.
 --serve          turns (bench/gpu/ovh_turns.py): after the first two units print "ready S" (S = s
                  since start), then per stdin line "run K" run K units and print "done SECONDS
-                 ITEMS"; on "quit" (or end of input) print one JSON line (CPU s per thread, busy s).
+                 ITEMS CPU_S STEAL_PCT" (CPU of all the process's threads meanwhile; the hypervisor's
+                 steal time on its CPUs, -1 if unknown); on "quit" (or end of input) print one JSON
+                 line (CPU s per thread, busy s).
 --units N        fixed work instead of a window (START_AT/END_AT ignored): after the first two
                  units and --warmup s more, run exactly N units; rate = items / their wall time
                  (perf_counter), block_rates = the rates of its ten consecutive tenths, steal_pct =
@@ -236,6 +238,7 @@ def serve(unit):
     """--serve: work only when told, so that several whole processes can take turns on one GPU."""
     print("ready %.3f" % (time.time() - STARTED), flush=True)
     cpu0, busy, runs = thread_cpu(), 0.0, 0
+    cpus = sorted(os.sched_getaffinity(0))
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -244,13 +247,19 @@ def serve(unit):
             break
         if cmd[0] == "run":
             items = 0
+            ticks0 = cpu_ticks(cpus)
+            p0 = time.process_time()  # every thread of the process: the limiter's too
             t0 = time.perf_counter()
             for _ in range(int(cmd[1])):
                 items += unit()
             elapsed = time.perf_counter() - t0
+            proc_cpu = time.process_time() - p0
+            ticks1 = cpu_ticks(cpus)
+            steal = (100.0 * (ticks1[0] - ticks0[0]) / (ticks1[1] - ticks0[1])
+                     if ticks0 and ticks1 and ticks1[1] > ticks0[1] else -1.0)
             busy += elapsed
             runs += 1
-            print("done %.6f %d" % (elapsed, items), flush=True)
+            print("done %.6f %d %.6f %.2f" % (elapsed, items, proc_cpu, steal), flush=True)
     cpu1 = thread_cpu()
     print(json.dumps({"pid": os.getpid(), "busy_s": round(busy, 3), "runs": runs,
                       "cpu_s": {k: round(v - cpu0.get(k, 0.0), 3) for k, v in cpu1.items()

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "attribution.h"
+#include "calibration.h"
 #include "event_marks.h"
 #include "peer_file.h"
 
@@ -33,14 +34,6 @@ struct PrivateBudget {
 };
 
 constexpr int kPendingRecords = 16384;
-
-// The work's signature while CUPTI is detached (sampler.cpp Moved): EWMAs over ~1 s.
-struct WorkSignature {
-  double event_usage;       // event-measured share of the GPU
-  double event_per_launch;  // event-measured ns per launch
-  double launch_rate;       // launches per second
-  double sync_fraction;     // MeterState::sync_sum / running_sum
-};
 
 // What only the sampler thread touches.
 struct MeterState {

@@ -1,8 +1,9 @@
-// The measuring thread of a limited process: every 2 ms while the process is launching it
-// collects what its kernels used (kernel records, or CUDA events), splits the time other tenants'
-// kernels were busy too (attribution.h), charges the container's budget, publishes its own busy
-// time to the other tenants of the GPU (peer_file.h), and sets the rhythm the launch path waits in
-// (budget.h). It sleeps on a futex while the process launches nothing. Design: docs/sm-limit.md.
+// The measuring thread of a limited process: every 2 ms while the process is launching (8 ms while
+// nothing is near its limit) it collects what its kernels used (kernel records, or CUDA events),
+// splits the time other tenants' kernels were busy too (attribution.h), charges the container's
+// budget, publishes its own busy time to the other tenants of the GPU (peer_file.h), and sets the
+// rhythm the launch path waits in (budget.h). It sleeps on a futex while the process launches
+// nothing. Design: docs/sm-limit.md.
 
 #include <linux/futex.h>
 #include <pthread.h>
@@ -51,15 +52,17 @@ constexpr double kNearLimit = 0.9;
 // CUPTI merely attached costs every launch ~0.5 µs (kernel_records.h): it is detached while every
 // enforced tenant's estimated usage stayed below kFarBelow of its limit for kDetachHoldNs and no
 // records were needed meanwhile, and attached again (3-6 ms of stall for a launching thread) for
-// a calibration window every kDetachedWindowEveryNs, or kMovedWindowEveryNs after the last one
-// when the work changed (Moved), or at once when records are needed. So a tenant whose work
-// changed can exceed its limit until the next window, by at most 1 / scale (its kernels' share of
-// the event-measured time at the last calibration).
+// a calibration window now and then (calibration.h: every 10 s at first, up to every 60 s while
+// the windows find the same scale; 5 s after the last one when the work changed), or at once when
+// records are needed. So a tenant whose work changed can exceed its limit until the next window,
+// by at most 1 / scale (its kernels' share of the event-measured time at the last calibration).
 constexpr double kFarBelow = 0.75;
 constexpr int64_t kDetachHoldNs = 3'000'000'000;
-constexpr int64_t kDetachedWindowEveryNs = 10'000'000'000;
-constexpr int64_t kMovedWindowEveryNs = 5'000'000'000;
-constexpr double kMoved = 1.5;
+// While every enforced tenant stayed far below its limit (CUPTI detached, or no CUPTI and nobody
+// else on the GPU) and none takes turns, a pass every 8 ms does: usage that rises towards the
+// limit is noticed 8 ms later, long before the 100 ms of budget a tenant keeps are spent, and the
+// thread wakes a quarter as often (each wake-up costs ~10-40 µs of CPU on the lent VMs).
+constexpr int64_t kDetachedTickNs = 8'000'000;
 constexpr double kSaturating = 0.9;
 constexpr int64_t kTurnHoldNs =
     300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
@@ -80,8 +83,10 @@ constinit int64_t g_last_flush_ns = 0;
 constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last window
 constinit bool g_window_open = false;
 constinit bool g_window_collecting = false;
-constinit uint64_t g_passes = 0;         // atomic (statistics)
-constinit uint64_t g_flushes = 0;        // atomic
+constinit bool g_window_detached = false;  // that window was opened while CUPTI may stay detached
+constinit int64_t g_calibrate_every_ns = kCalibrateMinNs;  // detached windows' spacing
+constinit uint64_t g_passes = 0;                           // atomic (statistics)
+constinit uint64_t g_flushes = 0;                          // atomic
 constinit uint64_t g_thread_cpu_ns = 0;  // atomic: the thread's CPU, read about once a second
 
 // Scratch of the thread (one thread: plain statics).
@@ -164,17 +169,8 @@ Attribution SettleRecords(Device& d, int64_t now, bool others, bool final) {
   return Attribute(s_mine, n, s_others, n_others, from, to, s_edges, 4 * kScratch);
 }
 
-// The work changed since the last calibration in a way that can make its scale too small: more
-// event-measured time, per launch or per second, more launches, or more of its time waiting for
-// the GPU.
 bool Moved(const MeterState& m) {
-  if (!m.has_ratio) return false;
-  const WorkSignature& now = m.work;
-  const WorkSignature& then = m.calibrated;
-  return now.event_usage > kMoved * then.event_usage + 0.05 ||
-         now.event_per_launch > kMoved * then.event_per_launch + 1000.0 ||
-         now.launch_rate > kMoved * then.launch_rate + 100.0 ||
-         now.sync_fraction > then.sync_fraction + 0.2;
+  return m.has_ratio && WorkMoved(m.work, m.calibrated);
 }
 
 // Sampled mode's scale: kernel-busy time over event-measured time in the same period.
@@ -183,16 +179,24 @@ void NoteRatio(MeterState& m, int64_t records_ns, int64_t events_ns) {
   m.ratio_events_ns += events_ns;
 }
 
-void FinishRatio(MeterState& m) {
+// What a calibration period found: too little GPU time to tell (nothing changes), the scale it
+// had (calibration.h ScaleAgrees), or a new one.
+enum class Calibrated { kNothing, kSame, kChanged };
+
+Calibrated FinishRatio(MeterState& m) {
+  Calibrated found = Calibrated::kNothing;
   if (m.ratio_events_ns >= 5'000'000 && m.ratio_records_ns > 0) {
     double r = static_cast<double>(m.ratio_records_ns) / static_cast<double>(m.ratio_events_ns);
     r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
+    found = m.has_ratio && ScaleAgrees(m.records_per_event, r) ? Calibrated::kSame
+                                                               : Calibrated::kChanged;
     m.records_per_event = m.has_ratio ? 0.5 * m.records_per_event + 0.5 * r : r;
     m.has_ratio = true;
     m.calibrated = m.work;
   }
   m.ratio_records_ns = 0;
   m.ratio_events_ns = 0;
+  return found;
 }
 
 // What the sampled mode's calibration window counts now: events while the kernel kind is on (the
@@ -388,7 +392,6 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
       Warn(line);
     }
   }
-  if (!g_cupti_ok) return kMeasureEvents;
   bool need = false;
   bool near = false;
   bool moved = false;
@@ -402,21 +405,31 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
     const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
     const bool binding = waited != 0 && now - waited < 2 * kRecordsHoldNs;
     need |= binding || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
-    near |= m.usage >= kFarBelow * d.percent / 100.0;
+    near |= binding || m.usage >= kFarBelow * d.percent / 100.0;
     moved |= Moved(m);
   }
-  if (need) g_records_needed_ns = now;
-  if (near) g_near_ns = now;
+  // Far below since the thread's first pass at the earliest.
+  if (near || g_near_ns == 0) g_near_ns = now;
+  if (!g_cupti_ok) return kMeasureEvents;
+  if (need) {
+    g_records_needed_ns = now;
+    g_calibrate_every_ns = kCalibrateMinNs;  // once detached again, calibrate as after a change
+  }
   g_moved = moved;
   if (now - g_records_needed_ns < kRecordsHoldNs) return kMeasureRecords;
   (void)any_active;
   return kMeasureSampled;
 }
 
+// Every enforced tenant has stayed far below its limit, unbound, for a while.
+bool FarBelow(int64_t now) {
+  return now - g_near_ns >= kDetachHoldNs;
+}
+
 // Whether CUPTI may be detached now: no records needed and every enforced tenant far below its
 // limit, for a while.
 bool MayDetach(int64_t now) {
-  return now - g_records_needed_ns >= kDetachHoldNs && now - g_near_ns >= kDetachHoldNs;
+  return now - g_records_needed_ns >= kDetachHoldNs && FarBelow(now);
 }
 
 // Turns CUPTI's kernel kind on and off for the measure (sampled mode: windows), attaches and
@@ -429,11 +442,14 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
     g_window_collecting = false;
   } else if (measure == kMeasureSampled) {
     const bool detach = MayDetach(now);
-    const int64_t every = !detach   ? kWindowEveryNs
-                          : g_moved ? kMovedWindowEveryNs
-                                    : kDetachedWindowEveryNs;
+    const int64_t every =
+        !detach ? kWindowEveryNs
+        : g_moved
+            ? (g_calibrate_every_ns < kMovedCalibrateNs ? g_calibrate_every_ns : kMovedCalibrateNs)
+            : g_calibrate_every_ns;
     if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= every) {
       g_window_start_ns = now;
+      g_window_detached = detach;
       g_window_open = kernel_records::SetEnabled(true);
       g_window_collecting = g_window_open;
       for (Device& d : g_devices) d.meter.ratio_records_ns = d.meter.ratio_events_ns = 0;
@@ -447,9 +463,19 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
     if (g_window_collecting && !g_window_open &&
         now - g_window_start_ns >= kWindowNs + kWindowTailNs) {
       g_window_collecting = false;
+      bool same = false;
+      bool changed = false;
       for (Device& d : g_devices) {
-        if (Limited(d)) FinishRatio(d.meter);
+        if (!Limited(d)) continue;
+        const Calibrated found = FinishRatio(d.meter);
+        same |= found == Calibrated::kSame;
+        changed |= found == Calibrated::kChanged;
       }
+      // Only windows between detached stretches space out (the 2-s windows before the first
+      // detach all see the same few seconds of work), and not one that a change of work opened.
+      if (same || changed)
+        g_calibrate_every_ns = NextCalibrationSpacing(
+            g_calibrate_every_ns, g_window_detached && same && !changed && !g_moved);
     }
     if (detach && !g_window_collecting && kernel_records::Attached()) kernel_records::Detach();
   } else {
@@ -478,9 +504,16 @@ void SleepUntilWoken() {
   __atomic_store_n(&g_sampler_idle, 0, __ATOMIC_SEQ_CST);
 }
 
+// What a pass tells the thread: whether to pass again soon (something launches or a window is
+// collecting), and how soon.
+struct PassResult {
+  bool busy;
+  int64_t next_in_ns;
+};
+
 // One pass over the limited devices. The last one (at exit) settles everything still pending, so
 // that the statistics are complete.
-bool Pass(bool final) {
+PassResult Pass(bool final) {
   const int64_t now = NowNs();
   bool any_active = false;
   bool any_enforced = false;  // some device's limit holds now (not lifted by the node monitor)
@@ -501,15 +534,23 @@ bool Pass(bool final) {
   }
   if (final && g_cupti_ok) kernel_records::Flush();
   DistributeRecords(now, measure == kMeasureRecords);
+  bool turns = false;
+  bool others = false;
   for (Device& d : g_devices) {
     if (!Limited(d) || Lifted(d)) continue;
     if (final || DeviceBusy(d, now) || !d.marks.Idle()) {
       Tick(d, now, measure, window, final);
+      turns |= d.meter.gpu_bound;
+      others |= d.meter.others_seen_ns != 0 && now - d.meter.others_seen_ns < kOthersMemoryNs;
     } else {
       __atomic_store_n(&d.turn_window, 0, __ATOMIC_RELAXED);  // an idle tenant takes no turns
     }
   }
-  return any_active || g_window_collecting;
+  // Nothing binds: CUPTI detached far below every limit, or no limit enforced now.
+  const bool relaxed =
+      !any_enforced || (g_cupti_ok && measure == kMeasureSampled && !turns &&
+                        !g_window_collecting && MayDetach(now) && !kernel_records::Attached());
+  return PassResult{any_active || g_window_collecting, relaxed ? kDetachedTickNs : kTickNs};
 }
 
 void NoteThreadCpu() {
@@ -523,10 +564,10 @@ void NoteThreadCpu() {
 
 void* Run(void*) {
   while (!__atomic_load_n(&g_stop, __ATOMIC_ACQUIRE)) {
-    const bool busy = Pass(false);
+    const PassResult pass = Pass(false);
     if (__atomic_add_fetch(&g_passes, 1, __ATOMIC_RELAXED) % 512 == 0) NoteThreadCpu();
-    if (busy) {
-      SleepNs(kTickNs);
+    if (pass.busy) {
+      SleepNs(pass.next_in_ns);
     } else {
       SleepUntilWoken();
     }
