@@ -22,13 +22,59 @@ constexpr int64_t kMovedCalibrateNs = 5'000'000'000;
 constexpr double kScaleAgrees = 0.15;
 constexpr double kMoved = 1.5;
 
-// The work's signature while CUPTI is detached: EWMAs over ~1 s (sampler.cpp).
+inline double Ewma(double old, double sample, int64_t dt_ns, int64_t tau_ns) {
+  if (dt_ns <= 0) return old;
+  const double alpha = static_cast<double>(dt_ns) / static_cast<double>(dt_ns + tau_ns);
+  return old + alpha * (sample - old);
+}
+
+// An EWMA that starts as the plain mean of its first `tau_ns` of samples (`seen_ns` of them so
+// far) instead of rising from 0: the work's signature is taken at the first calibration, long
+// before a plain EWMA of ~1 s has risen to the work's level (at 0.5 s it read 2/3 of it, and every
+// later reading looked like a change of work).
+inline double WarmEwma(double old, double sample, int64_t dt_ns, int64_t tau_ns, int64_t seen_ns) {
+  if (dt_ns <= 0) return old;
+  if (seen_ns + dt_ns >= tau_ns) return Ewma(old, sample, dt_ns, tau_ns);
+  return old + static_cast<double>(dt_ns) / static_cast<double>(seen_ns + dt_ns) * (sample - old);
+}
+
+// The work's signature while CUPTI is detached: EWMAs over ~1 s of the time the app launched.
 struct WorkSignature {
   double event_usage;       // event-measured share of the GPU
   double event_per_launch;  // event-measured ns per launch
   double launch_rate;       // launches per second
   double sync_fraction;     // share of the running time spent in the app's synchronisations
 };
+
+constexpr int64_t kSignatureTauNs = 1'000'000'000;
+// Passes come every 2-8 ms while the app launches; a longer gap means the thread slept because
+// the app launched nothing (an idle service, a tenant taking turns).
+constexpr int64_t kResumedAfterNs = 50'000'000;
+
+// One pass of the measuring thread: the time since the last one, the event-measured GPU time and
+// the launches in it.
+struct WorkSample {
+  int64_t dt_ns;
+  int64_t event_busy_ns;
+  uint64_t launched;
+};
+
+// Folds a pass into the signature (`seen_ns`: how long it has averaged so far). The first pass
+// after a sleep is left out: its launches over the whole pause read as a collapse of the launch
+// rate, the work soon "grew by half" back to its level, and a calibration taken in between made
+// every steady but intermittent tenant look changed (a window every 5 s, not 10-60 s).
+inline void NoteWork(WorkSignature& w, int64_t& seen_ns, const WorkSample& s) {
+  if (s.dt_ns <= 0 || s.dt_ns > kResumedAfterNs) return;
+  const auto dt = static_cast<double>(s.dt_ns);
+  const auto busy = static_cast<double>(s.event_busy_ns);
+  w.event_usage = WarmEwma(w.event_usage, busy / dt, s.dt_ns, kSignatureTauNs, seen_ns);
+  w.launch_rate = WarmEwma(w.launch_rate, static_cast<double>(s.launched) * 1e9 / dt, s.dt_ns,
+                           kSignatureTauNs, seen_ns);
+  if (s.launched > 0)
+    w.event_per_launch = WarmEwma(w.event_per_launch, busy / static_cast<double>(s.launched),
+                                  s.dt_ns, kSignatureTauNs, seen_ns);
+  seen_ns += s.dt_ns;
+}
 
 // The work changed since the calibration `then` in a way that can make its scale too small: more
 // event-measured time, per launch or per second, more launches, or more of its time waiting for

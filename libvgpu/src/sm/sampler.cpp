@@ -105,22 +105,6 @@ bool Lifted(const Device& d) {
          __atomic_load_n(d.sharing, __ATOMIC_RELAXED) == VGPU_SM_SHARING_ALONE;
 }
 
-double Ewma(double old, double sample, int64_t dt_ns, int64_t tau_ns) {
-  if (dt_ns <= 0) return old;
-  const double alpha = static_cast<double>(dt_ns) / static_cast<double>(dt_ns + tau_ns);
-  return old + alpha * (sample - old);
-}
-
-// An EWMA that starts as the plain mean of its first `tau_ns` of samples (`seen_ns` of them so
-// far) instead of rising from 0: the work's signature is taken at the first calibration, long
-// before a plain EWMA of ~1 s has risen to the work's level (at 0.5 s it read 2/3 of it, and every
-// later reading looked like a change of work).
-double WarmEwma(double old, double sample, int64_t dt_ns, int64_t tau_ns, int64_t seen_ns) {
-  if (dt_ns <= 0) return old;
-  if (seen_ns + dt_ns >= tau_ns) return Ewma(old, sample, dt_ns, tau_ns);
-  return old + static_cast<double>(dt_ns) / static_cast<double>(seen_ns + dt_ns) * (sample - old);
-}
-
 void OpenPeers(Device& d) {
   if (d.peers_tried) return;
   d.peers_tried = true;
@@ -277,20 +261,7 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
     m.usage =
         Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
     // The work's signature, to notice when a calibration went stale (Moved).
-    constexpr int64_t kTau = 1'000'000'000;
-    WorkSignature& w = m.work;
-    const uint64_t launched = launches - m.launches_seen;
-    w.event_usage =
-        WarmEwma(w.event_usage, static_cast<double>(event_busy) / static_cast<double>(dt), dt, kTau,
-                 m.work_ns);
-    w.launch_rate =
-        WarmEwma(w.launch_rate, static_cast<double>(launched) * 1e9 / static_cast<double>(dt), dt,
-                 kTau, m.work_ns);
-    if (launched > 0)
-      w.event_per_launch = WarmEwma(w.event_per_launch,
-                                    static_cast<double>(event_busy) / static_cast<double>(launched),
-                                    dt, kTau, m.work_ns);
-    m.work_ns += dt;
+    NoteWork(m.work, m.work_ns, WorkSample{dt, event_busy, launches - m.launches_seen});
     const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
     const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
     m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);

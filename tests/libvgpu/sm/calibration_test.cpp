@@ -73,5 +73,41 @@ TEST(Calibration, WorkMovedOnlyWhenTheOldScaleMayBeTooSmall) {
   EXPECT_TRUE(WorkMoved(WorkSignature{0.06, 0, 0, 0}, idle));
 }
 
+// Steady work seen in 8-ms passes: the signature reads its level from the first second on.
+TEST(Calibration, SignatureOfSteadyWorkIsItsLevel) {
+  constexpr int64_t kPass = 8'000'000;
+  WorkSignature w{};
+  int64_t seen = 0;
+  for (int i = 0; i < 40; ++i) NoteWork(w, seen, WorkSample{kPass, kPass / 4, 1000});
+  EXPECT_NEAR(w.event_usage, 0.25, 1e-9);
+  EXPECT_NEAR(w.launch_rate, 125000.0, 1e-6);
+  EXPECT_NEAR(w.event_per_launch, 2000.0, 1e-9);
+  EXPECT_EQ(seen, 40 * kPass);
+}
+
+// A tenant that works in bursts (a service, processes taking turns): the thread sleeps between
+// them, and its first pass after a burst's start spans the pause. Left out, the signature stays at
+// the bursts' level, and a calibration taken at a burst's start does not make the rest of the burst
+// look like a change of work.
+TEST(Calibration, PassAfterASleepDoesNotCountAsWork) {
+  constexpr int64_t kPass = 8'000'000;
+  WorkSignature w{};
+  int64_t seen = 0;
+  for (int i = 0; i < 200; ++i) NoteWork(w, seen, WorkSample{kPass, kPass / 4, 1000});
+  const WorkSignature steady = w;
+  NoteWork(w, seen, WorkSample{2'000'000'000, kPass / 4, 1000});  // 2 s asleep, then a pass
+  EXPECT_DOUBLE_EQ(w.launch_rate, steady.launch_rate);
+  EXPECT_DOUBLE_EQ(w.event_usage, steady.event_usage);
+  EXPECT_FALSE(WorkMoved(steady, w));
+  // Had that pass counted, the launch rate would have read a third of the bursts' and the next
+  // second of the same work would have looked moved.
+  WorkSignature counted = steady;
+  counted.launch_rate = Ewma(steady.launch_rate, 1000 * 1e9 / 2e9, 2'000'000'000, kSignatureTauNs);
+  EXPECT_TRUE(WorkMoved(steady, counted));
+  // Passes of a busy host (a late wake-up of 30 ms) still count.
+  NoteWork(w, seen, WorkSample{30'000'000, 30'000'000 / 4, 3750});
+  EXPECT_GT(seen, 200 * kPass);
+}
+
 }  // namespace
 }  // namespace vgpu::sm
