@@ -8,7 +8,8 @@
 // again, which stalls a launching thread 3-6 ms and costs every launch ~0.5 µs while attached (and
 // ~1 µs more with the kernel kind on): for a launch-heavy loop a window costs ~25 ms of its time.
 // So windows come every kCalibrateMinNs at first, and the spacing doubles, up to kCalibrateMaxNs,
-// each time a window found the same scale again (within kScaleAgrees). A changed scale brings it
+// each time a window found the same scale again (within kScaleAgrees: windows of steady work
+// differ by a few %; the old and the new scale are averaged anyway). A changed scale brings it
 // back to kCalibrateMinNs. A change of the work that the events see (WorkMoved) opens a window
 // kMovedCalibrateNs after the last one, whatever the spacing: the scale may be stale.
 
@@ -19,7 +20,7 @@ namespace vgpu::sm {
 constexpr int64_t kCalibrateMinNs = 10'000'000'000;
 constexpr int64_t kCalibrateMaxNs = 60'000'000'000;
 constexpr int64_t kMovedCalibrateNs = 5'000'000'000;
-constexpr double kScaleAgrees = 0.15;
+constexpr double kScaleAgrees = 0.25;
 constexpr double kMoved = 1.5;
 
 inline double Ewma(double old, double sample, int64_t dt_ns, int64_t tau_ns) {

@@ -63,6 +63,7 @@ constexpr int64_t kDetachHoldNs = 3'000'000'000;
 // limit is noticed 8 ms later, long before the 100 ms of budget a tenant keeps are spent, and the
 // thread wakes a quarter as often (each wake-up costs ~10-40 µs of CPU on the lent VMs).
 constexpr int64_t kDetachedTickNs = 8'000'000;
+constexpr int64_t kSettleBeforeWindowNs = 250'000'000;
 constexpr double kSaturating = 0.9;
 constexpr int64_t kTurnHoldNs =
     300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
@@ -85,8 +86,10 @@ constinit bool g_window_open = false;
 constinit bool g_window_collecting = false;
 constinit bool g_window_detached = false;  // that window was opened while CUPTI may stay detached
 constinit int64_t g_calibrate_every_ns = kCalibrateMinNs;  // detached windows' spacing
-constinit uint64_t g_passes = 0;                           // atomic (statistics)
-constinit uint64_t g_flushes = 0;                          // atomic
+constinit bool g_was_active = false;                       // some device launched at the last pass
+constinit int64_t g_awake_since_ns = 0;  // since then, passes found launches without a pause
+constinit uint64_t g_passes = 0;         // atomic (statistics)
+constinit uint64_t g_flushes = 0;        // atomic
 constinit uint64_t g_thread_cpu_ns = 0;  // atomic: the thread's CPU, read about once a second
 
 // Scratch of the thread (one thread: plain statics).
@@ -418,7 +421,13 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
         : g_moved
             ? (g_calibrate_every_ns < kMovedCalibrateNs ? g_calibrate_every_ns : kMovedCalibrateNs)
             : g_calibrate_every_ns;
-    if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= every) {
+    // A window between detached stretches waits until the process has launched for a while since
+    // the thread woke up: right after a pause the GPU runs at its idle clock and the first
+    // kernels' records do not say what the work's scale is (a window at every resumption found
+    // another scale each time). Not when the work changed: its scale may be stale.
+    const bool settled = now - g_awake_since_ns >= kSettleBeforeWindowNs;
+    if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= every &&
+        (!detach || g_moved || settled)) {
       g_window_start_ns = now;
       g_window_detached = detach;
       g_window_open = kernel_records::SetEnabled(true);
@@ -493,6 +502,8 @@ PassResult Pass(bool final) {
     any_active |= busy;
     any_enforced |= busy && !Lifted(d);
   }
+  if (any_active && !g_was_active) g_awake_since_ns = now;
+  g_was_active = any_active;
   const Measure measure = ChooseMeasure(now, any_active);
   __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);
   // Records cost the application ~1 µs per launch and CUPTI attached ~0.5 µs: none while no limit
