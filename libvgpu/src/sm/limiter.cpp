@@ -411,6 +411,9 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   out->measuring_cpu_ns = cost.cpu_ns;
   out->measuring_passes = cost.passes;
   out->cupti_flushes = cost.flushes;
+  out->windows = cost.windows;
+  out->windows_moved = cost.moved;
+  out->windows_rescaled = cost.rescaled;
   const kernel_records::AttachStats attach = kernel_records::AttachStatistics();
   out->cupti_attaches = attach.attaches;
   out->cupti_attached_ns = attach.attached_ns;

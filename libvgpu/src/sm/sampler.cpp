@@ -90,6 +90,9 @@ constinit bool g_was_active = false;                       // some device launch
 constinit int64_t g_awake_since_ns = 0;  // since then, passes found launches without a pause
 constinit uint64_t g_passes = 0;         // atomic (statistics)
 constinit uint64_t g_flushes = 0;        // atomic
+constinit uint64_t g_windows = 0;        // atomic
+constinit uint64_t g_windows_moved = 0;  // atomic
+constinit uint64_t g_rescaled = 0;       // atomic
 constinit uint64_t g_thread_cpu_ns = 0;  // atomic: the thread's CPU, read about once a second
 
 // Scratch of the thread (one thread: plain statics).
@@ -428,6 +431,10 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
     const bool settled = now - g_awake_since_ns >= kSettleBeforeWindowNs;
     if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= every &&
         (!detach || g_moved || settled)) {
+      // Opened before the spacing was up: the work changed.
+      if (detach && g_moved && now - g_window_start_ns < g_calibrate_every_ns)
+        __atomic_fetch_add(&g_windows_moved, 1, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&g_windows, 1, __ATOMIC_RELAXED);
       g_window_start_ns = now;
       g_window_detached = detach;
       g_window_open = kernel_records::SetEnabled(true);
@@ -453,6 +460,7 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
       }
       // Only windows between detached stretches space out (the 2-s windows before the first
       // detach all see the same few seconds of work), and not one that a change of work opened.
+      if (changed) __atomic_fetch_add(&g_rescaled, 1, __ATOMIC_RELAXED);
       if (same || changed)
         g_calibrate_every_ns = NextCalibrationSpacing(
             g_calibrate_every_ns, g_window_detached && same && !changed && !g_moved);
@@ -591,7 +599,10 @@ void Charge(Device& d, int64_t gpu_ns, int64_t busy_ns, int64_t now) {
 MeasuringCost CurrentMeasuringCost() {
   return MeasuringCost{__atomic_load_n(&g_thread_cpu_ns, __ATOMIC_RELAXED),
                        __atomic_load_n(&g_passes, __ATOMIC_RELAXED),
-                       __atomic_load_n(&g_flushes, __ATOMIC_RELAXED)};
+                       __atomic_load_n(&g_flushes, __ATOMIC_RELAXED),
+                       __atomic_load_n(&g_windows, __ATOMIC_RELAXED),
+                       __atomic_load_n(&g_windows_moved, __ATOMIC_RELAXED),
+                       __atomic_load_n(&g_rescaled, __ATOMIC_RELAXED)};
 }
 
 Measure CurrentMeasure() {

@@ -262,6 +262,21 @@ TEST_F(SmLimitTest, CuptiIsDetachedFarBelowTheLimitAndTheLimitHoldsWhenTheWorkCh
       << Describe(far) << Describe(subscribed);
 }
 
+// A tenant that works in bursts (500 ms of the loop above, then 1.5 s of pause, as a service
+// between requests or processes taking turns do) far below its limit: its calibration windows
+// space out (10 s, then 20 s) as they find the same scale. Its measuring thread sleeps in every
+// pause; when the first pass after one counted in the work's signature (the launch rate over the
+// whole pause) or a window opened at once, steady bursts looked like changed work and a window
+// came every 5 s: 4 attaches in this run instead of 2.
+TEST_F(SmLimitTest, CalibrationWindowsOfABurstyTenantSpaceOut) {
+  Tenant t{.limit = 90, .kernel_us = 40, .sync_every = 16, .gap_us = 60};
+  t.extra = {{"TENANT_BURST_MS", "500"}, {"TENANT_PAUSE_MS", "1500"}};
+  const auto r = RunTogether({t}, 28.0, 1.0);
+  EXPECT_NE(r[0].stats.find("measure=sampled"), std::string::npos) << Describe(r);
+  EXPECT_LE(Stat(r[0], "attaches"), 2) << Describe(r);
+  EXPECT_GE(Stat(r[0], "attaches"), 1) << Describe(r);
+}
+
 // The processes of one container share its budget; a process killed in the middle of its budget
 // leaves nothing behind: the survivor keeps the container's limit, a new process starts at once.
 TEST_F(SmLimitTest, ContainerOfSeveralProcessesSurvivesASigkill) {

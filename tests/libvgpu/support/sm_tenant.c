@@ -10,9 +10,11 @@
  * Environment: TENANT_KERNEL_US (duration of one kernel, default 2000), TENANT_SYNC_EVERY (launches
  * between two cuStreamSynchronize, default 4), TENANT_GAP_US (host time between launches, a
  * host-bound loop; default 0), TENANT_GAP_UNTIL_NS (the gaps end then: the loop saturates from
- * there on; default never), TENANT_START_NS, TENANT_END_NS, TENANT_PROFILER=1 (the application
- * takes CUPTI's activity API itself, as a profiler does: libcupti loaded globally, its buffer
- * callbacks registered through the symbol the process resolves), TENANT_SUBSCRIBE=1 (the
+ * there on; default never), TENANT_BURST_MS and TENANT_PAUSE_MS (work in bursts of that long,
+ * each followed by a pause of the host that long, as a service between requests or processes
+ * taking turns do; default: no pauses), TENANT_START_NS, TENANT_END_NS, TENANT_PROFILER=1 (the
+ * application takes CUPTI's activity API itself, as a profiler does: libcupti loaded globally, its
+ * buffer callbacks registered through the symbol the process resolves), TENANT_SUBSCRIBE=1 (the
  * application subscribes to CUPTI's callback API, as tools do, through the symbol the process
  * resolves). */
 #define _GNU_SOURCE
@@ -80,6 +82,8 @@ int main(void) {
   const int64_t sync_every = env_int("TENANT_SYNC_EVERY", 4);
   const int64_t gap_ns = env_int("TENANT_GAP_US", 0) * 1000;
   const int64_t gap_until = env_int("TENANT_GAP_UNTIL_NS", INT64_MAX);
+  const int64_t burst_ns = env_int("TENANT_BURST_MS", 0) * 1000000;
+  const int64_t pause_ns = env_int("TENANT_PAUSE_MS", 0) * 1000000;
   const int64_t start = env_int("TENANT_START_NS", now_ns());
   const int64_t end = env_int("TENANT_END_NS", start + 1000000000);
   CU(cuInit(0));
@@ -108,7 +112,18 @@ int main(void) {
   int64_t batch = 0;         /* launched since the last synchronisation */
   int64_t batch_counted = 0; /* of them, launched inside the window */
   int64_t work = 0;
+  int64_t burst_end = now_ns() + burst_ns;
   for (int64_t t = now_ns(); t < end; t = now_ns()) {
+    if (burst_ns > 0 && pause_ns > 0 && t >= burst_end) {
+      CU(cuStreamSynchronize(s));
+      if (now_ns() <= end) work += batch_counted * kernel_ns;
+      batch = batch_counted = 0;
+      const struct timespec pause = {(time_t)(pause_ns / 1000000000),
+                                     (long)(pause_ns % 1000000000)};
+      nanosleep(&pause, NULL);
+      burst_end = now_ns() + burst_ns;
+      continue;
+    }
     CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
     ++launches;
     ++batch;
