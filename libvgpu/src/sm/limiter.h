@@ -35,7 +35,7 @@ struct MeasuringCost {
   uint64_t flushes;
   uint64_t windows;   // calibration windows of the sampled mode
   uint64_t moved;     // of them, opened early because the work changed (calibration.h WorkMoved)
-  uint64_t rescaled;  // of them, finding another scale (calibration.h ScaleAgrees)
+  uint64_t rescaled;  // of them, finding that the scale undercharged (calibration.h ScaleHolds)
 };
 MeasuringCost CurrentMeasuringCost();
 

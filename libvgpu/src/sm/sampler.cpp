@@ -169,8 +169,8 @@ void NoteRatio(MeterState& m, int64_t records_ns, int64_t events_ns) {
   m.ratio_events_ns += events_ns;
 }
 
-// What a calibration period found: too little GPU time to tell (nothing changes), the scale it
-// had (calibration.h ScaleAgrees), or a new one.
+// What a calibration period found: too little GPU time to tell (nothing changes), that the scale
+// it had still holds (calibration.h ScaleHolds), or that it undercharged.
 enum class Calibrated { kNothing, kSame, kChanged };
 
 Calibrated FinishRatio(MeterState& m) {
@@ -178,8 +178,8 @@ Calibrated FinishRatio(MeterState& m) {
   if (m.ratio_events_ns >= 5'000'000 && m.ratio_records_ns > 0) {
     double r = static_cast<double>(m.ratio_records_ns) / static_cast<double>(m.ratio_events_ns);
     r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
-    found = m.has_ratio && ScaleAgrees(m.records_per_event, r) ? Calibrated::kSame
-                                                               : Calibrated::kChanged;
+    found = m.has_ratio && ScaleHolds(m.records_per_event, r) ? Calibrated::kSame
+                                                              : Calibrated::kChanged;
     m.records_per_event = m.has_ratio ? 0.5 * m.records_per_event + 0.5 * r : r;
     m.has_ratio = true;
     m.calibrated = m.work;

@@ -81,7 +81,7 @@ typedef struct VgpuSmStats {
   uint64_t cupti_attached_ns; /* how long CUPTI was attached (process-wide) */
   uint64_t windows;           /* calibration windows of the sampled mode (process-wide) */
   uint64_t windows_moved;     /* of them, opened early: the work changed (calibration.h) */
-  uint64_t windows_rescaled;  /* of them, finding another scale than the last (calibration.h) */
+  uint64_t windows_rescaled;  /* of them, finding that the scale undercharged (calibration.h) */
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);
 
