@@ -18,28 +18,7 @@ LIB=$PWD/.devbuild/libvgpu.so
 W=bench/gpu/sm_workloads.py
 O=/tmp/f; mkdir -p $O
 part() { [[ " $PARTS " == *" $1 "* ]]; }
-one() {  # one NAME LIMIT KIND ARGS...: a whole process, native when LIMIT is 0
-  local name=$1 limit=$2; shift 2
-  if [ "$limit" = 0 ]; then
-    taskset -c 8-11 env -u LD_PRELOAD python3 $W "$@" >$O/$name.json 2>$O/$name.err
-  else
-    rm -rf /tmp/vgpulock; mkdir -p /tmp/vgpulock; chmod 1777 /tmp/vgpulock
-    taskset -c 8-11 env LD_PRELOAD=$LIB CUDA_DEVICE_SM_LIMIT=$limit GPU_CORE_UTILIZATION_POLICY=force \
-      CUDA_DEVICE_MEMORY_SHARED_CACHE=/tmp/f_$name.cache VGPU_SM_STATS=1 \
-      python3 $W "$@" >$O/$name.json 2>$O/$name.err
-  fi
-  python3 - "$name" "$O/$name.json" <<'PY'
-import json, sys
-name, path = sys.argv[1], sys.argv[2]
-try:
-    r = json.loads(open(path).read().strip().splitlines()[-1])
-except Exception as e:
-    print("%-14s no result (%s)" % (name, e)); sys.exit()
-keys = ("rate", "p50_ms", "p99_ms", "max_ms", "served", "unserved", "cpu_pct")
-print("%-14s %s" % (name, " ".join("%s=%s" % (k, round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in keys if k in r)))
-PY
-  grep -a 'sm-limit\]' $O/$name.err | grep -av '^\s*$' | cut -c1-460
-}
+. bench/gpu/runs/whole_process.sh  # one NAME LIMIT KIND ARGS...
 if part sanity; then
   one small_n 0 small --warmup 3 --window 10
   one small_l90 90 small --warmup 3 --window 25

@@ -12,19 +12,7 @@ date -u
 LIB=$PWD/.devbuild/libvgpu.so
 W=bench/gpu/sm_workloads.py
 O=/tmp/h; mkdir -p $O
-one() {  # one NAME LIMIT KIND ARGS...: a whole process, native when LIMIT is 0
-  local name=$1 limit=$2; shift 2
-  if [ "$limit" = 0 ]; then
-    taskset -c 8-11 env -u LD_PRELOAD python3 $W "$@" >$O/$name.json 2>$O/$name.err
-  else
-    rm -rf /tmp/vgpulock; mkdir -p /tmp/vgpulock; chmod 1777 /tmp/vgpulock
-    taskset -c 8-11 env LD_PRELOAD=$LIB CUDA_DEVICE_SM_LIMIT=$limit GPU_CORE_UTILIZATION_POLICY=force \
-      CUDA_DEVICE_MEMORY_SHARED_CACHE=/tmp/h_$name.cache VGPU_SM_STATS=1 \
-      python3 $W "$@" >$O/$name.json 2>$O/$name.err
-  fi
-  echo "$name $(tail -1 $O/$name.json | cut -c1-300)"
-  grep -a 'sm-limit\]' $O/$name.err | cut -c1-520
-}
+. bench/gpu/runs/whole_process.sh  # one NAME LIMIT KIND ARGS...
 one small_l90 90 small --warmup 3 --window 25
 one infer_n 0 infer-open --rate 40 --warmup 3 --window 12
 one infer_l50 50 infer-open --rate 40 --warmup 3 --window 12
