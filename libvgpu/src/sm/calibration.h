@@ -7,7 +7,8 @@
 // its last calibration window (100 ms of kernel records, plus a tail). Each window attaches CUPTI
 // again, which stalls a launching thread 3-6 ms and costs every launch ~0.5 µs while attached (and
 // ~1 µs more with the kernel kind on): for a launch-heavy loop a window costs ~25 ms of its time.
-// So windows come every kCalibrateMinNs at first, and the spacing doubles, up to kCalibrateMaxNs,
+// So windows come every kCalibrateMinNs of the process's launching time (its pauses do not count)
+// at first, and the spacing doubles, up to kCalibrateMaxNs,
 // each time a window found that the scale in use did not undercharge the tenant: a new scale at
 // most kScaleMargin above it. A lower one means the events were charged more than the kernels
 // used, which only keeps a tenant that is far below its limit further below it (on an H200, 16
@@ -66,9 +67,12 @@ struct WorkSample {
 // Folds a pass into the signature (`seen_ns`: how long it has averaged so far). The first pass
 // after a sleep is left out: its launches over the whole pause read as a collapse of the launch
 // rate, the work soon "grew by half" back to its level, and a calibration taken in between made
-// every steady but intermittent tenant look changed (a window every 5 s, not 10-60 s).
+// every steady but intermittent tenant look changed (a window every 5 s, not 10-60 s). So are
+// passes that saw neither a launch nor GPU time (the 300 ms before the thread sleeps): they say
+// nothing about the work, only that it paused.
 inline void NoteWork(WorkSignature& w, int64_t& seen_ns, const WorkSample& s) {
   if (s.dt_ns <= 0 || s.dt_ns > kResumedAfterNs) return;
+  if (s.launched == 0 && s.event_busy_ns <= 0) return;
   const auto dt = static_cast<double>(s.dt_ns);
   const auto busy = static_cast<double>(s.event_busy_ns);
   w.event_usage = WarmEwma(w.event_usage, busy / dt, s.dt_ns, kSignatureTauNs, seen_ns);

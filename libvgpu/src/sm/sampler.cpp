@@ -52,8 +52,8 @@ constexpr double kNearLimit = 0.9;
 // CUPTI merely attached costs every launch ~0.5 µs (kernel_records.h): it is detached while every
 // enforced tenant's estimated usage stayed below kFarBelow of its limit for kDetachHoldNs and no
 // records were needed meanwhile, and attached again (3-6 ms of stall for a launching thread) for
-// a calibration window now and then (calibration.h: every 10 s at first, up to every 60 s while
-// the windows find the same scale; 5 s after the last one when the work changed), or at once when
+// a calibration window now and then (calibration.h: every 10 s of launching at first, up to every
+// 60 s while the scale holds; 5 s after the last one when the work changed), or at once when
 // records are needed. So a tenant whose work changed can exceed its limit until the next window,
 // by at most 1 / scale (its kernels' share of the event-measured time at the last calibration).
 constexpr double kFarBelow = 0.75;
@@ -82,6 +82,12 @@ constinit int64_t g_near_ns = 0;  // some enforced tenant's usage was near its l
 constinit bool g_moved = false;   // some tenant's work changed since its last calibration
 constinit int64_t g_last_flush_ns = 0;
 constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last window
+// The process's launching time (passes that found it launching, its pauses left out): windows
+// are spaced in it, so that a tenant that launches a quarter of the time is not calibrated four
+// times as often per unit of its work (each window costs a launch-heavy process ~25 ms).
+constinit int64_t g_launching_ns = 0;
+constinit int64_t g_window_launching_ns = 0;  // g_launching_ns when the last window opened
+constinit int64_t g_last_pass_ns = 0;
 constinit bool g_window_open = false;
 constinit bool g_window_collecting = false;
 constinit bool g_window_detached = false;  // that window was opened while CUPTI may stay detached
@@ -429,13 +435,15 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
     // kernels' records do not say what the work's scale is (a window at every resumption found
     // another scale each time). Not when the work changed: its scale may be stale.
     const bool settled = now - g_awake_since_ns >= kSettleBeforeWindowNs;
-    if (!g_window_open && !g_window_collecting && now - g_window_start_ns >= every &&
+    const int64_t since_window = g_launching_ns - g_window_launching_ns;
+    if (!g_window_open && !g_window_collecting && since_window >= every &&
         (!detach || g_moved || settled)) {
       // Opened before the spacing was up: the work changed.
-      if (detach && g_moved && now - g_window_start_ns < g_calibrate_every_ns)
+      if (detach && g_moved && since_window < g_calibrate_every_ns)
         __atomic_fetch_add(&g_windows_moved, 1, __ATOMIC_RELAXED);
       __atomic_fetch_add(&g_windows, 1, __ATOMIC_RELAXED);
       g_window_start_ns = now;
+      g_window_launching_ns = g_launching_ns;
       g_window_detached = detach;
       g_window_open = kernel_records::SetEnabled(true);
       g_window_collecting = g_window_open;
@@ -511,6 +519,10 @@ PassResult Pass(bool final) {
     any_enforced |= busy && !Lifted(d);
   }
   if (any_active && !g_was_active) g_awake_since_ns = now;
+  const int64_t since_pass = g_last_pass_ns != 0 ? now - g_last_pass_ns : 0;
+  if (any_active && g_was_active && since_pass > 0 && since_pass <= kResumedAfterNs)
+    g_launching_ns += since_pass;
+  g_last_pass_ns = now;
   g_was_active = any_active;
   const Measure measure = ChooseMeasure(now, any_active);
   __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);

@@ -106,6 +106,13 @@ TEST(Calibration, PassAfterASleepDoesNotCountAsWork) {
   WorkSignature counted = steady;
   counted.launch_rate = Ewma(steady.launch_rate, 1000 * 1e9 / 2e9, 2'000'000'000, kSignatureTauNs);
   EXPECT_TRUE(WorkMoved(steady, counted));
+  // Nor do the passes before the thread sleeps, which saw nothing at all.
+  for (int i = 0; i < 37; ++i) NoteWork(w, seen, WorkSample{kPass, 0, 0});
+  EXPECT_DOUBLE_EQ(w.launch_rate, steady.launch_rate);
+  // Passes that saw the GPU busy without launches (the app waits for a long kernel) count.
+  NoteWork(w, seen, WorkSample{kPass, kPass, 0});
+  EXPECT_GT(w.event_usage, steady.event_usage);
+  EXPECT_LT(w.launch_rate, steady.launch_rate);
   // Passes of a busy host (a late wake-up of 30 ms) still count.
   NoteWork(w, seen, WorkSample{30'000'000, 30'000'000 / 4, 3750});
   EXPECT_GT(seen, 200 * kPass);
