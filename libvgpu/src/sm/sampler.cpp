@@ -431,9 +431,9 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
             ? (g_calibrate_every_ns < kMovedCalibrateNs ? g_calibrate_every_ns : kMovedCalibrateNs)
             : g_calibrate_every_ns;
     // A window between detached stretches waits until the process has launched for a while since
-    // the thread woke up: right after a pause the GPU runs at its idle clock and the first
-    // kernels' records do not say what the work's scale is (a window at every resumption found
-    // another scale each time). Not when the work changed: its scale may be stale.
+    // the thread woke up: right after a pause the GPU may still run at a low clock (an idle H200
+    // reads 345 MHz) and the first kernels need not show the work's scale, and in turns every
+    // window opened at a resumption. Not when the work changed: its scale may be stale.
     const bool settled = now - g_awake_since_ns >= kSettleBeforeWindowNs;
     const int64_t since_window = g_launching_ns - g_window_launching_ns;
     if (!g_window_open && !g_window_collecting && since_window >= every &&
