@@ -324,13 +324,12 @@ def report(outdirs, only_kind=None):
                        lambda r, c: 1.0 / r[c]["rate"] if c in r else None)
         # Each batch's native process has its own speed as a whole (the A/A control's per-batch medians
         # spread ±5 %): against both native processes' mean that part of the reference's noise halves.
-        pooled = {key: dict(r, natives={"rate": 2.0 / (1.0 / r["native"]["rate"] + 1.0 / r["native2"]["rate"])})
-                  for key, r in rounds.items() if "native2" in r}
-        if pooled:
+        both = {key: {**{c: x for c, x in r.items() if c not in ("native", "native2")},
+                      "native": {"rate": 2.0 / (1.0 / r["native"]["rate"] + 1.0 / r["native2"]["rate"])}}
+                for key, r in rounds.items() if "native2" in r}
+        if both:
             overhead_table("-- wall time per unit against the mean of native and native2 (their harmonic mean rate)",
-                           {key: {c: x for c, x in r.items() if c not in ("native", "native2", "natives")} | {
-                               "native": r["natives"]} for key, r in pooled.items()},
-                           lambda r, c: 1.0 / r[c]["rate"] if c in r else None)
+                           both, lambda r, c: 1.0 / r[c]["rate"] if c in r else None)
         if any(x.get("cpu_s") for x in slices):
             overhead_table("-- CPU time per unit, all threads of the process (the host's speed cancels less "
                            "than it seems: a slower host costs CPU time too)", rounds,

@@ -58,10 +58,10 @@ constexpr double kNearLimit = 0.9;
 // by at most 1 / scale (its kernels' share of the event-measured time at the last calibration).
 constexpr double kFarBelow = 0.75;
 constexpr int64_t kDetachHoldNs = 3'000'000'000;
-// While every enforced tenant stayed far below its limit (CUPTI detached, or no CUPTI and nobody
-// else on the GPU) and none takes turns, a pass every 8 ms does: usage that rises towards the
-// limit is noticed 8 ms later, long before the 100 ms of budget a tenant keeps are spent, and the
-// thread wakes a quarter as often (each wake-up costs ~10-40 µs of CPU on the lent VMs).
+// While CUPTI is detached (every enforced tenant far below its limit) and none takes turns, a pass
+// every 8 ms does: usage that rises towards the limit is noticed 8 ms later, long before the
+// 100 ms of budget a tenant keeps are spent, and the thread wakes a quarter as often (each wake-up
+// costs ~10-40 µs of CPU on the lent VMs).
 constexpr int64_t kDetachedTickNs = 8'000'000;
 constexpr int64_t kSettleBeforeWindowNs = 250'000'000;
 constexpr double kSaturating = 0.9;
@@ -375,6 +375,7 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
       Warn(line);
     }
   }
+  if (!g_cupti_ok) return kMeasureEvents;
   bool need = false;
   bool near = false;
   bool moved = false;
@@ -388,12 +389,10 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
     const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
     const bool binding = waited != 0 && now - waited < 2 * kRecordsHoldNs;
     need |= binding || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
-    near |= binding || m.usage >= kFarBelow * d.percent / 100.0;
+    near |= m.usage >= kFarBelow * d.percent / 100.0;
     moved |= Moved(m);
   }
-  // Far below since the thread's first pass at the earliest.
-  if (near || g_near_ns == 0) g_near_ns = now;
-  if (!g_cupti_ok) return kMeasureEvents;
+  if (near) g_near_ns = now;
   if (need) {
     g_records_needed_ns = now;
     g_calibrate_every_ns = kCalibrateMinNs;  // once detached again, calibrate as after a change
@@ -404,15 +403,10 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
   return kMeasureSampled;
 }
 
-// Every enforced tenant has stayed far below its limit, unbound, for a while.
-bool FarBelow(int64_t now) {
-  return now - g_near_ns >= kDetachHoldNs;
-}
-
 // Whether CUPTI may be detached now: no records needed and every enforced tenant far below its
 // limit, for a while.
 bool MayDetach(int64_t now) {
-  return now - g_records_needed_ns >= kDetachHoldNs && FarBelow(now);
+  return now - g_records_needed_ns >= kDetachHoldNs && now - g_near_ns >= kDetachHoldNs;
 }
 
 // Turns CUPTI's kernel kind on and off for the measure (sampled mode: windows), attaches and
@@ -425,11 +419,9 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
     g_window_collecting = false;
   } else if (measure == kMeasureSampled) {
     const bool detach = MayDetach(now);
-    const int64_t every =
-        !detach ? kWindowEveryNs
-        : g_moved
-            ? (g_calibrate_every_ns < kMovedCalibrateNs ? g_calibrate_every_ns : kMovedCalibrateNs)
-            : g_calibrate_every_ns;
+    const int64_t every = !detach   ? kWindowEveryNs
+                          : g_moved ? kMovedCalibrateNs
+                                    : g_calibrate_every_ns;
     // A window between detached stretches waits until the process has launched for a while since
     // the thread woke up: right after a pause the GPU may still run at a low clock (an idle H200
     // reads 345 MHz) and the first kernels need not show the work's scale, and in turns every
@@ -537,13 +529,11 @@ PassResult Pass(bool final) {
   if (final && g_cupti_ok) kernel_records::Flush();
   DistributeRecords(now, measure == kMeasureRecords);
   bool turns = false;
-  bool others = false;
   for (Device& d : g_devices) {
     if (!Limited(d) || Lifted(d)) continue;
     if (final || DeviceBusy(d, now) || !d.marks.Idle()) {
       Tick(d, now, measure, window, final);
       turns |= d.meter.gpu_bound;
-      others |= d.meter.others_seen_ns != 0 && now - d.meter.others_seen_ns < kOthersMemoryNs;
     } else {
       __atomic_store_n(&d.turn_window, 0, __ATOMIC_RELAXED);  // an idle tenant takes no turns
     }
