@@ -1,7 +1,7 @@
 """Overhead as whole processes taking turns (issue 18, acceptance 6):
 
-  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--pin 8-11] [--limit 90] [--slice-s 1.9]
-                       [--rounds 8] [--budget-s 250] [--seed 1] [--startup-s 10]
+  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--pin 8-11] [--one-cpu 8] [--limit 90]
+                       [--slice-s 1.9] [--rounds 8] [--budget-s 250] [--seed 1] [--startup-s 10]
   python3 ovh_turns.py report OUTDIR [OUTDIR...]
 
 KIND is a closed loop of sm_workloads.py: small (the launch loop) or train (the training loop).
@@ -154,7 +154,8 @@ def cmd_run(a):
         workers = []
         try:
             for cfg, env in cfgs:
-                cmd = ["taskset", "-c", a.pin, sys.executable, WORK, a.kind, "--serve"]
+                cmd = ["taskset", "-c", a.pin, sys.executable, WORK, a.kind, "--serve"] + (
+                    ["--one-cpu", str(a.one_cpu)] if a.one_cpu is not None else [])
                 workers.append(Worker(cfg, cmd, env, os.path.join(a.outdir, "turns_%s_b%d_%s.err" % (
                     a.kind, batch, cfg))))
             for w in workers:
@@ -357,7 +358,8 @@ def report(outdirs, only_kind=None):
                             if busy and s / busy >= 0.005)
             print("  %s b%d %-8s ready %5.1f s  busy %6.1f s  cpu/busy: %s%s" % (
                 os.path.basename(pr["dir"].rstrip("/")), pr["batch"], pr["cfg"], pr.get("ready_s") or -1, busy,
-                cpu, "" if pr.get("rc") == 0 else "  rc %s %s" % (pr.get("rc"), fin.get("error", ""))))
+                cpu, "" if pr.get("rc") == 0 else "  rc %s %s" % (pr.get("rc"), fin.get("error", ""))) + (
+                "  vgpu-sm on %s" % fin["threads_on"]["vgpu-sm"] if "vgpu-sm" in (fin.get("threads_on") or {}) else ""))
         print()
 
 
@@ -377,6 +379,9 @@ def main():
     r.add_argument("--startup-s", type=float, default=10, help="first batch's start-up estimate")
     r.add_argument("--warmup-s", type=float, default=0,
                    help="each process's unrecorded warm-up: slices until this much work (at least one)")
+    r.add_argument("--one-cpu", type=int, metavar="CPU",
+                   help="each process's threads on this one CPU of --pin, libvgpu's measuring thread on the rest: "
+                        "the processes then share one vCPU's drift (sm_workloads.py --one-cpu)")
     r.add_argument("--events-config", action="store_true",
                    help="a fifth process: the same limit with CUDA events only (VGPU_CUPTI_LIBRARY=off)")
     q = sub.add_parser("report")

@@ -31,6 +31,8 @@ KIND
                  ITEMS CPU_S STEAL_PCT" (CPU of all the process's threads meanwhile; the hypervisor's
                  steal time on its CPUs, -1 if unknown); on "quit" (or end of input) print one JSON
                  line (CPU s per thread, busy s).
+--one-cpu CPU    --serve: before "ready" move every thread but libvgpu's measuring thread onto CPU
+                 (one of the process's CPUs), that one onto the others.
 --units N        fixed work instead of a window (START_AT/END_AT ignored): after the first two
                  units and --warmup s more, run exactly N units; rate = items / their wall time
                  (perf_counter), block_rates = the rates of its ten consecutive tenths, steal_pct =
@@ -234,8 +236,29 @@ def cpu_ticks(cpus):
     return steal, total
 
 
-def serve(unit):
+def pin_to_one_cpu(one):
+    """--one-cpu: every thread of the process but libvgpu's measuring thread (vgpu-sm) onto CPU `one`,
+    that thread onto the process's other CPUs. The lent VMs' vCPUs each drift in speed on their own
+    (bench/gpu/host_drift.py), so processes whose launching threads sit on different vCPUs differ as
+    a whole; on one vCPU the processes taking turns share its drift. Threads made later inherit it.
+    Returns {thread name: the CPUs it was put on}."""
+    rest = sorted(set(os.sched_getaffinity(0)) - {one}) or [one]
+    placed = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                comm = f.read().strip()
+            cpus = rest if comm == "vgpu-sm" else [one]
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:  # the thread ended meanwhile
+            continue
+        placed.setdefault(comm, cpus)
+    return {k: ",".join(map(str, v)) for k, v in placed.items()}
+
+
+def serve(unit, one_cpu=None):
     """--serve: work only when told, so that several whole processes can take turns on one GPU."""
+    placed = pin_to_one_cpu(one_cpu) if one_cpu is not None else None
     print("ready %.3f" % (time.time() - STARTED), flush=True)
     cpu0, busy, runs = thread_cpu(), 0.0, 0
     cpus = sorted(os.sched_getaffinity(0))
@@ -261,7 +284,7 @@ def serve(unit):
             runs += 1
             print("done %.6f %d %.6f %.2f" % (elapsed, items, proc_cpu, steal), flush=True)
     cpu1 = thread_cpu()
-    print(json.dumps({"pid": os.getpid(), "busy_s": round(busy, 3), "runs": runs,
+    print(json.dumps({"pid": os.getpid(), "busy_s": round(busy, 3), "runs": runs, "threads_on": placed,
                       "cpu_s": {k: round(v - cpu0.get(k, 0.0), 3) for k, v in cpu1.items()
                                 if v - cpu0.get(k, 0.0) > 0}}), flush=True)
 
@@ -318,6 +341,8 @@ def parse_args():
     p.add_argument("--with-profiler", action="store_true")
     p.add_argument("--units", type=int, metavar="N", help="fixed work: run N units after the warm-up")
     p.add_argument("--serve", action="store_true", help="turns: run units when told on stdin")
+    p.add_argument("--one-cpu", type=int, metavar="CPU",
+                   help="--serve: every thread but libvgpu's measuring thread on this CPU (of the process's)")
     a = p.parse_args()
     if a.units is not None and (a.units < 10 or a.kind == "infer-open" or a.profile):
         p.error("--units needs N >= 10 and a closed loop without --profile")
@@ -345,7 +370,7 @@ def main():
     for _ in range(2):
         unit()
     if a.serve:
-        serve(unit)
+        serve(unit, a.one_cpu)
         return
     ready = time.time()
     if a.units:  # fixed work: the warm-up counts from here, whenever the process got here
