@@ -1,6 +1,6 @@
 """Overhead as whole processes taking turns (issue 18, acceptance 6):
 
-  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--pin 8-11] [--one-cpu 8] [--limit 90]
+  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--lib2 LIBVGPU] [--pin 8-11] [--one-cpu 8] [--limit 90]
                        [--slice-s 1.9] [--rounds 8] [--budget-s 250] [--seed 1] [--startup-s 10]
   python3 ovh_turns.py report OUTDIR [OUTDIR...]
 
@@ -104,7 +104,7 @@ class Worker:
         self.err.close()
 
 
-def configs(lib, limit, cache, events_config):
+def configs(lib, limit, cache, events_config, lib2=None):
     base = {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
                          "CUDA_DEVICE_MEMORY_SHARED_CACHE", "VGPU_SM_STATS", "CUDA_TASK_PRIORITY",
@@ -115,6 +115,8 @@ def configs(lib, limit, cache, events_config):
     out = [("native", dict(base)), ("native2", dict(base)),
            ("preload", dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".preload")),
            ("l%d" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited"))]
+    if lib2:  # the same limit with another build of the library: an A/B of two libraries
+        out.append(("l%db" % limit, dict(limited, LD_PRELOAD=lib2, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".lib2")))
     if events_config:  # the same limit measured with CUDA events only: what CUPTI's part costs
         out.append(("l%dev" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".events",
                                           VGPU_CUPTI_LIBRARY="off")))
@@ -133,7 +135,7 @@ def cmd_run(a):
     rng = random.Random(a.seed)
     t_begin = time.time()
     k, est, batch, failed = None, None, 0, 0
-    n_cfg = 5 if a.events_config else 4
+    n_cfg = 4 + bool(a.events_config) + bool(a.lib2)
     print("turns %s: pin %s, limit %d, slice %.2f s, %d rounds a batch, warm-up %.1f s, budget %.0f s, seed %d" % (
         a.kind, a.pin, a.limit, a.slice_s, a.rounds, a.warmup_s, a.budget_s, a.seed), flush=True)
     while True:
@@ -146,10 +148,10 @@ def cmd_run(a):
         fresh_lockdir()
         cache = "/tmp/vgpu-bench/turns_%s_b%d" % (a.kind, batch)
         os.makedirs("/tmp/vgpu-bench", exist_ok=True)
-        for f in (cache + ".preload", cache + ".limited", cache + ".events"):
+        for f in (cache + ".preload", cache + ".limited", cache + ".events", cache + ".lib2"):
             if os.path.exists(f):
                 os.unlink(f)
-        cfgs = configs(a.lib, a.limit, cache, a.events_config)
+        cfgs = configs(a.lib, a.limit, cache, a.events_config, a.lib2)
         rng.shuffle(cfgs)  # start order
         workers = []
         try:
@@ -382,6 +384,7 @@ def main():
     r.add_argument("--one-cpu", type=int, metavar="CPU",
                    help="each process's threads on this one CPU of --pin, libvgpu's measuring thread on the rest: "
                         "the processes then share one vCPU's drift (sm_workloads.py --one-cpu)")
+    r.add_argument("--lib2", help="a fifth process: the same limit with this build of libvgpu (l<LIMIT>b)")
     r.add_argument("--events-config", action="store_true",
                    help="a fifth process: the same limit with CUDA events only (VGPU_CUPTI_LIBRARY=off)")
     q = sub.add_parser("report")

@@ -34,6 +34,7 @@ namespace {
 
 constinit pthread_mutex_t g_init_mu = PTHREAD_MUTEX_INITIALIZER;
 constinit bool g_initialised = false;
+constinit bool g_one_device = false;  // the process sees one CUDA device (set once, at init)
 constinit int g_captures_active = 0;  // atomic
 
 // What the before-launch hook decided, for the after-launch hook of the same launch (same
@@ -135,7 +136,11 @@ void InitDevice(Device& d, int ordinal) {
 // The launch's device when it is limited and the limit holds now; nullptr otherwise.
 Device* LimitedDevice() {
   CUdevice ordinal = 0;
-  if (g_driver.ctx_get_device(&ordinal) != CUDA_SUCCESS || ordinal < 0 || ordinal >= kMaxDevices)
+  // With one visible device (a pod's usual case) every context is on ordinal 0: cuCtxGetDevice
+  // would cost each launch ~40 ns on the lent H200 hosts, 1.1 % of an empty kernel's launch and a
+  // third of the limited path's own cost (bench/gpu/runs/2026-11-28/call28l.sh).
+  if (!g_one_device &&
+      (g_driver.ctx_get_device(&ordinal) != CUDA_SUCCESS || ordinal < 0 || ordinal >= kMaxDevices))
     return nullptr;
   Device& d = g_devices[ordinal];
   int32_t state = __atomic_load_n(&d.state, __ATOMIC_ACQUIRE);
@@ -234,6 +239,8 @@ void BeforeLaunch(CUstream stream, int per_thread) {
   if (!continuing) {
     CUcontext context = nullptr;
     if (g_driver.ctx_get_current != nullptr) g_driver.ctx_get_current(&context);
+    // Without a current context the launch fails; with one device LimitedDevice did not ask.
+    if (context == nullptr && g_one_device && g_driver.ctx_get_current != nullptr) return;
     pthread_mutex_lock(&d.mu);
     StreamTrack* t = d.marks.Find(stream, per_thread, context);
     if (t != nullptr) d.marks.BeforeLaunch(*t, now);
@@ -268,6 +275,10 @@ void BeforeSync() {
   t_sync.device = nullptr;
   Device* dp = LimitedDevice();
   if (dp == nullptr) return;
+  if (g_one_device && g_driver.ctx_get_current != nullptr) {  // LimitedDevice did not ask
+    CUcontext context = nullptr;
+    if (g_driver.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) return;
+  }
   const int64_t now = NowNs();
   pthread_mutex_lock(&dp->mu);
   dp->marks.CloseOpen(now, CapturesActive());
@@ -340,6 +351,7 @@ void vgpu_sm_init(const VgpuSmDriver* driver, const VgpuSmConfig* config) {
     g_initialised = true;
     g_driver = *driver;
     g_config = *config;
+    g_one_device = config->device_count == 1;
     bool any = false;
     for (int i = 0; i < config->device_count && i < kMaxDevices; ++i)
       any |= config->percent[i] > 0 && config->percent[i] < 100;

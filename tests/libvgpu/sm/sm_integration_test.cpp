@@ -46,6 +46,7 @@ struct Tenant {
 struct Outcome {
   double share = 0;  // percent of the window the tenant's kernels ran
   std::string stats;
+  std::string out;
   std::string err;
 };
 
@@ -96,7 +97,7 @@ class SmLimitTest : public ::testing::Test {
     std::vector<Outcome> outcomes;
     for (auto& child : children) {
       Outcome o;
-      const std::string out = child->ReadAllStdout();
+      const std::string out = o.out = child->ReadAllStdout();
       o.err = child->ReadAllStderr();
       const int status = child->Wait();
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << o.err;
@@ -135,6 +136,25 @@ TEST_F(SmLimitTest, SaturatingTenantAloneGetsItsLimit) {
     const auto r = RunTogether({Tenant{.limit = limit}});
     EXPECT_NEAR(r[0].share, limit, 3.0) << limit << "\n" << Describe(r);
     EXPECT_NE(r[0].stats.find("measure=records"), std::string::npos) << Describe(r);
+  }
+}
+
+// A process that sees one device does not ask the driver for each launch's device; with two it
+// does. Either way a launch and a synchronisation without a current context are the driver's to
+// refuse, the refused launch is not counted, and the limit holds.
+TEST_F(SmLimitTest, ALaunchWithoutAContextIsRefusedAndNotCounted) {
+  for (const char* gpus : {"1", "2"}) {
+    const auto r = RunTogether(
+        {Tenant{.limit = 30, .extra = {{"TENANT_CONTEXTLESS", "1"}, {"VGPU_FAKE_GPUS", gpus}}}});
+    EXPECT_NEAR(r[0].share, 30, 3.0) << gpus << "\n" << Describe(r);
+    const size_t at = r[0].out.find("contextless=");
+    ASSERT_NE(at, std::string::npos) << r[0].out;
+    const std::string results = r[0].out.substr(at + 12, r[0].out.find('\n', at) - at - 12);
+    EXPECT_EQ(results, "201,201") << "CUDA_ERROR_INVALID_CONTEXT expected: " << r[0].out;
+    const size_t launches = r[0].out.find("launches=");
+    ASSERT_NE(launches, std::string::npos) << r[0].out;
+    EXPECT_EQ(Stat(r[0], "launches"), std::stod(r[0].out.substr(launches + 9)))
+        << r[0].out << r[0].stats;
   }
 }
 

@@ -16,7 +16,8 @@
  * application takes CUPTI's activity API itself, as a profiler does: libcupti loaded globally, its
  * buffer callbacks registered through the symbol the process resolves), TENANT_SUBSCRIBE=1 (the
  * application subscribes to CUPTI's callback API, as tools do, through the symbol the process
- * resolves). */
+ * resolves), TENANT_CONTEXTLESS=1 (before the loop, a launch and a synchronisation with no current
+ * context, which the driver refuses: prints contextless=<their results>). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
@@ -108,6 +109,13 @@ int main(void) {
   CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
   uint64_t ns = (uint64_t)kernel_ns;
   void* params[] = {&ns};
+  if (env_int("TENANT_CONTEXTLESS", 0) != 0) {
+    CU(cuCtxSetCurrent(NULL));
+    const CUresult launched = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+    const CUresult synced = cuCtxSynchronize();
+    CU(cuCtxSetCurrent(ctx));
+    printf("contextless=%d,%d\n", (int)launched, (int)synced);
+  }
   int64_t launches = 0;
   int64_t batch = 0;         /* launched since the last synchronisation */
   int64_t batch_counted = 0; /* of them, launched inside the window */
