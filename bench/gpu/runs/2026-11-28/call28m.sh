@@ -21,7 +21,7 @@ for r in 1 2 3; do
         CUDA_DEVICE_MEMORY_SHARED_CACHE=$W/c$r$c taskset -c 8 $W/paired 2000 300 ;;
       new) LD_PRELOAD=$NEW CUDA_DEVICE_SM_LIMIT=90 GPU_CORE_UTILIZATION_POLICY=force \
         CUDA_DEVICE_MEMORY_SHARED_CACHE=$W/c$r$c taskset -c 8 $W/paired 2000 300 ;;
-    esac | tail -1 | python3 -c 'import json,sys; x=json.loads(sys.stdin.read()); print("%s %s paired %+.2f %% [%+.2f, %+.2f] hooked %.0f direct %.0f ns" % (sys.argv[1], sys.argv[2], x["overhead_pct"], x["overhead_p25"], x["overhead_p75"], x["hooked_ns"], x["direct_ns"]))' $c $r
+    esac | tail -1 | tee -a $W/paired.jsonl | python3 -c 'import json,sys; x=json.loads(sys.stdin.read()); print("%s %s paired %+.2f %% [%+.2f, %+.2f] hooked %.0f direct %.0f ns" % (sys.argv[1], sys.argv[2], x["overhead_pct"], x["overhead_p25"], x["overhead_p75"], x["hooked_ns"], x["direct_ns"]))' $c $r
   done
 done
 mkdir -p $W/turns
