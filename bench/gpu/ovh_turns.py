@@ -1,6 +1,7 @@
 """Overhead as whole processes taking turns (issue 18, acceptance 6):
 
-  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--lib2 LIBVGPU] [--pin 8-11] [--one-cpu 8] [--limit 90]
+  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--lib2 LIBVGPU] [--cupti-cycle-config]
+                       [--pin 8-11] [--one-cpu 8] [--limit 90]
                        [--slice-s 1.9] [--rounds 8] [--budget-s 250] [--seed 1] [--startup-s 10]
   python3 ovh_turns.py report OUTDIR [OUTDIR...]
 
@@ -104,7 +105,7 @@ class Worker:
         self.err.close()
 
 
-def configs(lib, limit, cache, events_config, lib2=None):
+def configs(lib, limit, cache, events_config, lib2=None, cupti_cycle=False):
     base = {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
                          "CUDA_DEVICE_MEMORY_SHARED_CACHE", "VGPU_SM_STATS", "CUDA_TASK_PRIORITY",
@@ -115,6 +116,8 @@ def configs(lib, limit, cache, events_config, lib2=None):
     out = [("native", dict(base)), ("native2", dict(base)),
            ("preload", dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".preload")),
            ("l%d" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited"))]
+    if cupti_cycle:  # no libvgpu: CUPTI attached and finalized at start (does a detach cost after?)
+        out.append(("nativecc", dict(base, VGPU_BENCH_CUPTI_CYCLE="1")))
     if lib2:  # the same limit with another build of the library: an A/B of two libraries
         out.append(("l%db" % limit, dict(limited, LD_PRELOAD=lib2, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".lib2")))
     if events_config:  # the same limit measured with CUDA events only: what CUPTI's part costs
@@ -135,7 +138,7 @@ def cmd_run(a):
     rng = random.Random(a.seed)
     t_begin = time.time()
     k, est, batch, failed = None, None, 0, 0
-    n_cfg = 4 + bool(a.events_config) + bool(a.lib2)
+    n_cfg = 4 + bool(a.events_config) + bool(a.lib2) + bool(a.cupti_cycle_config)
     print("turns %s: pin %s, limit %d, slice %.2f s, %d rounds a batch, warm-up %.1f s, budget %.0f s, seed %d" % (
         a.kind, a.pin, a.limit, a.slice_s, a.rounds, a.warmup_s, a.budget_s, a.seed), flush=True)
     while True:
@@ -151,7 +154,7 @@ def cmd_run(a):
         for f in (cache + ".preload", cache + ".limited", cache + ".events", cache + ".lib2"):
             if os.path.exists(f):
                 os.unlink(f)
-        cfgs = configs(a.lib, a.limit, cache, a.events_config, a.lib2)
+        cfgs = configs(a.lib, a.limit, cache, a.events_config, a.lib2, a.cupti_cycle_config)
         rng.shuffle(cfgs)  # start order
         workers = []
         try:
@@ -254,6 +257,8 @@ def overhead_table(title, rounds, value, per_batch_line=True):
         (blo, bhi), oci = median_ci(xs)
         if c == "native2":
             verdict = "A/A control"
+        elif c.startswith("native"):
+            verdict = "control (no libvgpu)"
         else:
             bound = 1.0 if c == "preload" else 2.0
             verdict = ("PASS (upper %.2f <= %.0f)" % (hhi, bound) if hhi <= bound else
@@ -384,6 +389,9 @@ def main():
     r.add_argument("--one-cpu", type=int, metavar="CPU",
                    help="each process's threads on this one CPU of --pin, libvgpu's measuring thread on the rest: "
                         "the processes then share one vCPU's drift (sm_workloads.py --one-cpu)")
+    r.add_argument("--cupti-cycle-config", action="store_true",
+                   help="a process without libvgpu that attached CUPTI and finalized it at start (nativecc): "
+                        "whether launches after cuptiFinalize cost what they cost before (cupti_cycle.py)")
     r.add_argument("--lib2", help="a fifth process: the same limit with this build of libvgpu (l<LIMIT>b)")
     r.add_argument("--events-config", action="store_true",
                    help="a fifth process: the same limit with CUDA events only (VGPU_CUPTI_LIBRARY=off)")

@@ -31,6 +31,8 @@ KIND
                  ITEMS CPU_S STEAL_PCT" (CPU of all the process's threads meanwhile; the hypervisor's
                  steal time on its CPUs, -1 if unknown); on "quit" (or end of input) print one JSON
                  line (CPU s per thread, busy s).
+VGPU_BENCH_CUPTI_CYCLE=1 (environment): before the warm-up, three units each with CUPTI's kernel
+                 records on, then cuptiFinalize (bench/gpu/cupti_cycle.py; never with libvgpu).
 --one-cpu CPU    --serve: before "ready" move every thread but libvgpu's measuring thread onto CPU
                  (one of the process's CPUs), that one onto the others.
 --units N        fixed work instead of a window (START_AT/END_AT ignored): after the first two
@@ -366,6 +368,11 @@ def main():
         opened.__enter__()
         prof_t0 = time.time()
 
+    if os.environ.get("VGPU_BENCH_CUPTI_CYCLE") == "1":  # ovh_turns.py --cupti-cycle-config
+        import cupti_cycle
+        for _ in range(3):  # as a limited process attaches at its start and for its windows
+            with cupti_cycle.Attached():
+                unit()
     # Warm-up: cuBLAS/SDPA heuristics, allocator, the limiter's state; then until START_AT.
     for _ in range(2):
         unit()
