@@ -105,7 +105,7 @@ class Worker:
         self.err.close()
 
 
-def configs(lib, limit, cache, events_config, lib2=None, cupti_cycle=False):
+def configs(lib, limit, cache, events_config, lib2=None, cupti_cycle=False, lib2_env=None):
     base = {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
                          "CUDA_DEVICE_MEMORY_SHARED_CACHE", "VGPU_SM_STATS", "CUDA_TASK_PRIORITY",
@@ -119,7 +119,8 @@ def configs(lib, limit, cache, events_config, lib2=None, cupti_cycle=False):
     if cupti_cycle:  # no libvgpu: CUPTI attached and finalized at start (does a detach cost after?)
         out.append(("nativecc", dict(base, VGPU_BENCH_CUPTI_CYCLE="1")))
     if lib2:  # the same limit with another build of the library: an A/B of two libraries
-        out.append(("l%db" % limit, dict(limited, LD_PRELOAD=lib2, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".lib2")))
+        out.append(("l%db" % limit, dict(limited, LD_PRELOAD=lib2, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".lib2",
+                                         **dict(kv.split("=", 1) for kv in lib2_env or []))))
     if events_config:  # the same limit measured with CUDA events only: what CUPTI's part costs
         out.append(("l%dev" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".events",
                                           VGPU_CUPTI_LIBRARY="off")))
@@ -154,7 +155,7 @@ def cmd_run(a):
         for f in (cache + ".preload", cache + ".limited", cache + ".events", cache + ".lib2"):
             if os.path.exists(f):
                 os.unlink(f)
-        cfgs = configs(a.lib, a.limit, cache, a.events_config, a.lib2, a.cupti_cycle_config)
+        cfgs = configs(a.lib, a.limit, cache, a.events_config, a.lib2, a.cupti_cycle_config, a.lib2_env)
         rng.shuffle(cfgs)  # start order
         workers = []
         try:
@@ -392,6 +393,8 @@ def main():
     r.add_argument("--cupti-cycle-config", action="store_true",
                    help="a process without libvgpu that attached CUPTI and finalized it at start (nativecc): "
                         "whether launches after cuptiFinalize cost what they cost before (cupti_cycle.py)")
+    r.add_argument("--lib2-env", action="append", metavar="NAME=VALUE",
+                   help="more environment for the --lib2 process (repeatable), e.g. VGPU_CUPTI_LIBRARY=off")
     r.add_argument("--lib2", help="a fifth process: the same limit with this build of libvgpu (l<LIMIT>b)")
     r.add_argument("--events-config", action="store_true",
                    help="a fifth process: the same limit with CUDA events only (VGPU_CUPTI_LIBRARY=off)")
