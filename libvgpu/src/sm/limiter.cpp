@@ -238,9 +238,11 @@ void BeforeLaunch(CUstream stream, int per_thread) {
       now - ts.last_ns < kContinuousNs;
   if (!continuing) {
     CUcontext context = nullptr;
-    if (g_driver.ctx_get_current != nullptr) g_driver.ctx_get_current(&context);
-    // Without a current context the launch fails; with one device LimitedDevice did not ask.
-    if (context == nullptr && g_one_device && g_driver.ctx_get_current != nullptr) return;
+    if (g_driver.ctx_get_current != nullptr) {
+      g_driver.ctx_get_current(&context);
+      // Without a current context the launch fails; with one device LimitedDevice did not ask.
+      if (context == nullptr && g_one_device) return;
+    }
     pthread_mutex_lock(&d.mu);
     StreamTrack* t = d.marks.Find(stream, per_thread, context);
     if (t != nullptr) d.marks.BeforeLaunch(*t, now);

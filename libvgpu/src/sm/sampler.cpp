@@ -357,7 +357,7 @@ void StartCuptiOnce() {
 }
 
 // The process-wide choice of measure (device.h Measure), and CUPTI's switch to match it.
-Measure ChooseMeasure(int64_t now, bool any_active) {
+Measure ChooseMeasure(int64_t now) {
   StartCuptiOnce();
   if (g_cupti_ok && kernel_records::TakenByApplication()) {
     g_cupti_ok = false;
@@ -399,7 +399,6 @@ Measure ChooseMeasure(int64_t now, bool any_active) {
   }
   g_moved = moved;
   if (now - g_records_needed_ns < kRecordsHoldNs) return kMeasureRecords;
-  (void)any_active;
   return kMeasureSampled;
 }
 
@@ -516,7 +515,7 @@ PassResult Pass(bool final) {
     g_launching_ns += since_pass;
   g_last_pass_ns = now;
   g_was_active = any_active;
-  const Measure measure = ChooseMeasure(now, any_active);
+  const Measure measure = ChooseMeasure(now);
   __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);
   // Records cost the application ~1 µs per launch and CUPTI attached ~0.5 µs: none while no limit
   // holds (after a while: the node monitor may enforce it again soon).
