@@ -105,7 +105,9 @@ class Worker:
         self.err.close()
 
 
-def configs(lib, limit, cache, events_config, lib2=None, cupti_cycle=False, lib2_env=None):
+def configs(a, cache):
+    """(name, environment) of each process of a batch, per the run's options `a`."""
+    lib, limit = a.lib, a.limit
     base = {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
                          "CUDA_DEVICE_MEMORY_SHARED_CACHE", "VGPU_SM_STATS", "CUDA_TASK_PRIORITY",
@@ -116,12 +118,12 @@ def configs(lib, limit, cache, events_config, lib2=None, cupti_cycle=False, lib2
     out = [("native", dict(base)), ("native2", dict(base)),
            ("preload", dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".preload")),
            ("l%d" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited"))]
-    if cupti_cycle:  # no libvgpu: CUPTI attached and finalized at start (does a detach cost after?)
+    if a.cupti_cycle_config:  # no libvgpu: CUPTI attached and finalized at start (does a detach cost after?)
         out.append(("nativecc", dict(base, VGPU_BENCH_CUPTI_CYCLE="1")))
-    if lib2:  # the same limit with another build of the library: an A/B of two libraries
-        out.append(("l%db" % limit, dict(limited, LD_PRELOAD=lib2, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".lib2",
-                                         **dict(kv.split("=", 1) for kv in lib2_env or []))))
-    if events_config:  # the same limit measured with CUDA events only: what CUPTI's part costs
+    if a.lib2:  # the same limit with another build of the library: an A/B of two libraries
+        out.append(("l%db" % limit, dict(limited, LD_PRELOAD=a.lib2, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".lib2",
+                                         **dict(kv.split("=", 1) for kv in a.lib2_env or []))))
+    if a.events_config:  # the same limit measured with CUDA events only: what CUPTI's part costs
         out.append(("l%dev" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".events",
                                           VGPU_CUPTI_LIBRARY="off")))
     return out
@@ -139,7 +141,7 @@ def cmd_run(a):
     rng = random.Random(a.seed)
     t_begin = time.time()
     k, est, batch, failed = None, None, 0, 0
-    n_cfg = 4 + bool(a.events_config) + bool(a.lib2) + bool(a.cupti_cycle_config)
+    n_cfg = len(configs(a, ""))
     print("turns %s: pin %s, limit %d, slice %.2f s, %d rounds a batch, warm-up %.1f s, budget %.0f s, seed %d" % (
         a.kind, a.pin, a.limit, a.slice_s, a.rounds, a.warmup_s, a.budget_s, a.seed), flush=True)
     while True:
@@ -152,10 +154,11 @@ def cmd_run(a):
         fresh_lockdir()
         cache = "/tmp/vgpu-bench/turns_%s_b%d" % (a.kind, batch)
         os.makedirs("/tmp/vgpu-bench", exist_ok=True)
-        for f in (cache + ".preload", cache + ".limited", cache + ".events", cache + ".lib2"):
-            if os.path.exists(f):
+        cfgs = configs(a, cache)
+        for _, env in cfgs:  # each limited or preloaded process's region file, fresh
+            f = env.get("CUDA_DEVICE_MEMORY_SHARED_CACHE")
+            if f and os.path.exists(f):
                 os.unlink(f)
-        cfgs = configs(a.lib, a.limit, cache, a.events_config, a.lib2, a.cupti_cycle_config, a.lib2_env)
         rng.shuffle(cfgs)  # start order
         workers = []
         try:
