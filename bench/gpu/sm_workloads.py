@@ -33,7 +33,10 @@ KIND
                  line (CPU s per thread, busy s).
 VGPU_BENCH_CUPTI_CYCLE=1 (environment): before the warm-up, three units each with CUPTI's kernel
                  records on, then cuptiFinalize (bench/gpu/cupti_cycle.py; never with libvgpu).
---one-cpu CPU    --serve: before "ready" move every thread but libvgpu's measuring thread onto CPU
+--toggle-ab OFFSET  after --warmup s, the in-process A/B of toggle_ab.py: --toggle-pairs pairs of
+                 slices of --toggle-units units, the limit enforced in one and lifted in the other
+                 (the region's sm_sharing flag at byte OFFSET; policy default); one JSON line.
+--one-cpu CPU    --serve, --toggle-ab: before "ready" (the A/B) move every thread but libvgpu's measuring thread onto CPU
                  (one of the process's CPUs), that one onto the others.
 --units N        fixed work instead of a window (START_AT/END_AT ignored): after the first two
                  units and --warmup s more, run exactly N units; rate = items / their wall time
@@ -344,7 +347,12 @@ def parse_args():
     p.add_argument("--units", type=int, metavar="N", help="fixed work: run N units after the warm-up")
     p.add_argument("--serve", action="store_true", help="turns: run units when told on stdin")
     p.add_argument("--one-cpu", type=int, metavar="CPU",
-                   help="--serve: every thread but libvgpu's measuring thread on this CPU (of the process's)")
+                   help="--serve, --toggle-ab: every thread but libvgpu's measuring thread on this CPU (of the process's)")
+    p.add_argument("--toggle-ab", type=int, metavar="OFFSET",
+                   help="in-process A/B of the limit enforced vs lifted (toggle_ab.py); OFFSET = byte offset of "
+                        "the device record's sm_sharing in the region file")
+    p.add_argument("--toggle-pairs", type=int, default=100)
+    p.add_argument("--toggle-units", type=int, default=20, help="units per slice of --toggle-ab")
     a = p.parse_args()
     if a.units is not None and (a.units < 10 or a.kind == "infer-open" or a.profile):
         p.error("--units needs N >= 10 and a closed loop without --profile")
@@ -378,6 +386,16 @@ def main():
         unit()
     if a.serve:
         serve(unit, a.one_cpu)
+        return
+    if a.toggle_ab is not None:
+        import toggle_ab
+        warm_until = time.time() + a.warmup
+        while time.time() < warm_until:
+            unit()
+        placed = pin_to_one_cpu(a.one_cpu) if a.one_cpu is not None else None
+        res = toggle_ab.run(unit, a.toggle_ab, a.toggle_pairs, a.toggle_units, a.seed)
+        res.update(kind=a.kind, pid=os.getpid(), threads_on=placed)
+        print(json.dumps(res), flush=True)
         return
     ready = time.time()
     if a.units:  # fixed work: the warm-up counts from here, whenever the process got here
