@@ -14,13 +14,14 @@
 #        measuring thread and its events without CUPTI ever attached (events alone would bind at 90)
 #   bash build_variants.sh probes   probe_switches.patch on HEAD, VGPU_PROBE=N (bits: 1 never wait,
 #                                   2 no event marks, 4 no measuring thread, 8 return once the device
-#                                   is found limited) for N in 1 3 7 8, into .devbuild/probe/libvgpu-N.so
+#                                   is found limited, 16 no end mark before a sync, 32 no start marks, 64 no
+#                                   periodic end marks) for N in PROBES (default 1 3 17 33 65 113), into .devbuild/probe/libvgpu-N.so
 # VARIANTS_BASE overrides the commit.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../../.." && pwd)
 HERE=$ROOT/bench/gpu/runs/2026-11-28
 if [ "${1:-}" = probes ]; then
-  base=${VARIANTS_BASE:-HEAD} patch=$HERE/probe_switches.patch macro=VGPU_PROBE out=probe list="1 3 7 8"
+  base=${VARIANTS_BASE:-HEAD} patch=$HERE/probe_switches.patch macro=VGPU_PROBE out=probe list="${PROBES:-1 3 17 33 65 113}"
 else
   base=${VARIANTS_BASE:-d89f467} patch=$HERE/hotpath_variants.patch macro=VGPU_HOTPATH out=var list="0 1 2 3 4"
 fi
