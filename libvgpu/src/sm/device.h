@@ -83,7 +83,8 @@ struct Device {
   pthread_mutex_t mu;  // guards `marks`
   EventMarks marks;
   int64_t last_launch_ns;    // atomic, written by every launch
-  uint64_t launches;         // atomic
+  uint64_t launches;         // atomic (a thread adds its coasted launches at its next checked one)
+  uint64_t coasted;          // atomic: launches that passed unchecked (limiter.h Coast)
   int64_t resume_credit_ns;  // atomic, written by the sampler (budget.h Rhythm)
   int64_t burst_ns;          // atomic, written by the sampler
   uint64_t budget_waits;     // atomic

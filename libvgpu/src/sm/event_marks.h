@@ -48,7 +48,7 @@ struct StreamTrack {
   Mark last_done;  // the newest completed mark: where the next interval starts
   bool has_last_done;
   int64_t last_launch_ns;  // atomic: launches store it without the lock
-  uint32_t unclosed;       // atomic: launches since the newest mark (no end mark closes them yet)
+  uint32_t unclosed;  // atomic: 1 = launched onto since the newest mark (no end mark closes it)
   int64_t newest_mark_ns;
   bool idle;  // nothing of ours queued on it (all marks completed at the last poll)
   CUevent pool[kEventPool];

@@ -48,7 +48,9 @@ __attribute__((tls_model("initial-exec"))) thread_local constinit ArmedLaunch t_
 
 // The stream this thread launched on last, so that a launch-bound loop's next launch finds its
 // track without the device's lock: while it keeps launching every < 100 µs onto the same stream,
-// its interval continues (no start mark), and an end mark is due at most every 1 ms.
+// its interval continues (no start mark), and an end mark is due at most every 1 ms. While the
+// measuring thread lets launches coast (limiter.h Coast), the next `coast_left` launches onto it
+// pass unchecked and are counted here until the next checked one.
 struct ThreadStream {
   Device* device;
   StreamTrack* track;
@@ -56,6 +58,9 @@ struct ThreadStream {
   uintptr_t key;
   int64_t last_ns;
   int64_t mark_due_ns;
+  int32_t coast_left;
+  uint32_t coast_epoch;
+  uint32_t uncounted;  // launches that coasted since the last checked one
 };
 __attribute__((tls_model("initial-exec"))) thread_local constinit ThreadStream t_stream{};
 
@@ -214,10 +219,38 @@ int64_t Throttle(Device& d, int64_t now, bool in_debt) {
   return end;
 }
 
+// Adds the launches that coasted since this thread's last checked launch to their device.
+void CountCoasted(ThreadStream& ts) {
+  if (ts.uncounted == 0) return;
+  if (ts.device != nullptr) {
+    __atomic_fetch_add(&ts.device->launches, ts.uncounted, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&ts.device->coasted, ts.uncounted, __ATOMIC_RELAXED);
+  }
+  ts.uncounted = 0;
+}
+
 void BeforeLaunch(CUstream stream, int per_thread) {
   t_armed.device = nullptr;
   Device* dp = LimitedDevice();
   if (dp == nullptr || Capturing(stream, per_thread)) return;  // a capture runs when replayed
+  const uintptr_t key = StreamKey(stream, per_thread);
+  ThreadStream& ts = t_stream;
+  // Coasting (far below the limit, limiter.h Coast): a launch in the middle of a burst onto the
+  // same stream costs a few loads, not the clock, the budget and the bookkeeping below (~150 ns
+  // of a PyTorch launch on the lent H200 hosts; docs/sm-limit.md). It still marks its stream's
+  // batch open, so that the next sync or the measuring thread closes it with an end mark. Whatever
+  // it skips errs towards charging more: a pause inside the burst shorter than a pass is not
+  // excluded, debt is seen at most kCoastEvery - 1 launches late.
+  if (ts.coast_left > 0 && ts.device == dp && ts.key == key &&
+      ts.coast_epoch == __atomic_load_n(&g_coast.epoch, __ATOMIC_RELAXED) &&
+      __atomic_load_n(&ts.track->generation, __ATOMIC_ACQUIRE) == ts.generation) {
+    --ts.coast_left;
+    ++ts.uncounted;
+    __atomic_store_n(&ts.track->unclosed, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  const uint32_t coasted = ts.uncounted;
+  CountCoasted(ts);
   Device& d = *dp;
   int64_t now = NowNs();
   if (__atomic_load_n(&g_sampler_idle, __ATOMIC_RELAXED) != 0) SamplerWake();
@@ -228,14 +261,13 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     now = Throttle(d, now, false);
   }
   __atomic_store_n(&d.last_launch_ns, now, __ATOMIC_RELAXED);
-  // The stream's interval continues while this thread keeps launching onto it; otherwise (a new
-  // stream, a pause) the track decides whether a start mark opens a new interval.
-  const uintptr_t key = StreamKey(stream, per_thread);
-  ThreadStream& ts = t_stream;
+  // The stream's interval continues while this thread keeps launching onto it (every < 100 µs on
+  // average since its last checked launch); otherwise (a new stream, a pause) the track decides
+  // whether a start mark opens a new interval.
   const bool continuing =
       ts.device == &d && ts.key == key && ts.track != nullptr &&
       __atomic_load_n(&ts.track->generation, __ATOMIC_ACQUIRE) == ts.generation &&
-      now - ts.last_ns < kContinuousNs;
+      now - ts.last_ns < kContinuousNs * (1 + static_cast<int64_t>(coasted));
   if (!continuing) {
     CUcontext context = nullptr;
     if (g_driver.ctx_get_current != nullptr) {
@@ -247,8 +279,14 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     StreamTrack* t = d.marks.Find(stream, per_thread, context);
     if (t != nullptr) d.marks.BeforeLaunch(*t, now);
     ts = ThreadStream{&d,  t,   t != nullptr ? t->generation : 0,
-                      key, now, t != nullptr ? t->newest_mark_ns + kMarkIntervalNs : 0};
+                      key, now, t != nullptr ? t->newest_mark_ns + kMarkIntervalNs : 0,
+                      0,   0,   0};
     pthread_mutex_unlock(&d.mu);
+  }
+  if (ts.track != nullptr) {
+    const int32_t every = __atomic_load_n(&g_coast.every, __ATOMIC_RELAXED);
+    ts.coast_left = every > 1 ? every - 1 : 0;
+    ts.coast_epoch = __atomic_load_n(&g_coast.epoch, __ATOMIC_RELAXED);
   }
   t_armed = ArmedLaunch{&d, now};
 }
@@ -263,7 +301,7 @@ void AfterLaunch(CUresult result) {
   if (ts.device != &d || ts.track == nullptr) return;
   ts.last_ns = armed.at_ns;
   __atomic_store_n(&ts.track->last_launch_ns, armed.at_ns, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&ts.track->unclosed, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&ts.track->unclosed, 1, __ATOMIC_RELAXED);
   if (armed.at_ns < ts.mark_due_ns) return;
   pthread_mutex_lock(&d.mu);
   if (ts.track->generation == ts.generation) d.marks.RecordEnd(*ts.track, armed.at_ns);
@@ -277,6 +315,10 @@ void BeforeSync() {
   t_sync.device = nullptr;
   Device* dp = LimitedDevice();
   if (dp == nullptr) return;
+  // The first launch after a sync is checked: the app may pause after it.
+  ThreadStream& ts = t_stream;
+  ts.coast_left = 0;
+  CountCoasted(ts);
   if (g_one_device && g_driver.ctx_get_current != nullptr) {  // LimitedDevice did not ask
     CUcontext context = nullptr;
     if (g_driver.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) return;
@@ -409,6 +451,7 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   out->percent = d.percent;
   out->measure = CurrentMeasure();
   out->launches = __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
+  out->coasted = __atomic_load_n(&d.coasted, __ATOMIC_RELAXED);
   out->busy_ns = __atomic_load_n(&d.busy_ns, __ATOMIC_RELAXED);
   out->charged_ns = __atomic_load_n(&d.charged_ns, __ATOMIC_RELAXED);
   out->shared_ns = __atomic_load_n(&d.shared_ns, __ATOMIC_RELAXED);

@@ -25,6 +25,7 @@
 namespace vgpu::sm {
 
 constinit int g_sampler_idle = 0;
+constinit Coast g_coast{};
 
 namespace {
 
@@ -88,6 +89,7 @@ constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last wind
 constinit int64_t g_launching_ns = 0;
 constinit int64_t g_window_launching_ns = 0;  // g_launching_ns when the last window opened
 constinit int64_t g_last_pass_ns = 0;
+constinit uint64_t g_launches_at_pass = 0;  // the devices' launches at the last pass (coasting)
 constinit bool g_window_open = false;
 constinit bool g_window_collecting = false;
 constinit bool g_window_detached = false;  // that window was opened while CUPTI may stay detached
@@ -541,6 +543,15 @@ PassResult Pass(bool final) {
   const bool relaxed =
       !any_enforced || (g_cupti_ok && measure == kMeasureSampled && !turns &&
                         !g_window_collecting && MayDetach(now) && !kernel_records::Attached());
+  // Launches coast while nothing binds (limiter.h Coast); after a pass without launches (a pause
+  // of the app) each thread's next launch is checked, so that a pause is never charged.
+  uint64_t launches = 0;
+  for (const Device& d : g_devices) launches += __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
+  if (launches == g_launches_at_pass)
+    __atomic_store_n(&g_coast.epoch, __atomic_load_n(&g_coast.epoch, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+  g_launches_at_pass = launches;
+  __atomic_store_n(&g_coast.every, any_enforced && relaxed ? kCoastEvery : 0, __ATOMIC_RELAXED);
   return PassResult{any_active || g_window_collecting, relaxed ? kDetachedTickNs : kTickNs};
 }
 
@@ -662,6 +673,8 @@ void SamplerAfterFork() {
   g_records_needed_ns = 0;
   g_window_open = false;
   g_window_collecting = false;
+  g_coast = Coast{};
+  g_launches_at_pass = 0;
 }
 
 }  // namespace vgpu::sm

@@ -82,6 +82,7 @@ typedef struct VgpuSmStats {
   uint64_t windows;           /* calibration windows of the sampled mode (process-wide) */
   uint64_t windows_moved;     /* of them, opened early: the work changed (calibration.h) */
   uint64_t windows_rescaled;  /* of them, finding that the scale undercharged (calibration.h) */
+  uint64_t coasted;           /* launches that passed unchecked while far below the limit */
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);
 

@@ -269,6 +269,12 @@ TEST_F(SmLimitTest, CuptiIsDetachedFarBelowTheLimitAndTheLimitHoldsWhenTheWorkCh
   EXPECT_EQ(Stat(far[0], "attaches"), 1) << Describe(far);
   EXPECT_LT(Stat(far[0], "attached_ms"), 6000) << Describe(far);
   EXPECT_NE(far[0].stats.find("measure=sampled"), std::string::npos) << Describe(far);
+  // Detached far below its limit, its launches coast (limiter.h Coast): from ~4 s on, 14 of each
+  // sync's 16 pass unchecked; every launch is still counted.
+  EXPECT_GT(Stat(far[0], "coasted"), 0.25 * Stat(far[0], "launches")) << Describe(far);
+  const size_t own = far[0].out.find("launches=");
+  ASSERT_NE(own, std::string::npos) << far[0].out;
+  EXPECT_EQ(Stat(far[0], "launches"), std::stod(far[0].out.substr(own + 9))) << Describe(far);
   // An application subscribed to CUPTI's callbacks (a tool): detaching would end its
   // subscription, so CUPTI stays attached.
   t.extra = {{"TENANT_SUBSCRIBE", "1"}};
