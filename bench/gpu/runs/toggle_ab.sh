@@ -22,7 +22,7 @@ ab() {  # ab NAME LIB LIMIT KIND PAIRS UNITS [NAME=VALUE...]
   taskset -c 8-11 env LD_PRELOAD="$lib" CUDA_DEVICE_SM_LIMIT="$limit" GPU_CORE_UTILIZATION_POLICY=default \
     CUDA_DEVICE_MEMORY_SHARED_CACHE=$O/$name.cache VGPU_SM_STATS=1 "$@" \
     python3 bench/gpu/sm_workloads.py "$kind" --toggle-ab "$OFF" --toggle-pairs "$pairs" \
-    --toggle-units "$units" --one-cpu 8 --warmup 3 >$O/$name.json 2>$O/$name.err
+    --toggle-units "$units" --one-cpu 8 --warmup "${WARMUP:-3}" >$O/$name.json 2>$O/$name.err
   python3 - "$name" $O/$name.json <<'PY'
 import json, sys
 try:
