@@ -25,17 +25,6 @@ void Warn(const char* message);
 void SamplerStart();
 void SamplerWake();
 extern int g_sampler_idle;  // atomic: the thread sleeps until a launch wakes it
-// Coasting: while every enforced tenant of the process is far below its limit with CUPTI detached
-// and none takes turns (the measuring thread's 8-ms rhythm), a launching thread checks one launch
-// in `every` onto the stream it keeps launching onto; the others pass with a flag read (launch
-// path, limiter.cpp). The thread bumps `epoch` when a pass found no launch since the last one
-// (the app paused): a launch after a pause is checked again. Written by the measuring thread only.
-struct Coast {
-  int32_t every;   // atomic: 0 = check every launch
-  uint32_t epoch;  // atomic
-};
-extern Coast g_coast;
-constexpr int32_t kCoastEvery = 8;
 void SamplerStop();
 void SamplerAfterFork();
 Measure CurrentMeasure();
@@ -49,6 +38,18 @@ struct MeasuringCost {
   uint64_t rescaled;  // of them, finding that the scale undercharged (calibration.h ScaleHolds)
 };
 MeasuringCost CurrentMeasuringCost();
+
+// Coasting: while every enforced tenant of the process is far below its limit with CUPTI detached
+// and none takes turns (the measuring thread's 8-ms rhythm), a launching thread checks one launch
+// in `every` onto the stream it keeps launching onto; the others pass with a flag read (launch
+// path, limiter.cpp). The thread bumps `epoch` when a pass found no launch since the last one
+// (the app paused): a launch after a pause is checked again. Written by the measuring thread only.
+struct Coast {
+  int32_t every;   // atomic: 0 = check every launch
+  uint32_t epoch;  // atomic
+};
+extern Coast g_coast;
+constexpr int32_t kCoastEvery = 8;
 
 // VGPU_SM_STATS: one line per limited device on stderr (at exit).
 void ReportStats();
