@@ -356,6 +356,8 @@ def parse_args():
     a = p.parse_args()
     if a.units is not None and (a.units < 10 or a.kind == "infer-open" or a.profile):
         p.error("--units needs N >= 10 and a closed loop without --profile")
+    if a.toggle_ab is not None and (a.toggle_pairs < 2 or a.toggle_units < 1 or a.serve or a.units or a.profile):
+        p.error("--toggle-ab needs --toggle-pairs >= 2 and --toggle-units >= 1, without --serve, --units or --profile")
     for k, v in DEFAULTS.get(a.kind, {}).items():
         if getattr(a, k) is None:
             setattr(a, k, v)

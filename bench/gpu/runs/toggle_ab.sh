@@ -2,7 +2,7 @@
 # Sourced by device-call scripts: `ab NAME LIB LIMIT KIND PAIRS UNITS [NAME=VALUE...]` runs one
 # sm_workloads.py process with LIB preloaded at gpucores LIMIT (policy default, a fresh
 # /tmp/vgpulock, its stats line at exit), pinned to cores 8-11 with every thread but the measuring
-# one on core 8, and after a 3-s warm-up its in-process A/B (--toggle-ab, bench/gpu/toggle_ab.py):
+# one on core 8, and after a warm-up of WARMUP s (default 3) its in-process A/B (--toggle-ab, bench/gpu/toggle_ab.py):
 # PAIRS pairs of UNITS-unit slices with the limit enforced and lifted. Prints one line per process.
 # Needs O (output folder) set by the caller; writes $O/NAME.json, .err, .cache.
 mkdir -p "$O"
