@@ -15,6 +15,27 @@ pod_logs() {
   cat /var/log/pods/"${E2E_NS}_$1_$uid"/*/*.log 2>/dev/null | sed -E 's/^[^ ]+ (stdout|stderr) [FP] //'
 }
 pod_logs_nonempty() { [[ -n $(pod_logs "$1") ]]; }
+# A pod's phase stays Running while a container that exited or failed to start waits out its
+# back-off (kubelet counts it as stopped, restartPolicy Always): only the container's own state says
+# that a process runs and has output to read.
+container_running() {
+  [[ -n $(k get pod -n "$E2E_NS" "$1" -o jsonpath='{.status.containerStatuses[0].state.running.startedAt}') ]]
+}
+# container_diagnosis <pod>: what kubelet and containerd say about the pod's containers, for the
+# message of a failed check.
+container_diagnosis() {
+  local pod uid cid
+  pod=$(k get pod -n "$E2E_NS" "$1" -o json 2>/dev/null) || {
+    echo "pod $1 is gone"
+    return
+  }
+  uid=$(jq -r '.metadata.uid' <<<"$pod")
+  echo "statuses: $(jq -c '[.status.containerStatuses[]? | {state, lastState, restartCount}]' <<<"$pod")"
+  echo "log files: $(find /var/log/pods/"${E2E_NS}_$1_$uid" -name '*.log' -printf '%P %s B; ' 2>&1)"
+  cid=$(jq -r '.status.containerStatuses[0].containerID // "" | sub("^[a-z]+://"; "")' <<<"$pod")
+  [[ -z $cid ]] ||
+    echo "containerd: $(grep -h -- "$cid" "$E2E_LOGS"/containerd-*.log 2>/dev/null | grep -iE 'error|fail|exit' | tail -n 5)"
+}
 has_failed_scheduling() {
   [[ -n $(k get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" -o name) ]]
 }
@@ -149,18 +170,19 @@ scenario_single_pod() {
 
   # Containers start here (containerd with restrict_oom_score_adj); where a sandbox cannot run
   # them, E2E_CONTAINERS_OPTIONAL=1 turns this check into a note.
-  if wait_until 30 "gpu-single Running" pod_phase_is gpu-single Running; then
+  if wait_until 60 "gpu-single's container running" container_running gpu-single; then
     local env
-    wait_until 15 "gpu-single logs" pod_logs_nonempty gpu-single || true
+    wait_until 60 "gpu-single logs" pod_logs_nonempty gpu-single || true
     env=$(pod_logs gpu-single)
     grep -qx "CUDA_DEVICE_MEMORY_LIMIT_0=${mem}m" <<<"$env" ||
-      fail "container env lacks CUDA_DEVICE_MEMORY_LIMIT_0=${mem}m; it has: $(grep -E 'CUDA|NVIDIA' <<<"$env" | tr '\n' ' ')"
+      fail "container env lacks CUDA_DEVICE_MEMORY_LIMIT_0=${mem}m; it has: $(grep -E 'CUDA|NVIDIA' <<<"$env" | tr '\n' ' ')" \
+        "($(container_diagnosis gpu-single | tr '\n' ' '))"
     grep -qx 'CUDA_DEVICE_SM_LIMIT=30' <<<"$env" ||
       fail "container env lacks CUDA_DEVICE_SM_LIMIT=30; it has: $(grep -E 'CUDA|NVIDIA' <<<"$env" | tr '\n' ' ')"
     log "container env checked: CUDA_DEVICE_MEMORY_LIMIT_0=${mem}m, CUDA_DEVICE_SM_LIMIT=30"
   else
     local why
-    why=$(k get pod gpu-single -o json | jq -c '[.status.containerStatuses[]?.state]')
+    why=$(container_diagnosis gpu-single | tr '\n' ' ')
     [[ ${E2E_CONTAINERS_OPTIONAL:-0} == 1 ]] ||
       fail "gpu-single was admitted but its container did not start: $why"
     log "NOTE: container did not start ($why); env check skipped (E2E_CONTAINERS_OPTIONAL=1)"
