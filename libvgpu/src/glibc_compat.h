@@ -26,6 +26,9 @@ VGPU_PIN(pthread_join, "GLIBC_2.2.5");
 VGPU_PIN(pthread_attr_setstacksize, "GLIBC_2.2.5");
 VGPU_PIN(pthread_sigmask, "GLIBC_2.2.5");
 VGPU_PIN(pthread_setname_np, "GLIBC_2.12");
+/* Its count of coasted launches at a launching thread's exit (sm/limiter.cpp). */
+VGPU_PIN(pthread_key_create, "GLIBC_2.2.5");
+VGPU_PIN(pthread_setspecific, "GLIBC_2.2.5");
 #undef VGPU_PIN
 #endif
 

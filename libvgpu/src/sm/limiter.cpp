@@ -63,6 +63,11 @@ struct ThreadStream {
   uint32_t uncounted;  // launches that coasted since the last checked one
 };
 __attribute__((tls_model("initial-exec"))) thread_local constinit ThreadStream t_stream{};
+// A thread that coasted counts what it left uncounted when it exits (a pthread key's destructor:
+// a helper thread, as PyTorch's autograd thread, launches without ever synchronising).
+constinit pthread_key_t g_coasting_thread_key{};
+constinit bool g_coasting_thread_key_ok = false;
+__attribute__((tls_model("initial-exec"))) thread_local constinit bool t_exit_counts = false;
 
 // The sync call this thread is in: its device and when it began (turns.h: GPU-bound tenants).
 struct InSync {
@@ -229,6 +234,10 @@ void CountCoasted(ThreadStream& ts) {
   ts.uncounted = 0;
 }
 
+void CountAtThreadExit(void* stream) {
+  CountCoasted(*static_cast<ThreadStream*>(stream));
+}
+
 void BeforeLaunch(CUstream stream, int per_thread) {
   t_armed.device = nullptr;
   Device* dp = LimitedDevice();
@@ -287,6 +296,10 @@ void BeforeLaunch(CUstream stream, int per_thread) {
     const int32_t every = __atomic_load_n(&g_coast.every, __ATOMIC_RELAXED);
     ts.coast_left = every > 1 ? every - 1 : 0;
     ts.coast_epoch = __atomic_load_n(&g_coast.epoch, __ATOMIC_RELAXED);
+    if (every > 1 && !t_exit_counts && g_coasting_thread_key_ok) {
+      t_exit_counts = true;
+      (void)pthread_setspecific(g_coasting_thread_key, &ts);
+    }
   }
   t_armed = ArmedLaunch{&d, now};
 }
@@ -368,6 +381,10 @@ bool CapturesActive() {
   return __atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0;
 }
 
+void CountThreadCoasted() {
+  CountCoasted(t_stream);
+}
+
 void Warn(const char* message) {
   char line[512];
   const int n = snprintf(line, sizeof(line), "[vgpu sm-limit] pid %d: %s\n",
@@ -401,6 +418,7 @@ void vgpu_sm_init(const VgpuSmDriver* driver, const VgpuSmConfig* config) {
       any |= config->percent[i] > 0 && config->percent[i] < 100;
     for (Device& d : g_devices) pthread_mutex_init(&d.mu, nullptr);
     if (any) {
+      g_coasting_thread_key_ok = pthread_key_create(&g_coasting_thread_key, CountAtThreadExit) == 0;
       pthread_atfork(nullptr, nullptr, ChildAfterFork);
       __atomic_store_n(&vgpu_sm_any_limited, 1, __ATOMIC_RELEASE);
     }

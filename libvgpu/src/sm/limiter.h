@@ -50,6 +50,10 @@ struct Coast {
 };
 extern Coast g_coast;
 constexpr int32_t kCoastEvery = 8;
+// Adds the launches that coasted on the calling thread since its last checked one to their device
+// (a thread that coasted counts its own at its next checked launch, its next sync, or its exit; the
+// exiting process's thread calls this before the statistics are taken).
+void CountThreadCoasted();
 
 // VGPU_SM_STATS: one line per limited device on stderr (at exit).
 void ReportStats();

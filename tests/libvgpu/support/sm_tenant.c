@@ -17,10 +17,15 @@
  * buffer callbacks registered through the symbol the process resolves), TENANT_SUBSCRIBE=1 (the
  * application subscribes to CUPTI's callback API, as tools do, through the symbol the process
  * resolves), TENANT_CONTEXTLESS=1 (before the loop, a launch and a synchronisation with no current
- * context, which the driver refuses: prints contextless=<their results>). */
+ * context, which the driver refuses: prints contextless=<their results>), TENANT_SECOND_THREAD=1
+ * (the second half of each batch is launched onto the same stream by another thread, as PyTorch's
+ * autograd thread launches the backward pass of a step whose forward pass the main thread
+ * launched). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +82,66 @@ static int subscribe_cupti(void) {
   return subscribe != NULL ? subscribe(&handle, NULL, NULL) : -1;
 }
 
+/* The loop's launches and what it counts of them, shared by the threads that launch: one at a time
+ * (the other waits on its semaphore). */
+struct loop {
+  CUfunction f;
+  CUstream s;
+  void** params;
+  int64_t start;
+  int64_t gap_ns;
+  int64_t gap_until;
+  int64_t launches;
+  int64_t batch;         /* launched since the last synchronisation */
+  int64_t batch_counted; /* of them, launched inside the window */
+  CUresult failed;       /* the first failed launch */
+};
+
+/* One launch at `t`. */
+static void launch_one(struct loop* l, int64_t t) {
+  const CUresult rc = cuLaunchKernel(l->f, 1, 1, 1, 1, 1, 1, 0, l->s, l->params, NULL);
+  if (rc != CUDA_SUCCESS && l->failed == CUDA_SUCCESS) l->failed = rc;
+  ++l->launches;
+  ++l->batch;
+  /* A kernel launched before the window may run inside it: count only what was launched in it. */
+  if (t >= l->start) ++l->batch_counted;
+}
+
+/* The host's work after a launch at `t` (a host-bound loop). */
+static void host_gap(const struct loop* l, int64_t t) {
+  if (l->gap_ns > 0 && t < l->gap_until) {
+    const int64_t until = now_ns() + l->gap_ns;
+    while (now_ns() < until) {
+    }
+  }
+}
+
+/* TENANT_SECOND_THREAD: launches `second_count` of the batch when `go` is posted, then posts
+ * `done`. */
+struct second_thread {
+  struct loop* loop;
+  CUcontext ctx;
+  int64_t count;
+  sem_t go;
+  sem_t done;
+  int stop;
+};
+
+static void* second_thread_main(void* arg) {
+  struct second_thread* st = arg;
+  cuCtxSetCurrent(st->ctx);
+  for (;;) {
+    sem_wait(&st->go);
+    if (st->stop) return NULL;
+    for (int64_t i = 0; i < st->count; ++i) {
+      const int64_t t = now_ns();
+      launch_one(st->loop, t);
+      host_gap(st->loop, t);
+    }
+    sem_post(&st->done);
+  }
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const int64_t kernel_ns = env_int("TENANT_KERNEL_US", 2000) * 1000;
@@ -116,41 +181,54 @@ int main(void) {
     CU(cuCtxSetCurrent(ctx));
     printf("contextless=%d,%d\n", (int)launched, (int)synced);
   }
-  int64_t launches = 0;
-  int64_t batch = 0;         /* launched since the last synchronisation */
-  int64_t batch_counted = 0; /* of them, launched inside the window */
+  struct loop l = {f, s, params, start, gap_ns, gap_until, 0, 0, 0, CUDA_SUCCESS};
+  /* With a second thread, the main thread launches the first half of each batch. */
+  struct second_thread second = {&l, ctx, sync_every / 2, {{0}}, {{0}}, 0};
+  const int two = env_int("TENANT_SECOND_THREAD", 0) != 0 && second.count > 0;
+  const int64_t first_count = two ? sync_every - second.count : sync_every;
+  pthread_t second_id;
+  if (two) {
+    sem_init(&second.go, 0, 0);
+    sem_init(&second.done, 0, 0);
+    if (pthread_create(&second_id, NULL, second_thread_main, &second) != 0) {
+      printf("FAIL cannot start the second thread\n");
+      return 1;
+    }
+  }
   int64_t work = 0;
   int64_t burst_end = now_ns() + burst_ns;
   for (int64_t t = now_ns(); t < end; t = now_ns()) {
     if (burst_ns > 0 && pause_ns > 0 && t >= burst_end) {
       CU(cuStreamSynchronize(s));
-      if (now_ns() <= end) work += batch_counted * kernel_ns;
-      batch = batch_counted = 0;
+      if (now_ns() <= end) work += l.batch_counted * kernel_ns;
+      l.batch = l.batch_counted = 0;
       const struct timespec pause = {(time_t)(pause_ns / 1000000000),
                                      (long)(pause_ns % 1000000000)};
       nanosleep(&pause, NULL);
       burst_end = now_ns() + burst_ns;
       continue;
     }
-    CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
-    ++launches;
-    ++batch;
-    /* A kernel launched before the window may run inside it: count only what was launched in it. */
-    if (t >= start) ++batch_counted;
-    if (batch >= sync_every) {
+    launch_one(&l, t);
+    if (two && l.batch == first_count) {
+      sem_post(&second.go);
+      sem_wait(&second.done);
+    }
+    CU(l.failed);
+    if (l.batch >= sync_every) {
       CU(cuStreamSynchronize(s));
-      if (now_ns() <= end) work += batch_counted * kernel_ns;
-      batch = batch_counted = 0;
+      if (now_ns() <= end) work += l.batch_counted * kernel_ns;
+      l.batch = l.batch_counted = 0;
     }
-    if (gap_ns > 0 && t < gap_until) {
-      const int64_t until = now_ns() + gap_ns;
-      while (now_ns() < until) {
-      }
-    }
+    host_gap(&l, t);
+  }
+  if (two) {
+    second.stop = 1;
+    sem_post(&second.go);
+    pthread_join(second_id, NULL);
   }
   CU(cuStreamSynchronize(s));
   printf("work_ns=%lld window_ns=%lld launches=%lld\n", (long long)work, (long long)(end - start),
-         (long long)launches);
+         (long long)l.launches);
   CU(cuModuleUnload(mod));
   return 0;
 }
