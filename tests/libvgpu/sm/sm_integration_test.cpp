@@ -278,8 +278,8 @@ TEST_F(SmLimitTest, CuptiIsDetachedFarBelowTheLimitAndTheLimitHoldsWhenTheWorkCh
   ASSERT_GE(far[0].own_launches, 0) << far[0].out;
   EXPECT_EQ(Stat(far[0], "launches"), far[0].own_launches) << Describe(far);
   // What coasting skips errs towards charging more: the tenant is charged its kernels' time, less
-  // at most the sampled mode's margin (calibration.h kScaleMargin). (Charged 0.95-1.02 of it here,
-  // before coasting too.)
+  // at most the sampled mode's margin (calibration.h kScaleMargin). (This loop, one or two threads:
+  // 0.95-1.02 of it, with and without coasting.)
   EXPECT_GT(Stat(far[0], "charged_ms"), 0.8 * far[0].own_launches * t.kernel_us / 1000.0)
       << Describe(far);
   // An application subscribed to CUPTI's callbacks (a tool): detaching would end its
