@@ -126,7 +126,8 @@ void EventMarks::CloseOpen(int64_t now, bool capturing) {
   }
 }
 
-int EventMarks::Poll(int64_t now, bool capturing, TimeSpan* out, int max, int64_t* busy_ns) {
+int EventMarks::Poll(int64_t now, int64_t open_ns, bool capturing, TimeSpan* out, int max,
+                     int64_t* busy_ns) {
   int n = 0;
   *busy_ns = 0;
   for (StreamTrack& t : tracks_) {
@@ -141,7 +142,7 @@ int EventMarks::Poll(int64_t now, bool capturing, TimeSpan* out, int max, int64_
     }
     // A batch nobody closed (the app went quiet without synchronising): close it so that it is
     // measured. Not on another thread's per-thread stream, nor during a capture.
-    if (unclosed > 0 && now - t.newest_mark_ns >= kOpenBatchNs && !t.per_thread && !capturing)
+    if (unclosed > 0 && now - t.newest_mark_ns >= open_ns && !t.per_thread && !capturing)
       Record(t, false, now);
     while (t.count > 0) {
       const Mark m = t.ring[t.head];

@@ -25,7 +25,12 @@ constexpr int kEventPool = 16;
 constexpr int64_t kContinuousNs = 100'000;
 // An end mark at most this often per stream (host time): an event costs ~2 µs to record.
 constexpr int64_t kMarkIntervalNs = 1'000'000;
-// The sampler closes a batch that nothing closed for this long.
+// The same while launches coast (limiter.h Coast: nothing binds, the measuring thread passes every
+// 8 ms): a quarter of the events to record and to query, and a rise of usage is seen at most
+// 4 ms later. Syncs and budget waits still close every batch at once.
+constexpr int64_t kCoastingMarkIntervalNs = 4'000'000;
+// The sampler closes a batch that nothing closed for this long (past the launching thread's own
+// end mark, while launches coast).
 constexpr int64_t kOpenBatchNs = 2'000'000;
 
 struct Mark {
@@ -71,8 +76,9 @@ class EventMarks {
   // Closes every open batch this thread may record into (a synchronisation, a budget wait).
   void CloseOpen(int64_t now, bool capturing);
   // Sampler: the intervals completed since the last poll (GPU time; their span on the host clock
-  // is estimated as ending now), closing batches left open. `*busy_ns` = their total.
-  int Poll(int64_t now, bool capturing, TimeSpan* out, int max, int64_t* busy_ns);
+  // is estimated as ending now), closing batches left open `open_ns` past their newest mark.
+  // `*busy_ns` = their total.
+  int Poll(int64_t now, int64_t open_ns, bool capturing, TimeSpan* out, int max, int64_t* busy_ns);
   // True when no mark is outstanding on any stream.
   bool Idle() const;
   uint64_t events_recorded() const { return events_recorded_; }
