@@ -319,9 +319,7 @@ void AfterLaunch(CUresult result) {
   pthread_mutex_lock(&d.mu);
   if (ts.track->generation == ts.generation) d.marks.RecordEnd(*ts.track, armed.at_ns);
   pthread_mutex_unlock(&d.mu);
-  ts.mark_due_ns =
-      armed.at_ns + (__atomic_load_n(&g_coast.every, __ATOMIC_RELAXED) > 1 ? kCoastingMarkIntervalNs
-                                                                           : kMarkIntervalNs);
+  ts.mark_due_ns = armed.at_ns + (LaunchesCoast() ? kCoastingMarkIntervalNs : kMarkIntervalNs);
 }
 
 // The app waits for the GPU: close its open batches so that work between two synchronisations is

@@ -50,6 +50,11 @@ struct Coast {
 };
 extern Coast g_coast;
 constexpr int32_t kCoastEvery = 8;
+// Whether launches coast now (the measuring thread's last pass let them): end marks are then spaced
+// kCoastingMarkIntervalNs apart (event_marks.h).
+inline bool LaunchesCoast() {
+  return __atomic_load_n(&g_coast.every, __ATOMIC_RELAXED) > 1;
+}
 // Adds the launches that coasted on the calling thread since its last checked one to their device
 // (a thread that coasted counts its own at its next checked launch, its next sync, or its exit; the
 // exiting process's thread calls this before the statistics are taken).

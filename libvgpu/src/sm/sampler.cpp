@@ -221,9 +221,7 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   if (!CapturesActive()) {
     pthread_mutex_lock(&d.mu);
     // While launches coast, launching threads mark their batches every 4 ms themselves.
-    const int64_t open_ns = __atomic_load_n(&g_coast.every, __ATOMIC_RELAXED) > 1
-                                ? kCoastingMarkIntervalNs + kOpenBatchNs
-                                : kOpenBatchNs;
+    const int64_t open_ns = LaunchesCoast() ? kCoastingMarkIntervalNs + kOpenBatchNs : kOpenBatchNs;
     n_events = d.marks.Poll(now, open_ns, false, s_events, kScratch, &event_busy);
     pthread_mutex_unlock(&d.mu);
   }
