@@ -103,6 +103,21 @@ dump_logs() {
   done
 }
 
+# keep_system_pod_logs <scenario>: the kube-system pods' container logs as they are now (the
+# chart's device plugins, schedulers and monitors) into the run's logs, where dump_logs finds them:
+# kubelet removes them with their pods (at the chart's uninstall at the latest).
+keep_system_pod_logs() {
+  local dir f pod container
+  for dir in /var/log/pods/kube-system_*; do
+    for f in "$dir"/*/*.log; do
+      [[ -f $f ]] || continue
+      pod=$(basename "$dir" | cut -d_ -f2)
+      container=$(basename "$(dirname "$f")")
+      cp "$f" "$E2E_LOGS/failed-$1-$pod-$container-${f##*/}"  # ${f##*/}: <restart count>.log
+    done
+  done
+}
+
 # Renders a template: every ${NAME} whose NAME is listed is replaced by the variable's value.
 render() {
   local template=$1 out=$2
@@ -140,6 +155,7 @@ run_scenario() {
   )
   rc=$?
   set -e
+  ((rc == 0)) || keep_system_pod_logs "$name"
   # Whatever happened, the next scenario starts from an empty cluster: a failed assertion leaves
   # its pods behind, and they would hold GPUs the next scenario counts on.
   k delete pods -n default -l vgpu-e2e --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
