@@ -11,6 +11,7 @@
 #include "calibration.h"
 #include "event_marks.h"
 #include "peer_file.h"
+#include "sm_limit.h"
 
 namespace vgpu::sm {
 
@@ -34,6 +35,7 @@ struct PrivateBudget {
 };
 
 constexpr int kPendingRecords = 16384;
+constexpr int kReportedWindowRatios = VGPU_SM_REPORTED_WINDOW_RATIOS;
 
 // What only the sampler thread touches.
 struct MeterState {
@@ -51,7 +53,8 @@ struct MeterState {
   double sync_sum;           // time the app waited for the GPU (sync calls), decayed alike
   uint64_t sync_seen;        // Device::sync_ns at the last pass
   bool gpu_bound;            // takes turns with the GPU's other GPU-bound tenants (turns.h)
-  double records_per_event;  // kernel-busy time per event-measured time (sampled mode's scale)
+  double records_per_event;  // kernel-busy time per event-measured time (sampled mode's scale;
+                             // atomic: the statistics read it)
   bool has_ratio;
   int64_t ratio_records_ns;  // accumulators of the current calibration period
   int64_t ratio_events_ns;
@@ -61,6 +64,10 @@ struct MeterState {
   WorkSignature calibrated;  // at the last calibration
   uint64_t launches_seen;    // Device::launches at the last pass
   uint64_t records;          // kernel records received
+  // What the first calibration windows found (records/events), for VGPU_SM_STATS; written by the
+  // measuring thread only.
+  double window_ratios[kReportedWindowRatios];  // atomic
+  int32_t n_window_ratios;                      // atomic
 };
 
 struct Device {

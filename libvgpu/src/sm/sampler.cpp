@@ -181,15 +181,21 @@ void NoteRatio(MeterState& m, int64_t records_ns, int64_t events_ns) {
 // it had still holds (calibration.h ScaleHolds), or that it undercharged.
 enum class Calibrated { kNothing, kSame, kChanged };
 
-Calibrated FinishRatio(MeterState& m) {
+Calibrated FinishRatio(MeterState& m, bool window) {
   Calibrated found = Calibrated::kNothing;
   if (m.ratio_events_ns >= 5'000'000 && m.ratio_records_ns > 0) {
     double r = static_cast<double>(m.ratio_records_ns) / static_cast<double>(m.ratio_events_ns);
     r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
     found = m.has_ratio && ScaleHolds(m.records_per_event, r) ? Calibrated::kSame
                                                               : Calibrated::kChanged;
-    m.records_per_event = m.has_ratio ? 0.5 * m.records_per_event + 0.5 * r : r;
-    m.has_ratio = true;
+    double scale = NextScale(m.records_per_event, m.has_ratio, r);  // not const: __atomic_store
+    __atomic_store(&m.records_per_event, &scale, __ATOMIC_RELAXED);
+    const int32_t n = __atomic_load_n(&m.n_window_ratios, __ATOMIC_RELAXED);
+    if (window && n < kReportedWindowRatios) {
+      __atomic_store(&m.window_ratios[n], &r, __ATOMIC_RELAXED);
+      __atomic_store_n(&m.n_window_ratios, n + 1, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&m.has_ratio, true, __ATOMIC_RELAXED);
     m.calibrated = m.work;
   }
   m.ratio_records_ns = 0;
@@ -237,7 +243,7 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
     NoteRatio(m, a.busy_ns, event_busy);
     if (m.ratio_from_ns == 0) m.ratio_from_ns = now;
     if (now - m.ratio_from_ns >= kRatioPeriodNs) {
-      FinishRatio(m);
+      FinishRatio(m, false);
       m.ratio_from_ns = now;
     }
   } else {
@@ -457,7 +463,7 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
       bool changed = false;
       for (Device& d : g_devices) {
         if (!Limited(d)) continue;
-        const Calibrated found = FinishRatio(d.meter);
+        const Calibrated found = FinishRatio(d.meter, true);
         same |= found == Calibrated::kSame;
         changed |= found == Calibrated::kChanged;
       }

@@ -58,6 +58,7 @@ void vgpu_sm_init(const VgpuSmDriver* driver, const VgpuSmConfig* config);
 extern int vgpu_sm_any_limited;
 
 /* Statistics of this process's limiter for CUDA ordinal `device` (tests, the exit report). */
+#define VGPU_SM_REPORTED_WINDOW_RATIOS 8
 typedef struct VgpuSmStats {
   int32_t percent;     /* the limit, 0 = unlimited */
   int32_t measure;     /* how the GPU time is measured now: 0 events, 1 kernel records, 2 sampled */
@@ -83,6 +84,9 @@ typedef struct VgpuSmStats {
   uint64_t windows_moved;     /* of them, opened early: the work changed (calibration.h) */
   uint64_t windows_rescaled;  /* of them, finding that the scale undercharged (calibration.h) */
   uint64_t coasted;           /* launches that passed unchecked while far below the limit */
+  double scale;            /* sampled mode's kernel-busy per event-measured time now (-1: none) */
+  int32_t n_window_ratios; /* how many of window_ratios hold a value */
+  double window_ratios[VGPU_SM_REPORTED_WINDOW_RATIOS]; /* what the first windows found, in order */
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);
 

@@ -52,6 +52,29 @@ TEST(Calibration, ScaleHoldsUnlessItUnderchargedByMoreThanAQuarter) {
   }
 }
 
+TEST(Calibration, AHigherRatioIsTakenAtOnceALowerOneHalfway) {
+  struct Case {
+    double had;
+    bool has_scale;
+    double found;
+    double want;
+  };
+  const Case cases[] = {
+      {1.00, false, 0.30, 0.30},  // the first period sets it
+      {0.05, true, 0.40, 0.40},   // a scale from a setup stretch: undercharged 8x, replaced at once
+      {0.40, true, 0.45, 0.45},   // a little higher: taken too (the margin only spaces windows)
+      {0.40, true, 0.40, 0.40},  {0.40, true, 0.20, 0.30},  // lower: halfway, towards charging less
+      {0.40, true, 0.02, 0.21},
+  };
+  for (const Case& c : cases) {
+    EXPECT_DOUBLE_EQ(NextScale(c.had, c.has_scale, c.found), c.want)
+        << c.had << (c.has_scale ? "" : " (none)") << " -> " << c.found;
+  }
+  // A scale 20x too small is right after one window; when each window moved it halfway, steady
+  // work took three windows, 10 s of launching apart, to get within a quarter of its ratio.
+  EXPECT_DOUBLE_EQ(NextScale(0.02, true, 0.40), 0.40);
+}
+
 TEST(Calibration, WorkMovedOnlyWhenTheOldScaleMayBeTooSmall) {
   const WorkSignature then{0.20, 5000.0, 20000.0, 0.10};
   struct Case {

@@ -19,7 +19,7 @@ python3 bench/gpu/ovh_turns.py run small $T/small --lib "$LIB" --pin 8-11 --one-
   --slice-s 0.5 --rounds 16 --warmup-s 5 --budget-s "${2:-200}" --seed 292 --startup-s 8 |
   grep -v "^  turns"
 date -u
-for f in $T/*/turns_*_l90.err; do
+for f in "$T"/*/turns_*_l90.err; do
   echo "$f $(grep -a 'sm-limit\]' "$f" | tail -1 | grep -o 'launches=[0-9]*\|coasted=[0-9]*\|windows=[0-9]*\|attached_ms=[0-9.]*\|measuring_cpu_ms=[0-9.]*' | tr '\n' ' ')"
 done
 python3 bench/gpu/ovh_turns.py report $T/train > $T/train/report.txt

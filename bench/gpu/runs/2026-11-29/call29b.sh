@@ -15,7 +15,7 @@ python3 bench/gpu/perf_counts.py train $T --lib "$LIB" --rounds 12 --batches 3 -
 date -u
 python3 bench/gpu/perf_counts.py small $T --lib "$LIB" --rounds 12 --batches 1 --seed 294
 date -u
-for f in $T/counts_*_l90.err; do
+for f in "$T"/counts_*_l90.err; do
   echo "$f $(grep -a 'sm-limit\]' "$f" | tail -1 | grep -o 'launches=[0-9]*\|busy_ms=[0-9.]*\|events=[0-9]*\|coasted=[0-9]*\|passes=[0-9]*\|windows=[0-9]*\|attached_ms=[0-9.]*\|measuring_cpu_ms=[0-9.]*' | tr '\n' ' ')"
 done
 tar czf "$OUT/counts29b.tgz" --exclude="*.cache" -C /tmp counts29b
