@@ -135,6 +135,54 @@ def fresh_lockdir():
     os.chmod("/tmp/vgpulock", 0o1777)
 
 
+def start_batch(a, rng, batch, prefix, workers):
+    """Starts a batch's processes (configs(a, ...)) in a random order, with a fresh lock directory and
+    fresh region files, each pinned as a's options say, its stderr in
+    a.outdir/<prefix>_<kind>_b<batch>_<config>.err; appends each to `workers` (the caller stops them)
+    and returns once every one said it is ready (Worker.ready_s)."""
+    fresh_lockdir()
+    cache = "/tmp/vgpu-bench/%s_%s_b%d" % (prefix, a.kind, batch)
+    os.makedirs("/tmp/vgpu-bench", exist_ok=True)
+    cfgs = configs(a, cache)
+    for _, env in cfgs:  # each limited or preloaded process's region file, fresh
+        f = env.get("CUDA_DEVICE_MEMORY_SHARED_CACHE")
+        if f and os.path.exists(f):
+            os.unlink(f)
+    rng.shuffle(cfgs)  # start order
+    for cfg, env in cfgs:
+        cmd = ["taskset", "-c", a.pin, sys.executable, WORK, a.kind, "--serve"] + (
+            ["--one-cpu", str(a.one_cpu)] if a.one_cpu is not None else [])
+        workers.append(Worker(cfg, cmd, env, os.path.join(a.outdir, "%s_%s_b%d_%s.err" % (
+            prefix, a.kind, batch, cfg))))
+    for w in workers:
+        ln = w.line(180)
+        while not ln.startswith("ready"):
+            ln = w.line(180)
+        w.ready_s = float(ln.split()[1])
+
+
+def slice_units(native, kind, slice_s):
+    """Units of work in a slice of about slice_s s, sized on the native process after a short warm-up
+    of its own."""
+    probe = 3 if kind == "train" else 20
+    native.run(probe)
+    el = native.run(probe)[0]
+    k = max(2, round(slice_s * probe / el))
+    print("slice: %d units (native probe: %d units in %.3f s)" % (k, probe, el), flush=True)
+    return k
+
+
+def warm_up(order, k, warmup_s):
+    """Unrecorded warm-up: a slice each at least, warmup_s s of work each at most (the limited ones'
+    first seconds with CUPTI attached, until they are seen far below the limit)."""
+    for w in order:
+        warm = 0.0
+        while True:
+            warm += w.run(k)[0]
+            if warm >= warmup_s:
+                break
+
+
 def cmd_run(a):
     os.makedirs(a.outdir, exist_ok=True)
     raw = open(os.path.join(a.outdir, "turns_%s.jsonl" % a.kind), "w")
@@ -151,46 +199,15 @@ def cmd_run(a):
             break
         batch += 1
         b0 = time.time()
-        fresh_lockdir()
-        cache = "/tmp/vgpu-bench/turns_%s_b%d" % (a.kind, batch)
-        os.makedirs("/tmp/vgpu-bench", exist_ok=True)
-        cfgs = configs(a, cache)
-        for _, env in cfgs:  # each limited or preloaded process's region file, fresh
-            f = env.get("CUDA_DEVICE_MEMORY_SHARED_CACHE")
-            if f and os.path.exists(f):
-                os.unlink(f)
-        rng.shuffle(cfgs)  # start order
         workers = []
         try:
-            for cfg, env in cfgs:
-                cmd = ["taskset", "-c", a.pin, sys.executable, WORK, a.kind, "--serve"] + (
-                    ["--one-cpu", str(a.one_cpu)] if a.one_cpu is not None else [])
-                workers.append(Worker(cfg, cmd, env, os.path.join(a.outdir, "turns_%s_b%d_%s.err" % (
-                    a.kind, batch, cfg))))
-            for w in workers:
-                ln = w.line(180)
-                while not ln.startswith("ready"):
-                    ln = w.line(180)
-                w.ready_s = float(ln.split()[1])
+            start_batch(a, rng, batch, "turns", workers)
             t_ready = time.time() - b0
-            byname = {w.cfg: w for w in workers}
-            if k is None:  # size the slice on the native loop, after a short warm-up of its own
-                nat = byname["native"]
-                probe = 3 if a.kind == "train" else 20
-                nat.run(probe)
-                el = nat.run(probe)[0]
-                k = max(2, round(a.slice_s * probe / el))
-                print("slice: %d units (native probe: %d units in %.3f s)" % (k, probe, el), flush=True)
+            if k is None:
+                k = slice_units({w.cfg: w for w in workers}["native"], a.kind, a.slice_s)
             order = list(workers)
             rng.shuffle(order)
-            # Warm-up, not recorded: a slice each at least, --warmup-s of work each at most (the limited
-            # ones' first seconds with CUPTI attached, until they are seen far below the limit).
-            for w in order:
-                warm = 0.0
-                while True:
-                    warm += w.run(k)[0]
-                    if warm >= a.warmup_s:
-                        break
+            warm_up(order, k, a.warmup_s)
             for r in range(1, a.rounds + 1):
                 rng.shuffle(order)
                 for pos, w in enumerate(order):

@@ -29,12 +29,11 @@ import random
 import statistics
 import struct
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
-import ovh_turns  # noqa: E402  (Worker, configs, fresh_lockdir)
+import ovh_turns  # noqa: E402  (start_batch, slice_units, warm_up)
 
 # perf_event_open(2): types, configs and attribute bits.
 HW, SW = 0, 1
@@ -140,43 +139,18 @@ def run(a):
     os.makedirs(a.outdir, exist_ok=True)
     raw = open(os.path.join(a.outdir, "counts_%s.jsonl" % a.kind), "w")
     rng = random.Random(a.seed)
-    cfg_args = argparse.Namespace(lib=a.lib, limit=a.limit, cupti_cycle_config=False, lib2=a.lib2,
-                                  lib2_env=None, events_config=False)
+    # configs() reads these of the options (ovh_turns.py's extra processes: none here).
+    a.cupti_cycle_config, a.lib2_env, a.events_config = False, None, False
     k = None
     for batch in range(1, a.batches + 1):
-        ovh_turns.fresh_lockdir()
-        cache = "/tmp/vgpu-bench/counts_%s_b%d" % (a.kind, batch)
-        os.makedirs("/tmp/vgpu-bench", exist_ok=True)
-        cfgs = ovh_turns.configs(cfg_args, cache)
-        for _, env in cfgs:
-            f = env.get("CUDA_DEVICE_MEMORY_SHARED_CACHE")
-            if f and os.path.exists(f):
-                os.unlink(f)
-        rng.shuffle(cfgs)
         workers = []
         try:
-            for cfg, env in cfgs:
-                cmd = ["taskset", "-c", a.pin, sys.executable, ovh_turns.WORK, a.kind, "--serve"] + (
-                    ["--one-cpu", str(a.one_cpu)] if a.one_cpu is not None else [])
-                workers.append(ovh_turns.Worker(cfg, cmd, env, os.path.join(
-                    a.outdir, "counts_%s_b%d_%s.err" % (a.kind, batch, cfg))))
-            for w in workers:
-                ln = w.line(180)
-                while not ln.startswith("ready"):
-                    ln = w.line(180)
-            byname = {w.cfg: w for w in workers}
+            ovh_turns.start_batch(a, rng, batch, "counts", workers)
             if k is None:
-                probe = 3 if a.kind == "train" else 20
-                byname["native"].run(probe)
-                el = byname["native"].run(probe)[0]
-                k = max(2, round(a.slice_s * probe / el))
-                print("slice: %d units (native probe: %d units in %.3f s)" % (k, probe, el), flush=True)
+                k = ovh_turns.slice_units({w.cfg: w for w in workers}["native"], a.kind, a.slice_s)
             order = list(workers)
             rng.shuffle(order)
-            for w in order:
-                warm = 0.0
-                while warm < a.warmup_s:
-                    warm += w.run(k)[0]
+            ovh_turns.warm_up(order, k, a.warmup_s)
             counters = {w.cfg: ProcessCounters(w.p.pid) for w in workers}
             for cfg, pc in counters.items():
                 if pc.unavailable:
