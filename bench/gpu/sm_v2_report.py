@@ -12,6 +12,9 @@ tenant "i kind limit container pid"), <group>.r<rep>.<i>.json (the tenant's JSON
 A tenant's GPU-busy share = its rate x GPU time per unit (calib) x 100, in % of the GPU. The
 native U used in the formulas is the native rate of the same invocation x GPU time per unit
 (the profiler slows a host-bound loop, so the profiled U reads low; both are printed).
+charged/kernels: what the limiter charged a limited tenant over its whole run (busy_ms of its
+VGPU_SM_STATS line) per GPU time of every unit it ran (units_total x GPU time per unit): 1 is
+exact, well below 1 means it was undercharged and may exceed its limit.
 """
 import glob
 import json
@@ -167,11 +170,23 @@ def flag_late(group):
                     group, t.i, t.res["late_s"], t.res.get("setup_s", float("nan"))))
 
 
+def charged_of_kernels(t, gk):
+    """What the limiter charged a tenant over its whole run (VGPU_SM_STATS busy_ms) per GPU time of
+    its kernels (every unit it ran, warm-up included, x the calibration's GPU time per unit): 1 is
+    exact, below 1 undercharged. None without the numbers."""
+    busy_ms, units = t.stats.get("busy_ms"), t.res.get("units_total")
+    if busy_ms is None or not units or not gk:
+        return None
+    return busy_ms / 1000.0 / (units * gk)
+
+
 def table(groups, g=None):
     """One row per tenant of each group: rate, share of the GPU (needs g = GPU s per unit of that
-    tenant's kind, a dict kind -> s), latency, NVML SM %, stats."""
-    print("%-18s %-3s %-12s %-6s %-22s %-20s %-20s %-14s %s" % (
-        "group", "i", "kind", "limit", "rate/s med [min-max]", "GPU share %", "p99 ms", "nvml SM %", "max_wait_ms"))
+    tenant's kind, a dict kind -> s), latency, NVML SM %, stats, and what the limiter charged per
+    GPU time of the tenant's kernels."""
+    print("%-18s %-3s %-12s %-6s %-22s %-20s %-20s %-14s %-20s %s" % (
+        "group", "i", "kind", "limit", "rate/s med [min-max]", "GPU share %", "p99 ms", "nvml SM %", "max_wait_ms",
+        "charged/kernels"))
     for grp in groups:
         flag_late(grp)
         rs = runs(grp)
@@ -183,10 +198,11 @@ def table(groups, g=None):
             t0 = tt[0][2]
             gk = (g or {}).get(t0.kind)
             share = [t.rate * gk * 100 if (t.rate is not None and gk) else None for _, _, t in tt]
-            print("%-18s %-3s %-12s %-6s %-22s %-20s %-20s %-14s %s" % (
+            print("%-18s %-3s %-12s %-6s %-22s %-20s %-20s %-14s %-20s %s" % (
                 grp, t0.i, t0.kind, t0.limit, fmt([t.rate for _, _, t in tt], "%.2f"), fmt(share),
                 fmt([t.res.get("p99_ms") for _, _, t in tt]), fmt([nvml_sm(t, s, e) for s, e, t in tt]),
-                fmt([t.stats.get("max_wait_ms") for _, _, t in tt])))
+                fmt([t.stats.get("max_wait_ms") for _, _, t in tt]),
+                fmt([charged_of_kernels(t, gk) for _, _, t in tt], "%.2f")))
 
 
 def gpu_s(*kinds):

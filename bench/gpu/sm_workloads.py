@@ -373,6 +373,13 @@ def main():
         unit, what = make_infer(a, dev), "requests"
     else:
         unit, what = make_legacy(a.kind, dev), "iterations"
+    made, done = unit, [0]
+
+    def unit():  # counts every unit of the run, warm-up included: the limiter charges them all
+        n = made()
+        done[0] += n
+        return n
+
     opened = cuda_profiler() if a.with_profiler else None
     if opened:
         opened.__enter__()
@@ -480,6 +487,7 @@ def main():
         busy, kernels = kernel_busy(opened)
         res.update(profiler_busy_whole_run=round(busy / wall, 4), profiler_kernels=kernels,
                    profiler_s=round(wall, 3))
+    res["units_total"] = done[0]
     print(json.dumps(res), flush=True)
 
 
