@@ -167,11 +167,15 @@ start_containerd() {
   local node=$1 i=$2 dir
   dir=$(node_dir "$node")
   mkdir -p "$dir/cni" "$dir/containerd" "/run/vgpu-e2e/$node"
+  # The addresses handed out are kept in the run's own directory: in host-local's default
+  # (/var/lib/cni/networks) the sandboxes that a run's teardown kills without a CNI DEL kept
+  # theirs, and after ~8 runs on one machine a node's /24 was used up ("no IP addresses
+  # available"), so the chart's pods never started.
   cat >"$dir/cni/10-e2e.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "e2e-$node",
  "plugins": [{"type": "bridge", "bridge": "e2ebr$i", "isGateway": true, "ipMasq": false,
               "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.$i.0/24"}]],
-                       "routes": [{"dst": "0.0.0.0/0"}]}},
+                       "dataDir": "$dir/cni/ipam", "routes": [{"dst": "0.0.0.0/0"}]}},
              {"type": "loopback"}]}
 EOF
   cat >"$dir/containerd.toml" <<EOF
