@@ -190,8 +190,8 @@ Calibrated FinishRatio(MeterState& m, bool window) {
                                                               : Calibrated::kChanged;
     double scale = NextScale(m.records_per_event, m.has_ratio, r);  // not const: __atomic_store
     __atomic_store(&m.records_per_event, &scale, __ATOMIC_RELAXED);
-    const int32_t n = __atomic_load_n(&m.n_window_ratios, __ATOMIC_RELAXED);
-    if (window && n < kReportedWindowRatios) {
+    // Only this thread writes the count: a plain read of it is its own latest value.
+    if (const int32_t n = m.n_window_ratios; window && n < kReportedWindowRatios) {
       __atomic_store(&m.window_ratios[n], &r, __ATOMIC_RELAXED);
       __atomic_store_n(&m.n_window_ratios, n + 1, __ATOMIC_RELEASE);
     }
