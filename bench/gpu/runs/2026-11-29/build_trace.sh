@@ -1,0 +1,21 @@
+#!/bin/bash
+# Builds a trace build of HEAD's libvgpu into .devbuild/trace/ (release flags as
+# prepare_devbuild.sh; never part of the product): trace_probe.patch adds one stderr line
+# ("[vgpu trace]") per calibration period (its events, records, ratio, the scale before and
+# after), per window opened (and how long enabling or attaching CUPTI took), per detach, per
+# change of measure, and per second of measuring (events, charge, attached, coasting, scale).
+#   bash bench/gpu/runs/2026-11-29/build_trace.sh
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../../.." && pwd)
+SRC=/tmp/vgpu-trace/src
+rm -rf "$SRC" && mkdir -p "$SRC"
+git -C "$ROOT" archive HEAD | tar -x -C "$SRC"
+patch -s -d "$SRC" -p1 <"$HERE/trace_probe.patch"
+cmake -S "$SRC" -B /tmp/vgpu-trace/b -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DVGPU_COMPONENTS="libvgpu;core;base" \
+  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" >/dev/null
+cmake --build /tmp/vgpu-trace/b -j2 --target vgpu_preload >/dev/null
+mkdir -p "$ROOT/.devbuild/trace"
+cp /tmp/vgpu-trace/b/lib/libvgpu.so "$ROOT/.devbuild/trace/libvgpu.so"
+ls -la "$ROOT/.devbuild/trace"
