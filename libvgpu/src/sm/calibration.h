@@ -1,21 +1,29 @@
 #pragma once
 
-// When the sampled mode calibrates its scale again while CUPTI is detached (sampler.cpp). Pure
-// functions; table-tested (tests/libvgpu/sm/calibration_test.cpp).
+// How the sampled mode charges a tenant while its kernel records are off, and when it calibrates
+// again. Pure functions; table-tested (tests/libvgpu/sm/calibration_test.cpp).
 //
-// Far below its limit a tenant is measured with CUDA events, scaled by the records/events ratio of
-// its last calibration window (100 ms of kernel records, plus a tail). Each window attaches CUPTI
-// again, which stalls a launching thread 3-6 ms and costs every launch ~0.5 µs while attached (and
-// ~1 µs more with the kernel kind on): for a launch-heavy loop a window costs ~25 ms of its time.
-// So windows come every kCalibrateMinNs of the process's launching time (its pauses do not count)
-// at first, and the spacing doubles, up to kCalibrateMaxNs,
-// each time a window found that the scale in use did not undercharge the tenant: a new scale at
-// most kScaleMargin above it. A lower one means the events were charged more than the kernels
-// used, which only keeps a tenant that is far below its limit further below it (on an H200, 16
-// of 28 windows of steady PyTorch loops found a scale more than a quarter away from the last one,
-// 2026-11-28). A higher one brings the spacing back to kCalibrateMinNs. A change of the work that
-// the events see (WorkMoved) opens a window kMovedCalibrateNs after the last one, whatever the
-// spacing: the scale may be stale.
+// Far below its limit a tenant is charged the larger of two estimates (SampledCharge): its
+// event-measured time times the records/events ratio of its last calibration, and its launches
+// times their kernel-busy time per launch then. Each calibration (a period of records mode, or a
+// window: CUPTI's kernel kind on for a while, sampler.cpp) measures both. Events follow kernels
+// that grow longer; launches follow a loop that speeds up. For a host-bound training loop events
+// cover nearly all the wall time (on an H200, 97-99 % of it at 15 steps/s held by its limit and at
+// 23 steps/s free), so its records/events ratio is its busy fraction, and a ratio taken while the
+// limit held it undercharged it by half once it ran free; its kernel time per launch stayed.
+//
+// Each window attaches CUPTI again, which stalls a launching thread 3-25 ms and costs every launch
+// ~0.5 µs while attached (and ~1 µs more with the kernel kind on): for a launch-heavy loop a
+// window costs ~25 ms of its time. So windows come every kCalibrateMinNs of the process's
+// launching time (its pauses do not count) at first, and the spacing doubles, up to
+// kCalibrateMaxNs, each time a window found that the scales in use did not undercharge the tenant:
+// new ones at most kScaleMargin above them. A lower one means the events were charged more than
+// the kernels used, which only keeps a tenant that is far below its limit further below it (on an
+// H200, 16 of 28 windows of steady PyTorch loops found a scale more than a quarter away from the
+// last one, 2026-11-28). A higher one brings the spacing back to kCalibrateMinNs. A change of the
+// work that the events or the launches show (WorkMoved) opens a window at once, at most one per
+// kMovedCalibrateNs of launching: the scales may be stale (a PyTorch process detached CUPTI in its
+// setup and its training loop ran uncharged until the next window).
 
 #include <stdint.h>
 
@@ -26,6 +34,13 @@ constexpr int64_t kCalibrateMaxNs = 60'000'000'000;
 constexpr int64_t kMovedCalibrateNs = 5'000'000'000;
 constexpr double kScaleMargin = 0.25;
 constexpr double kMoved = 1.5;
+// A calibration period says something only with this much of each measure: on an H200 a PyTorch
+// process's first period, in its setup, saw 0.43 ms of kernels in 55 ms of events and 2 % became
+// the scale its training loop was charged with (it ran at 43 % of the GPU limited to 30,
+// 2026-11-29). Records mode keeps adding periods until it has enough.
+constexpr int64_t kMinCalibrationEventsNs = 5'000'000;
+constexpr int64_t kMinCalibrationRecordsNs = 2'000'000;
+constexpr uint64_t kMinCalibrationLaunches = 100;
 
 inline double Ewma(double old, double sample, int64_t dt_ns, int64_t tau_ns) {
   if (dt_ns <= 0) return old;
@@ -92,6 +107,26 @@ inline bool WorkMoved(const WorkSignature& now, const WorkSignature& then) {
          now.event_per_launch > kMoved * then.event_per_launch + 1000.0 ||
          now.launch_rate > kMoved * then.launch_rate + 100.0 ||
          now.sync_fraction > then.sync_fraction + 0.2;
+}
+
+inline bool EnoughToCalibrate(int64_t records_ns, int64_t events_ns, uint64_t launches) {
+  return records_ns >= kMinCalibrationRecordsNs && events_ns >= kMinCalibrationEventsNs &&
+         launches >= kMinCalibrationLaunches;
+}
+
+// The sampled mode's scales: what a calibration found, kernel-busy time per event-measured time
+// and per launch.
+struct Scales {
+  double per_event;
+  double per_launch_ns;
+};
+
+// The charge of one pass in the sampled mode: `event_busy_ns` of events and `launched` launches
+// since the last pass.
+inline int64_t SampledCharge(int64_t event_busy_ns, uint64_t launched, const Scales& s) {
+  const double by_events = static_cast<double>(event_busy_ns) * s.per_event;
+  const double by_launches = static_cast<double>(launched) * s.per_launch_ns;
+  return static_cast<int64_t>(by_events > by_launches ? by_events : by_launches);
 }
 
 // A window's ratio `found` confirms the scale `had` (both kernel-busy per event-measured time):

@@ -22,7 +22,7 @@ enum Measure : int32_t {
   kMeasureEvents =
       0,  // CUDA events only (no usable CUPTI): includes the GPU's gaps between kernels
   kMeasureRecords = 1,  // kernel records, split with the other tenants: exact
-  kMeasureSampled = 2,  // events scaled by the records/events ratio of short record windows
+  kMeasureSampled = 2,  // events and launches scaled as short record windows found (calibration.h)
 };
 
 // Container-wide numbers when the region has no record for the device (no shared region).
@@ -44,20 +44,22 @@ struct MeterState {
   int n_pending;
   int64_t busy_until;  // own busy time is counted up to here (records of several streams overlap)
   int64_t last_tick_ns;
-  int64_t others_seen_ns;    // another tenant of the GPU was active then
-  int64_t high_seen_ns;      // a high-priority one
-  int64_t active_until_ns;   // what we last told the others
-  double usage;              // charged share of the GPU (EWMA over ~300 ms)
-  double busy_sum;           // kernel-busy time, decayed over ~1 s
-  double running_sum;        // time the app was not waiting for budget, decayed alike
-  double sync_sum;           // time the app waited for the GPU (sync calls), decayed alike
-  uint64_t sync_seen;        // Device::sync_ns at the last pass
-  bool gpu_bound;            // takes turns with the GPU's other GPU-bound tenants (turns.h)
-  double records_per_event;  // kernel-busy time per event-measured time (sampled mode's scale;
-                             // atomic: the statistics read it)
+  int64_t others_seen_ns;   // another tenant of the GPU was active then
+  int64_t high_seen_ns;     // a high-priority one
+  int64_t active_until_ns;  // what we last told the others
+  double usage;             // charged share of the GPU (EWMA over ~300 ms)
+  double busy_sum;          // kernel-busy time, decayed over ~1 s
+  double running_sum;       // time the app was not waiting for budget, decayed alike
+  double sync_sum;          // time the app waited for the GPU (sync calls), decayed alike
+  uint64_t sync_seen;       // Device::sync_ns at the last pass
+  bool gpu_bound;           // takes turns with the GPU's other GPU-bound tenants (turns.h)
+  // The sampled mode's scales (calibration.h Scales; atomic: the statistics read them).
+  double records_per_event;   // kernel-busy time per event-measured time
+  double busy_per_launch_ns;  // kernel-busy time per launch
   bool has_ratio;
   int64_t ratio_records_ns;  // accumulators of the current calibration period
   int64_t ratio_events_ns;
+  uint64_t ratio_launches;
   int64_t ratio_from_ns;
   WorkSignature work;        // now
   int64_t work_ns;           // how long `work` has averaged (sampler.cpp WarmEwma)

@@ -493,8 +493,11 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   out->cupti_attaches = attach.attaches;
   out->cupti_attached_ns = attach.attached_ns;
   out->scale = -1.0;
-  if (__atomic_load_n(&d.meter.has_ratio, __ATOMIC_RELAXED))
+  out->busy_per_launch_ns = -1.0;
+  if (__atomic_load_n(&d.meter.has_ratio, __ATOMIC_RELAXED)) {
     __atomic_load(&d.meter.records_per_event, &out->scale, __ATOMIC_RELAXED);
+    __atomic_load(&d.meter.busy_per_launch_ns, &out->busy_per_launch_ns, __ATOMIC_RELAXED);
+  }
   const int32_t n = __atomic_load_n(&d.meter.n_window_ratios, __ATOMIC_ACQUIRE);
   out->n_window_ratios = n;
   for (int32_t i = 0; i < n && i < kReportedWindowRatios; ++i)

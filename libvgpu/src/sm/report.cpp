@@ -50,10 +50,12 @@ void ReportStats() {
         static_cast<unsigned long long>(s.windows_rescaled),
         static_cast<unsigned long long>(s.coasted));
     if (n <= 0) continue;
-    // The sampled mode's scale now and what the first calibration windows found, the numbers that
-    // tell whether a tenant measured far below its limit was charged its kernels' time.
+    // The sampled mode's scales now and what the first calibration windows found, the numbers
+    // that tell whether a tenant measured far below its limit was charged its kernels' time.
     size_t used = static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1;
-    used += Append(line + used, sizeof(line) - used, " scale=%.3f ratios=", s.scale);
+    used +=
+        Append(line + used, sizeof(line) - used, " scale=%.3f per_launch_us=%.2f ratios=", s.scale,
+               s.busy_per_launch_ns < 0 ? -1.0 : s.busy_per_launch_ns / 1e3);
     for (int32_t w = 0; w < s.n_window_ratios && w < VGPU_SM_REPORTED_WINDOW_RATIOS; ++w)
       used +=
           Append(line + used, sizeof(line) - used, w == 0 ? "%.3f" : ",%.3f", s.window_ratios[w]);

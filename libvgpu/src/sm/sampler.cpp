@@ -41,9 +41,14 @@ constexpr int64_t kOthersMemoryNs = 1'000'000'000;  // alone: nobody else active
 constexpr int64_t kIdleAfterNs = 300'000'000;  // the thread sleeps after this long without launches
 constexpr int64_t kRecordsHoldNs = 1'000'000'000;  // records mode outlives its reason this long
 constexpr int64_t kWindowEveryNs = 2'000'000'000;  // sampled mode: a window of records every 2 s
-constexpr int64_t kWindowNs = 100'000'000;         //   of 100 ms
-constexpr int64_t kWindowTailNs = 60'000'000;      //   whose records arrive up to 60 ms later
-constexpr int64_t kRatioPeriodNs = 250'000'000;    // records mode: the ratio's period
+// A window counts nothing for its first 50 ms: attaching CUPTI and turning its kernel kind on
+// stalled the launching thread 16-25 ms of a PyTorch process on an H200, the GPU idled meanwhile
+// inside a batch the events measure, and windows that counted from the start found 0.19-0.37 of
+// kernel time per event-measured time where records mode found 0.44 (2026-11-29).
+constexpr int64_t kWindowSkipNs = 50'000'000;
+constexpr int64_t kWindowNs = 150'000'000;       //   then counts events and launches for 150 ms
+constexpr int64_t kWindowTailNs = 60'000'000;    //   and records until 60 ms later
+constexpr int64_t kRatioPeriodNs = 250'000'000;  // records mode: the ratio's period
 // Estimated usage above this share of the limit: exact records. Below it the limit cannot bind
 // before the next pass notices the rise, and records would only cost a launch-heavy loop speed
 // (~1 µs per launch: 10-20 % of a PyTorch training loop). At 0.75 a training tenant at gpucores
@@ -88,6 +93,8 @@ constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last wind
 // times as often per unit of its work (each window costs a launch-heavy process ~25 ms).
 constinit int64_t g_launching_ns = 0;
 constinit int64_t g_window_launching_ns = 0;  // g_launching_ns when the last window opened
+// g_launching_ns when the last window for a change of work opened (-1: none yet)
+constinit int64_t g_moved_window_launching_ns = -1;
 constinit int64_t g_last_pass_ns = 0;
 constinit uint64_t g_launches_at_pass = 0;  // the devices' launches at the last pass (coasting)
 constinit bool g_window_open = false;
@@ -137,9 +144,10 @@ void OpenPeers(Device& d) {
   Warn(line);
 }
 
-// Settles own kernel records that arrived at least kSettleDelayNs ago: their union, split with the
-// other tenants' spans of that time.
-Attribution SettleRecords(Device& d, int64_t now, bool others, bool final) {
+// Settles own kernel records that arrived at least kSettleDelayNs ago: their union within
+// [clip_from, clip_to), split with the other tenants' spans of that time.
+Attribution SettleRecords(Device& d, int64_t now, bool others, bool final,
+                          int64_t clip_from = INT64_MIN, int64_t clip_to = INT64_MAX) {
   MeterState& m = d.meter;
   const int64_t settle_delay = final ? -1 : kSettleDelayNs;
   int n = 0;
@@ -162,6 +170,9 @@ Attribution SettleRecords(Device& d, int64_t now, bool others, bool final) {
     from = s_mine[i].start < from ? s_mine[i].start : from;
     to = s_mine[i].end > to ? s_mine[i].end : to;
   }
+  from = from > clip_from ? from : clip_from;
+  to = to < clip_to ? to : clip_to;
+  if (from >= to) return a;
   const int n_others =
       others ? d.peers.Collect(from, to, now - kOthersMemoryNs, s_others, kScratch) : 0;
   return Attribute(s_mine, n, s_others, n_others, from, to, s_edges, 4 * kScratch);
@@ -171,43 +182,65 @@ bool Moved(const MeterState& m) {
   return m.has_ratio && WorkMoved(m.work, m.calibrated);
 }
 
-// Sampled mode's scale: kernel-busy time over event-measured time in the same period.
-void NoteRatio(MeterState& m, int64_t records_ns, int64_t events_ns) {
+// Sampled mode's scales: kernel-busy time over event-measured time and over launches in the same
+// period.
+void NoteRatio(MeterState& m, int64_t records_ns, int64_t events_ns, uint64_t launches) {
   m.ratio_records_ns += records_ns;
   m.ratio_events_ns += events_ns;
+  m.ratio_launches += launches;
+}
+
+void ResetRatio(MeterState& m) {
+  m.ratio_records_ns = 0;
+  m.ratio_events_ns = 0;
+  m.ratio_launches = 0;
 }
 
 // What a calibration period found: too little GPU time to tell (nothing changes), that the scale
 // it had still holds (calibration.h ScaleHolds), or that it undercharged.
 enum class Calibrated { kNothing, kSame, kChanged };
 
+// Too little of either measure: a window is lost, a period of records mode goes on into the next.
 Calibrated FinishRatio(MeterState& m, bool window) {
-  Calibrated found = Calibrated::kNothing;
-  if (m.ratio_events_ns >= 5'000'000 && m.ratio_records_ns > 0) {
-    double r = static_cast<double>(m.ratio_records_ns) / static_cast<double>(m.ratio_events_ns);
-    r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
-    found = m.has_ratio && ScaleHolds(m.records_per_event, r) ? Calibrated::kSame
-                                                              : Calibrated::kChanged;
-    double scale = NextScale(m.records_per_event, m.has_ratio, r);  // not const: __atomic_store
-    __atomic_store(&m.records_per_event, &scale, __ATOMIC_RELAXED);
-    // Only this thread writes the count: a plain read of it is its own latest value.
-    if (const int32_t n = m.n_window_ratios; window && n < kReportedWindowRatios) {
-      __atomic_store(&m.window_ratios[n], &r, __ATOMIC_RELAXED);
-      __atomic_store_n(&m.n_window_ratios, n + 1, __ATOMIC_RELEASE);
-    }
-    __atomic_store_n(&m.has_ratio, true, __ATOMIC_RELAXED);
-    m.calibrated = m.work;
+  if (!EnoughToCalibrate(m.ratio_records_ns, m.ratio_events_ns, m.ratio_launches)) {
+    if (window) ResetRatio(m);
+    return Calibrated::kNothing;
   }
-  m.ratio_records_ns = 0;
-  m.ratio_events_ns = 0;
+  const auto records = static_cast<double>(m.ratio_records_ns);
+  double r = records / static_cast<double>(m.ratio_events_ns);
+  r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
+  const double per_launch = records / static_cast<double>(m.ratio_launches);
+  const Calibrated found = m.has_ratio && ScaleHolds(m.records_per_event, r) &&
+                                   ScaleHolds(m.busy_per_launch_ns, per_launch)
+                               ? Calibrated::kSame
+                               : Calibrated::kChanged;
+  // Not const: __atomic_store.
+  double scale = NextScale(m.records_per_event, m.has_ratio, r);
+  double scale_per_launch = NextScale(m.busy_per_launch_ns, m.has_ratio, per_launch);
+  __atomic_store(&m.records_per_event, &scale, __ATOMIC_RELAXED);
+  __atomic_store(&m.busy_per_launch_ns, &scale_per_launch, __ATOMIC_RELAXED);
+  // Only this thread writes the count: a plain read of it is its own latest value.
+  if (const int32_t n = m.n_window_ratios; window && n < kReportedWindowRatios) {
+    __atomic_store(&m.window_ratios[n], &r, __ATOMIC_RELAXED);
+    __atomic_store_n(&m.n_window_ratios, n + 1, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&m.has_ratio, true, __ATOMIC_RELAXED);
+  m.calibrated = m.work;
+  ResetRatio(m);
   return found;
 }
 
-// What the sampled mode's calibration window counts now: events while the kernel kind is on (the
-// window), records of the kernels launched meanwhile until they have all arrived (window + tail).
+// What the sampled mode's calibration window counts now: events and launches while the kernel kind
+// is on (the window, after its first kWindowSkipNs), and until they have all arrived (window +
+// tail) records of the kernels that ran meanwhile, [records_from, records_to) of GPU time (the
+// kind is on from the skip, so kernels queued before the window are recorded too): in steady work
+// as many ran then as were launched meanwhile. (Records of the kernels launched meanwhile charged
+// a fake tenant 43 µs per 40-µs kernel: the skip's queued ones came in.)
 struct WindowCounts {
   bool events;
   bool records;
+  int64_t records_from;
+  int64_t records_to;
 };
 
 void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool final) {
@@ -235,12 +268,14 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   int64_t charged = 0;
   int64_t busy = 0;
   int64_t shared = 0;
+  const uint64_t launches = __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
+  const uint64_t launched = launches - m.launches_seen;
   if (measure == kMeasureRecords) {
     const Attribution a = SettleRecords(d, now, others, final);
     charged = a.ours_ns;
     busy = a.busy_ns;
     shared = a.shared_ns;
-    NoteRatio(m, a.busy_ns, event_busy);
+    NoteRatio(m, a.busy_ns, event_busy, launched);
     if (m.ratio_from_ns == 0) m.ratio_from_ns = now;
     if (now - m.ratio_from_ns >= kRatioPeriodNs) {
       FinishRatio(m, false);
@@ -249,9 +284,12 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   } else {
     if (measure == kMeasureSampled) {
       // Records of the sampling window only calibrate the scale; events are what is charged.
-      const Attribution a = SettleRecords(d, now, false, final);
-      NoteRatio(m, window.records ? a.busy_ns : 0, window.events ? event_busy : 0);
-      charged = static_cast<int64_t>(static_cast<double>(event_busy) * m.records_per_event);
+      const Attribution a =
+          SettleRecords(d, now, false, final, window.records_from, window.records_to);
+      NoteRatio(m, window.records ? a.busy_ns : 0, window.events ? event_busy : 0,
+                window.events ? launched : 0);
+      charged =
+          SampledCharge(event_busy, launched, Scales{m.records_per_event, m.busy_per_launch_ns});
       busy = charged;
     } else if (others && n_events > 0) {
       d.peers.Publish(s_events, n_events);
@@ -278,12 +316,11 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
 
   // Estimates the rhythm and the choice of measure rest on. Saturating: kernel-busy over the time
   // the app was free to launch (its queue drains while it waits: a saturating tenant exceeds 1).
-  const uint64_t launches = __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
   if (dt > 0) {
     m.usage =
         Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
     // The work's signature, to notice when a calibration went stale (Moved).
-    NoteWork(m.work, m.work_ns, WorkSample{dt, event_busy, launches - m.launches_seen});
+    NoteWork(m.work, m.work_ns, WorkSample{dt, event_busy, launched});
     const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
     const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
     m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);
@@ -421,43 +458,51 @@ bool MayDetach(int64_t now) {
 // Turns CUPTI's kernel kind on and off for the measure (sampled mode: windows), attaches and
 // detaches CUPTI (kernel_records.h), and flushes it.
 WindowCounts DriveCupti(Measure measure, int64_t now) {
-  WindowCounts counts{false, false};
+  WindowCounts counts{false, false, 0, 0};
   if (measure == kMeasureRecords) {
     kernel_records::SetEnabled(true);
     g_window_open = false;
     g_window_collecting = false;
   } else if (measure == kMeasureSampled) {
     const bool detach = MayDetach(now);
-    const int64_t every = !detach   ? kWindowEveryNs
-                          : g_moved ? kMovedCalibrateNs
-                                    : g_calibrate_every_ns;
+    const int64_t every = !detach ? kWindowEveryNs : g_calibrate_every_ns;
     // A window between detached stretches waits until the process has launched for a while since
     // the thread woke up: right after a pause the GPU may still run at a low clock (an idle H200
     // reads 345 MHz) and the first kernels need not show the work's scale, and in turns every
-    // window opened at a resumption. Not when the work changed: its scale may be stale.
+    // window opened at a resumption. Not when the work changed: its scales may be stale, and one
+    // window opens at once (then at most one per kMovedCalibrateNs of launching).
     const bool settled = now - g_awake_since_ns >= kSettleBeforeWindowNs;
     const int64_t since_window = g_launching_ns - g_window_launching_ns;
-    if (!g_window_open && !g_window_collecting && since_window >= every &&
-        (!detach || g_moved || settled)) {
-      // Opened before the spacing was up: the work changed.
-      if (detach && g_moved && since_window < g_calibrate_every_ns)
+    const bool moved_due =
+        g_moved && (g_moved_window_launching_ns < 0 ||
+                    g_launching_ns - g_moved_window_launching_ns >= kMovedCalibrateNs);
+    const bool due = since_window >= every && (!detach || settled);
+    if (!g_window_open && !g_window_collecting && (due || moved_due)) {
+      if (!due) {
         __atomic_fetch_add(&g_windows_moved, 1, __ATOMIC_RELAXED);
+        g_moved_window_launching_ns = g_launching_ns;
+      }
       __atomic_fetch_add(&g_windows, 1, __ATOMIC_RELAXED);
-      g_window_start_ns = now;
       g_window_launching_ns = g_launching_ns;
       g_window_detached = detach;
       g_window_open = kernel_records::SetEnabled(true);
       g_window_collecting = g_window_open;
-      for (Device& d : g_devices) d.meter.ratio_records_ns = d.meter.ratio_events_ns = 0;
+      // From when the kind is on (attaching took its time).
+      g_window_start_ns = NowNs();
+      for (Device& d : g_devices) ResetRatio(d.meter);
     }
     // Records mode ended, or a window: the kind goes off outside windows.
-    if (!g_window_collecting || (g_window_open && now - g_window_start_ns >= kWindowNs)) {
+    const int64_t in_window = now - g_window_start_ns;
+    if (!g_window_collecting || (g_window_open && in_window >= kWindowSkipNs + kWindowNs)) {
       kernel_records::SetEnabled(false);
       g_window_open = false;
     }
-    counts = WindowCounts{g_window_open, g_window_collecting};
+    const bool counting = in_window >= kWindowSkipNs;
+    counts = WindowCounts{g_window_open && counting, g_window_collecting && counting,
+                          g_window_start_ns + kWindowSkipNs,
+                          g_window_start_ns + kWindowSkipNs + kWindowNs};
     if (g_window_collecting && !g_window_open &&
-        now - g_window_start_ns >= kWindowNs + kWindowTailNs) {
+        in_window >= kWindowSkipNs + kWindowNs + kWindowTailNs) {
       g_window_collecting = false;
       bool same = false;
       bool changed = false;
@@ -468,7 +513,7 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
         changed |= found == Calibrated::kChanged;
       }
       // Only windows between detached stretches space out (the 2-s windows before the first
-      // detach all see the same few seconds of work), and not one that a change of work opened.
+      // detach all see the same few seconds of work), and not while the work changed.
       if (changed) __atomic_fetch_add(&g_rescaled, 1, __ATOMIC_RELAXED);
       if (same || changed)
         g_calibrate_every_ns = NextCalibrationSpacing(
@@ -529,7 +574,8 @@ PassResult Pass(bool final) {
   __atomic_store_n(&g_measure, measure, __ATOMIC_RELAXED);
   // Records cost the application ~1 µs per launch and CUPTI attached ~0.5 µs: none while no limit
   // holds (after a while: the node monitor may enforce it again soon).
-  const WindowCounts window = any_enforced ? DriveCupti(measure, now) : WindowCounts{false, false};
+  const WindowCounts window =
+      any_enforced ? DriveCupti(measure, now) : WindowCounts{false, false, 0, 0};
   if (!any_enforced && g_cupti_ok) {
     if (kernel_records::Enabled()) kernel_records::SetEnabled(false);
     g_window_open = g_window_collecting = false;

@@ -84,8 +84,9 @@ typedef struct VgpuSmStats {
   uint64_t windows_moved;     /* of them, opened early: the work changed (calibration.h) */
   uint64_t windows_rescaled;  /* of them, finding that the scale undercharged (calibration.h) */
   uint64_t coasted;           /* launches that passed unchecked while far below the limit */
-  double scale;            /* sampled mode's kernel-busy per event-measured time now (-1: none) */
-  int32_t n_window_ratios; /* how many of window_ratios hold a value */
+  double scale;              /* sampled mode's kernel-busy per event-measured time now (-1: none) */
+  double busy_per_launch_ns; /* and per launch (-1: none) */
+  int32_t n_window_ratios;   /* how many of window_ratios hold a value */
   double window_ratios[VGPU_SM_REPORTED_WINDOW_RATIOS]; /* what the first windows found, in order */
 } VgpuSmStats;
 int vgpu_sm_get_stats(int device, VgpuSmStats* out);

@@ -75,6 +75,51 @@ TEST(Calibration, AHigherRatioIsTakenAtOnceALowerOneHalfway) {
   EXPECT_DOUBLE_EQ(NextScale(0.02, true, 0.40), 0.40);
 }
 
+TEST(Calibration, APeriodCalibratesOnlyWithEnoughOfEachMeasure) {
+  constexpr int64_t kMs = 1'000'000;
+  struct Case {
+    int64_t records_ns;
+    int64_t events_ns;
+    uint64_t launches;
+    bool want;
+  };
+  const Case cases[] = {
+      {2 * kMs, 5 * kMs, 100, true},
+      {60 * kMs, 240 * kMs, 5000, true},
+      {kMs / 2, 55 * kMs, 300, false},  // a setup stretch: a sliver of kernels in its events
+      {2 * kMs, 4 * kMs, 100, false},
+      {2 * kMs, 5 * kMs, 99, false},
+      {0, 0, 0, false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(EnoughToCalibrate(c.records_ns, c.events_ns, c.launches), c.want)
+        << c.records_ns << " ns of records, " << c.events_ns << " ns of events, " << c.launches
+        << " launches";
+  }
+}
+
+TEST(Calibration, TheSampledChargeIsTheLargerOfTheEventAndTheLaunchEstimates) {
+  struct Case {
+    int64_t event_busy_ns;
+    uint64_t launched;
+    Scales scales;
+    int64_t want;
+  };
+  const Case cases[] = {
+      // Calibrated at 15 steps/s (held by the limit): 0.25 of the events, 13 µs per launch.
+      {8'000'000, 150, {0.25, 13'000.0}, 2'000'000},  // as calibrated: both say 2 ms
+      // Free at 23 steps/s: the events still cover the pass, the launches say what ran.
+      {8'000'000, 230, {0.25, 13'000.0}, 2'990'000},
+      // Kernels grew longer at the same launch rate: the events say so.
+      {8'000'000, 150, {0.50, 13'000.0}, 4'000'000},
+      {0, 0, {0.25, 13'000.0}, 0},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(SampledCharge(c.event_busy_ns, c.launched, c.scales), c.want)
+        << c.event_busy_ns << " ns of events, " << c.launched << " launches";
+  }
+}
+
 TEST(Calibration, WorkMovedOnlyWhenTheOldScaleMayBeTooSmall) {
   const WorkSignature then{0.20, 5000.0, 20000.0, 0.10};
   struct Case {

@@ -20,7 +20,9 @@
  * context, which the driver refuses: prints contextless=<their results>), TENANT_SECOND_THREAD=1
  * (the second half of each batch is launched onto the same stream by another thread, as PyTorch's
  * autograd thread launches the backward pass of a step whose forward pass the main thread
- * launched). */
+ * launched), TENANT_SETUP_MS (before the loop, a setup stretch that long: one short kernel of
+ * TENANT_SETUP_KERNEL_US, default 5, every TENANT_SETUP_GAP_US, default 20000, and no
+ * synchronisation, as a framework initialising a model launches). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
@@ -180,6 +182,18 @@ int main(void) {
     const CUresult synced = cuCtxSynchronize();
     CU(cuCtxSetCurrent(ctx));
     printf("contextless=%d,%d\n", (int)launched, (int)synced);
+  }
+  const int64_t setup_ns = env_int("TENANT_SETUP_MS", 0) * 1000000;
+  if (setup_ns > 0) {
+    uint64_t setup_kernel_ns = (uint64_t)env_int("TENANT_SETUP_KERNEL_US", 5) * 1000;
+    void* setup_params[] = {&setup_kernel_ns};
+    const int64_t setup_gap_ns = env_int("TENANT_SETUP_GAP_US", 20000) * 1000;
+    const struct timespec gap = {(time_t)(setup_gap_ns / 1000000000),
+                                 (long)(setup_gap_ns % 1000000000)};
+    for (const int64_t from = now_ns(); now_ns() - from < setup_ns;) {
+      CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, setup_params, NULL));
+      nanosleep(&gap, NULL);
+    }
   }
   struct loop l = {f, s, params, start, gap_ns, gap_until, 0, 0, 0, CUDA_SUCCESS};
   /* With a second thread, the main thread launches the first half of each batch. */

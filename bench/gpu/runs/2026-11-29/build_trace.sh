@@ -1,5 +1,6 @@
 #!/bin/bash
-# Builds a trace build of HEAD's libvgpu into .devbuild/trace/ (release flags as
+# Builds a trace build of libvgpu at c29d327 (the library call29e and call29g measured; the patch
+# fits that commit) into .devbuild/trace/ (release flags as
 # prepare_devbuild.sh; never part of the product): trace_probe.patch adds one stderr line
 # ("[vgpu trace]") per calibration period (its events, records, ratio, the scale before and
 # after), per window opened (and how long enabling or attaching CUPTI took), per detach, per
@@ -10,7 +11,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../../.." && pwd)
 SRC=/tmp/vgpu-trace/src
 rm -rf "$SRC" && mkdir -p "$SRC"
-git -C "$ROOT" archive HEAD | tar -x -C "$SRC"
+git -C "$ROOT" archive c29d327 | tar -x -C "$SRC"
 patch -s -d "$SRC" -p1 <"$HERE/trace_probe.patch"
 cmake -S "$SRC" -B /tmp/vgpu-trace/b -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DVGPU_COMPONENTS="libvgpu;core;base" \
