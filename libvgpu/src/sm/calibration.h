@@ -3,7 +3,7 @@
 // How the sampled mode charges a tenant while its kernel records are off, and when it calibrates
 // again. Pure functions; table-tested (tests/libvgpu/sm/calibration_test.cpp).
 //
-// Far below its limit a tenant is charged the larger of two estimates (SampledCharge): its
+// Far below its limit a tenant is charged the larger of two estimates (ChargeSampled): its
 // event-measured time times the records/events ratio of its last calibration, and its launches
 // times their kernel-busy time per launch then. Each calibration (a period of records mode, or a
 // window: CUPTI's kernel kind on for a while, sampler.cpp) measures both. Events follow kernels
@@ -32,6 +32,12 @@ namespace vgpu::sm {
 constexpr int64_t kCalibrateMinNs = 10'000'000'000;
 constexpr int64_t kCalibrateMaxNs = 60'000'000'000;
 constexpr int64_t kMovedCalibrateNs = 5'000'000'000;
+// A tenant alone whose limit begins to bind is charged by the scales (sampler.cpp), and scales
+// that overcharge it hold it below its limit until a window corrects them: one opens as soon as
+// it has launched for this long since the last one (a fake tenant whose setup's 200-µs kernels set
+// its time per launch ran its 40-µs loop at 20 % of the GPU limited to 30 when it waited for the
+// next window due).
+constexpr int64_t kBoundCalibrateNs = 1'000'000'000;
 constexpr double kScaleMargin = 0.25;
 constexpr double kMoved = 1.5;
 // A calibration period says something only with this much of each measure: on an H200 a PyTorch
@@ -40,7 +46,7 @@ constexpr double kMoved = 1.5;
 // 2026-11-29). Records mode keeps adding periods until it has enough.
 constexpr int64_t kMinCalibrationEventsNs = 5'000'000;
 constexpr int64_t kMinCalibrationRecordsNs = 2'000'000;
-constexpr uint64_t kMinCalibrationLaunches = 100;
+constexpr uint64_t kMinCalibrationLaunches = 20;
 
 inline double Ewma(double old, double sample, int64_t dt_ns, int64_t tau_ns) {
   if (dt_ns <= 0) return old;
@@ -121,12 +127,33 @@ struct Scales {
   double per_launch_ns;
 };
 
-// The charge of one pass in the sampled mode: `event_busy_ns` of events and `launched` launches
-// since the last pass.
-inline int64_t SampledCharge(int64_t event_busy_ns, uint64_t launched, const Scales& s) {
-  const double by_events = static_cast<double>(event_busy_ns) * s.per_event;
-  const double by_launches = static_cast<double>(launched) * s.per_launch_ns;
-  return static_cast<int64_t>(by_events > by_launches ? by_events : by_launches);
+// The sampled mode's two estimates over the current period, and what was charged of them.
+struct SampledEstimate {
+  int64_t from_ns;
+  double by_events;
+  double by_launches;
+  int64_t charged_ns;
+};
+
+// Each estimate is summed over a period of kEstimatePeriodNs before the larger one is taken: a
+// launch is counted when it is made and its events' time when its batch completed, a few passes
+// later, so the larger of each pass's two counted the same kernels twice (a saturating fake tenant
+// limited to 30 got 17 %). What a period's lag still counts twice is the queue at its end (a few
+// ms in 250).
+constexpr int64_t kEstimatePeriodNs = 250'000'000;
+
+// What to charge for a pass at `now` that saw `event_busy_ns` of events and `launched` launches:
+// the rise of the larger estimate of the period.
+inline int64_t ChargeSampled(SampledEstimate& e, int64_t now, int64_t event_busy_ns,
+                             uint64_t launched, const Scales& s) {
+  if (now - e.from_ns >= kEstimatePeriodNs) e = SampledEstimate{now, 0.0, 0.0, 0};
+  e.by_events += static_cast<double>(event_busy_ns) * s.per_event;
+  e.by_launches += static_cast<double>(launched) * s.per_launch_ns;
+  const auto larger =
+      static_cast<int64_t>(e.by_events > e.by_launches ? e.by_events : e.by_launches);
+  const int64_t charge = larger > e.charged_ns ? larger - e.charged_ns : 0;
+  e.charged_ns += charge;
+  return charge;
 }
 
 // A window's ratio `found` confirms the scale `had` (both kernel-busy per event-measured time):
@@ -136,14 +163,18 @@ inline bool ScaleHolds(double had, double found) {
 }
 
 // The scale after a calibration period (a window, or a period of records mode) found the ratio
-// `found`, the scale in use being `had` (none yet: `has_scale` false). A higher ratio is taken at
-// once: the scale in use undercharged the tenant, who may exceed its limit until it is raised (on
-// an H200 a PyTorch training loop limited to 30 % ran at 42 % of the GPU, judged far below its
-// limit with a scale taken from its setup and moved only halfway by each window, 2026-11-29). A
-// lower one moves it halfway: overcharging only keeps a tenant far below its limit further below,
-// and one period that saw few kernels should not make the next stretch undercharge.
-inline double NextScale(double had, bool has_scale, double found) {
-  if (!has_scale || found >= had) return found;
+// `found`, the scale in use being `had` (none yet: `has_scale` false). A window's is taken: on an
+// H200 a PyTorch training loop limited to 30 % ran at 42 % of the GPU, judged far below its limit
+// with a scale taken from its setup and moved only halfway by each window (2026-11-29), and a
+// tenant alone is charged by the scales where its limit binds, so one overcharged gets less than
+// its limit (a fake tenant whose setup's 200-µs kernels set its time per launch ran its 40-µs loop
+// at 11 % of the GPU limited to 30, each window halving the excess). A period of records mode
+// (250 ms: a few launches at its edges count in the next one) moves the scale halfway towards what
+// it found, unless the scale undercharged by more than kScaleMargin: taking each period's higher
+// value at once made the noise an overcharge (a saturating fake tenant at 70 was charged 6 % more
+// than its kernels and got 66 %).
+inline double NextScale(double had, bool has_scale, double found, bool window) {
+  if (!has_scale || window || !ScaleHolds(had, found)) return found;
   return 0.5 * had + 0.5 * found;
 }
 

@@ -60,6 +60,7 @@ struct MeterState {
   int64_t ratio_records_ns;  // accumulators of the current calibration period
   int64_t ratio_events_ns;
   uint64_t ratio_launches;
+  SampledEstimate estimate;  // the sampled mode's charge of the current period
   int64_t ratio_from_ns;
   WorkSignature work;        // now
   int64_t work_ns;           // how long `work` has averaged (sampler.cpp WarmEwma)

@@ -52,27 +52,32 @@ TEST(Calibration, ScaleHoldsUnlessItUnderchargedByMoreThanAQuarter) {
   }
 }
 
-TEST(Calibration, AHigherRatioIsTakenAtOnceALowerOneHalfway) {
+TEST(Calibration, AWindowSetsTheScaleRecordsModeMovesItHalfwayUnlessItUndercharged) {
   struct Case {
     double had;
     bool has_scale;
     double found;
+    bool window;
     double want;
   };
   const Case cases[] = {
-      {1.00, false, 0.30, 0.30},  // the first period sets it
-      {0.05, true, 0.40, 0.40},   // a scale from a setup stretch: undercharged 8x, replaced at once
-      {0.40, true, 0.45, 0.45},   // a little higher: taken too (the margin only spaces windows)
-      {0.40, true, 0.40, 0.40},  {0.40, true, 0.20, 0.30},  // lower: halfway, towards charging less
-      {0.40, true, 0.02, 0.21},
+      {1.00, false, 0.30, false, 0.30},  // the first period sets it
+      {0.05, true, 0.40, true, 0.40},    // a scale from a setup stretch: undercharged 8x, replaced
+      {0.05, true, 0.40, false, 0.40},   // (by records mode too)
+      {200e3, true, 40e3, true, 40e3},   // a setup's time per launch: a window replaces it
+      {0.40, true, 0.45, true, 0.45},
+      // Records mode: within the margin, or lower, halfway (its periods' noise averages out).
+      {0.40, true, 0.48, false, 0.44},
+      {0.40, true, 0.40, false, 0.40},
+      {0.40, true, 0.20, false, 0.30},
+      {0.40, true, 0.02, false, 0.21},
+      {0.40, true, 0.52, false, 0.52},  // undercharged by more than a quarter: at once
   };
   for (const Case& c : cases) {
-    EXPECT_DOUBLE_EQ(NextScale(c.had, c.has_scale, c.found), c.want)
-        << c.had << (c.has_scale ? "" : " (none)") << " -> " << c.found;
+    EXPECT_DOUBLE_EQ(NextScale(c.had, c.has_scale, c.found, c.window), c.want)
+        << c.had << (c.has_scale ? "" : " (none)") << " -> " << c.found
+        << (c.window ? " (window)" : "");
   }
-  // A scale 20x too small is right after one window; when each window moved it halfway, steady
-  // work took three windows, 10 s of launching apart, to get within a quarter of its ratio.
-  EXPECT_DOUBLE_EQ(NextScale(0.02, true, 0.40), 0.40);
 }
 
 TEST(Calibration, APeriodCalibratesOnlyWithEnoughOfEachMeasure) {
@@ -84,11 +89,11 @@ TEST(Calibration, APeriodCalibratesOnlyWithEnoughOfEachMeasure) {
     bool want;
   };
   const Case cases[] = {
-      {2 * kMs, 5 * kMs, 100, true},
+      {2 * kMs, 5 * kMs, 20, true},
       {60 * kMs, 240 * kMs, 5000, true},
       {kMs / 2, 55 * kMs, 300, false},  // a setup stretch: a sliver of kernels in its events
-      {2 * kMs, 4 * kMs, 100, false},
-      {2 * kMs, 5 * kMs, 99, false},
+      {2 * kMs, 4 * kMs, 20, false},
+      {2 * kMs, 5 * kMs, 19, false},
       {0, 0, 0, false},
   };
   for (const Case& c : cases) {
@@ -98,25 +103,34 @@ TEST(Calibration, APeriodCalibratesOnlyWithEnoughOfEachMeasure) {
   }
 }
 
-TEST(Calibration, TheSampledChargeIsTheLargerOfTheEventAndTheLaunchEstimates) {
-  struct Case {
+TEST(Calibration, TheSampledChargeIsTheLargerOfTheEventAndTheLaunchEstimatesOfAPeriod) {
+  constexpr int64_t kMs = 1'000'000;
+  // Calibrated at 15 steps/s (held by the limit): 0.25 of the events, 13 µs per launch.
+  const Scales scales{0.25, 13'000.0};
+  struct Pass {
+    int64_t at_ms;
     int64_t event_busy_ns;
     uint64_t launched;
-    Scales scales;
-    int64_t want;
+    int64_t want_charge;
   };
-  const Case cases[] = {
-      // Calibrated at 15 steps/s (held by the limit): 0.25 of the events, 13 µs per launch.
-      {8'000'000, 150, {0.25, 13'000.0}, 2'000'000},  // as calibrated: both say 2 ms
+  const Pass passes[] = {
+      {0, 8 * kMs, 150, 2 * kMs},  // as calibrated: both say 2 ms
       // Free at 23 steps/s: the events still cover the pass, the launches say what ran.
-      {8'000'000, 230, {0.25, 13'000.0}, 2'990'000},
-      // Kernels grew longer at the same launch rate: the events say so.
-      {8'000'000, 150, {0.50, 13'000.0}, 4'000'000},
-      {0, 0, {0.25, 13'000.0}, 0},
+      // (the period's estimates: 4.0 ms by events, 4.94 by launches).
+      {8, 8 * kMs, 230, 2'940'000},
+      // Launches counted now, their batch's events a pass later: one charge, not two.
+      {16, 0, 154, 2'002'000},
+      {24, 8 * kMs, 0, 0},
+      // Kernels grew longer: the events say so (14 ms by events, 6.942 by launches).
+      {40, 32 * kMs, 0, 7'058'000},
+      // A new period starts from nothing.
+      {250, 8 * kMs, 150, 2 * kMs},
+      {258, 0, 0, 0},
   };
-  for (const Case& c : cases) {
-    EXPECT_EQ(SampledCharge(c.event_busy_ns, c.launched, c.scales), c.want)
-        << c.event_busy_ns << " ns of events, " << c.launched << " launches";
+  SampledEstimate e{0, 0.0, 0.0, 0};
+  for (const Pass& p : passes) {
+    EXPECT_EQ(ChargeSampled(e, p.at_ms * kMs, p.event_busy_ns, p.launched, scales), p.want_charge)
+        << "at " << p.at_ms << " ms";
   }
 }
 
