@@ -32,12 +32,6 @@ namespace vgpu::sm {
 constexpr int64_t kCalibrateMinNs = 10'000'000'000;
 constexpr int64_t kCalibrateMaxNs = 60'000'000'000;
 constexpr int64_t kMovedCalibrateNs = 5'000'000'000;
-// A tenant alone whose limit begins to bind is charged by the scales (sampler.cpp), and scales
-// that overcharge it hold it below its limit until a window corrects them: one opens as soon as
-// it has launched for this long since the last one (a fake tenant whose setup's 200-µs kernels set
-// its time per launch ran its 40-µs loop at 20 % of the GPU limited to 30 when it waited for the
-// next window due).
-constexpr int64_t kBoundCalibrateNs = 1'000'000'000;
 constexpr double kScaleMargin = 0.25;
 constexpr double kMoved = 1.5;
 // A calibration period says something only with this much of each measure: on an H200 a PyTorch
@@ -166,9 +160,8 @@ inline bool ScaleHolds(double had, double found) {
 // `found`, the scale in use being `had` (none yet: `has_scale` false). A window's is taken: on an
 // H200 a PyTorch training loop limited to 30 % ran at 42 % of the GPU, judged far below its limit
 // with a scale taken from its setup and moved only halfway by each window (2026-11-29), and a
-// tenant alone is charged by the scales where its limit binds, so one overcharged gets less than
-// its limit (a fake tenant whose setup's 200-µs kernels set its time per launch ran its 40-µs loop
-// at 11 % of the GPU limited to 30, each window halving the excess). A period of records mode
+// setup's heavier kernels per launch, moved halfway by each window, overcharge the loop after it
+// for as many windows. A period of records mode
 // (250 ms: a few launches at its edges count in the next one) moves the scale halfway towards what
 // it found, unless the scale undercharged by more than kScaleMargin: taking each period's higher
 // value at once made the noise an overcharge (a saturating fake tenant at 70 was charged 6 % more

@@ -49,24 +49,19 @@ constexpr int64_t kWindowSkipNs = 50'000'000;
 constexpr int64_t kWindowNs = 150'000'000;       //   then counts events and launches for 150 ms
 constexpr int64_t kWindowTailNs = 60'000'000;    //   and records until 60 ms later
 constexpr int64_t kRatioPeriodNs = 250'000'000;  // records mode: the ratio's period
-// Beside other tenants, estimated usage above this share of the limit: exact records, split with
-// theirs. Below it the limit cannot bind before the next pass notices the rise, and records would
-// only cost a launch-heavy loop speed (~1 µs per launch: 10-20 % of a PyTorch training loop). At
-// 0.75 a training tenant at gpucores 30 that used 23 % of the GPU beside another had records on
-// all the time and the pair did 24.8 steps/s for 32.0 unlimited; at 0.9, 32.4 for 35.4 (H100,
-// 2026-11-27). A tenant alone is charged by the sampled mode's estimates even where its limit
-// binds (calibration.h): they charge it its kernels' time, and records cost the training loop
-// at gpucores 50, whose native share was 61 %, a quarter of its speed (24.5 steps/s where native
-// did 33; H200, 2026-11-29): it ran below its limit, not held by it.
+// Estimated usage above this share of the limit: exact records. Below it the limit cannot bind
+// before the next pass notices the rise, and records would only cost a launch-heavy loop speed
+// (~1 µs per launch: 10-20 % of a PyTorch training loop). At 0.75 a training tenant at gpucores
+// 30 that used 23 % of the GPU beside another had records on all the time and the pair did 24.8
+// steps/s for 32.0 unlimited; at 0.9, 32.4 for 35.4 (H100, 2026-11-27).
 constexpr double kNearLimit = 0.9;
-// CUPTI merely attached costs every launch ~0.5 µs (kernel_records.h): it is detached while no
-// records were needed for kDetachHoldNs and every enforced tenant beside others stayed below
-// kFarBelow of its limit meanwhile, and attached again (3-25 ms of stall for a launching thread)
-// for a calibration window now and then (calibration.h: every 10 s of launching at first, up to
-// every 60 s while the scales hold; at once when the work changed), or at once when records are
-// needed. Launches coast, and the thread passes every kDetachedTickNs, only while every enforced
-// tenant stayed below kFarBelow of its limit for kRecordsHoldNs, alone or not: a limit that may
-// bind soon is checked at every launch.
+// CUPTI merely attached costs every launch ~0.5 µs (kernel_records.h): it is detached while every
+// enforced tenant's estimated usage stayed below kFarBelow of its limit for kDetachHoldNs and no
+// records were needed meanwhile, and attached again (3-6 ms of stall for a launching thread) for
+// a calibration window now and then (calibration.h: every 10 s of launching at first, up to every
+// 60 s while the scale holds; 5 s after the last one when the work changed), or at once when
+// records are needed. So a tenant whose work changed can exceed its limit until the next window,
+// by at most 1 / scale (its kernels' share of the event-measured time at the last calibration).
 constexpr double kFarBelow = 0.75;
 constexpr int64_t kDetachHoldNs = 3'000'000'000;
 // While CUPTI is detached (every enforced tenant far below its limit) and none takes turns, a pass
@@ -89,13 +84,8 @@ constinit bool g_cupti_ok = false;
 constinit bool g_cupti_tried = false;
 constinit bool g_warned_taken = false;
 constinit int64_t g_records_needed_ns = 0;
-constinit int64_t g_near_ns = 0;   // some enforced tenant beside others was near its limit then
-constinit int64_t g_close_ns = 0;  // some enforced tenant was (alone or not)
-constinit bool g_moved = false;    // some tenant's work changed since its last calibration
-// Some enforced tenant began to wait for budget since the last window opened: its scales may
-// overcharge it (calibration.h kBoundCalibrateNs).
-constinit bool g_bound_window_due = false;
-constinit bool g_was_binding = false;
+constinit int64_t g_near_ns = 0;  // some enforced tenant's usage was near its limit then
+constinit bool g_moved = false;   // some tenant's work changed since its last calibration
 constinit int64_t g_last_flush_ns = 0;
 constinit int64_t g_window_start_ns = 0;  // sampled mode's current or last window
 // The process's launching time (passes that found it launching, its pauses left out): windows
@@ -435,31 +425,21 @@ Measure ChooseMeasure(int64_t now) {
   if (!g_cupti_ok) return kMeasureEvents;
   bool need = false;
   bool near = false;
-  bool close = false;
-  bool binding_any = false;
   bool moved = false;
   for (const Device& d : g_devices) {
     if (!Limited(d) || Lifted(d)) continue;
     const MeterState& m = d.meter;
-    // Beside other tenants, a tenant the limit binds (it waited for budget in the last 2 s) or
-    // nearly does is measured exactly: its records are split with theirs (events and the scales of
-    // a calibration alone cannot tell whose the shared time was). Another tenant on the GPU is no
-    // reason by itself: the calibration windows measure the split while both run, and a tenant far
-    // below its limit loses nothing to a slightly wrong estimate. Alone, the estimates do.
+    // A tenant the limit binds (it waited for budget in the last 2 s) is measured exactly: its
+    // share is what the limit is about, and its waits hide what records cost it. Another tenant
+    // on the GPU is no reason by itself: the calibration windows measure the split while both
+    // run, and a tenant far below its limit loses nothing to a slightly wrong estimate.
     const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
     const bool binding = waited != 0 && now - waited < 2 * kRecordsHoldNs;
-    const bool others = m.others_seen_ns != 0 && now - m.others_seen_ns < kOthersMemoryNs;
-    const double limit = d.percent / 100.0;
-    need |= !m.has_ratio || (others && (binding || m.usage >= kNearLimit * limit));
-    near |= others && m.usage >= kFarBelow * limit;
-    close |= binding || m.usage >= kFarBelow * limit;
-    binding_any |= binding;
+    need |= binding || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
+    near |= m.usage >= kFarBelow * d.percent / 100.0;
     moved |= Moved(m);
   }
   if (near) g_near_ns = now;
-  if (close) g_close_ns = now;
-  if (binding_any && !g_was_binding) g_bound_window_due = true;
-  g_was_binding = binding_any;
   if (need) {
     g_records_needed_ns = now;
     g_calibrate_every_ns = kCalibrateMinNs;  // once detached again, calibrate as after a change
@@ -469,8 +449,8 @@ Measure ChooseMeasure(int64_t now) {
   return kMeasureSampled;
 }
 
-// Whether CUPTI may be detached now: no records needed and every enforced tenant beside others far
-// below its limit, for a while.
+// Whether CUPTI may be detached now: no records needed and every enforced tenant far below its
+// limit, for a while.
 bool MayDetach(int64_t now) {
   return now - g_records_needed_ns >= kDetachHoldNs && now - g_near_ns >= kDetachHoldNs;
 }
@@ -497,15 +477,13 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
         g_moved && (g_moved_window_launching_ns < 0 ||
                     g_launching_ns - g_moved_window_launching_ns >= kMovedCalibrateNs);
     const bool due = since_window >= every && (!detach || settled);
-    const bool bound_due = g_bound_window_due && since_window >= kBoundCalibrateNs;
-    if (!g_window_open && !g_window_collecting && (due || moved_due || bound_due)) {
-      if (!due && moved_due) {
+    if (!g_window_open && !g_window_collecting && (due || moved_due)) {
+      if (!due) {
         __atomic_fetch_add(&g_windows_moved, 1, __ATOMIC_RELAXED);
         g_moved_window_launching_ns = g_launching_ns;
       }
       __atomic_fetch_add(&g_windows, 1, __ATOMIC_RELAXED);
       g_window_launching_ns = g_launching_ns;
-      g_bound_window_due = false;
       g_window_detached = detach;
       g_window_open = kernel_records::SetEnabled(true);
       g_window_collecting = g_window_open;
@@ -617,9 +595,8 @@ PassResult Pass(bool final) {
   }
   // Nothing binds: CUPTI detached far below every limit, or no limit enforced now.
   const bool relaxed =
-      !any_enforced ||
-      (g_cupti_ok && measure == kMeasureSampled && !turns && !g_window_collecting &&
-       MayDetach(now) && !kernel_records::Attached() && now - g_close_ns >= kRecordsHoldNs);
+      !any_enforced || (g_cupti_ok && measure == kMeasureSampled && !turns &&
+                        !g_window_collecting && MayDetach(now) && !kernel_records::Attached());
   // Launches coast while nothing binds (limiter.h Coast); after a pass without launches (a pause
   // of the app) each thread's next launch is checked, so that a pause is never charged.
   uint64_t launches = 0;
