@@ -23,7 +23,7 @@
 // last one, 2026-11-28). A higher one brings the spacing back to kCalibrateMinNs. A change of the
 // work that the events or the launches show (WorkMoved) opens a window at once, at most one per
 // kMovedCalibrateNs of launching: the scales may be stale (a PyTorch process detached CUPTI in its
-// setup and its training loop ran uncharged until the next window).
+// setup and its training loop was charged a fiftieth of its time until a window 5 s later).
 
 #include <stdint.h>
 

@@ -283,7 +283,8 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
     }
   } else {
     if (measure == kMeasureSampled) {
-      // Records of the sampling window only calibrate the scale; events are what is charged.
+      // Records of the sampling window only calibrate the scales; the events and launches they
+      // scale are what is charged.
       const Attribution a =
           SettleRecords(d, now, false, final, window.records_from, window.records_to);
       NoteRatio(m, window.records ? a.busy_ns : 0, window.events ? event_busy : 0,
