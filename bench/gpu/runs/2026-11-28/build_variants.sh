@@ -29,12 +29,8 @@ SRC=/tmp/vgpu-$out/src
 rm -rf "$SRC" && mkdir -p "$SRC"
 git -C "$ROOT" archive "$base" | tar -x -C "$SRC"
 patch -s -d "$SRC" -p1 <"$patch"
-mkdir -p "$ROOT/.devbuild/$out"
 for n in $list; do
-  cmake -S "$SRC" -B /tmp/vgpu-$out/b$n -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG -D$macro=$n" -DVGPU_COMPONENTS="libvgpu;core;base" \
-    -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" >/dev/null
-  cmake --build /tmp/vgpu-$out/b$n -j2 --target vgpu_preload >/dev/null
-  cp /tmp/vgpu-$out/b$n/lib/libvgpu.so "$ROOT/.devbuild/$out/libvgpu-$n.so"
+  "$ROOT/bench/gpu/build_probe.sh" "$SRC" "/tmp/vgpu-$out/b$n" "$ROOT/.devbuild/$out/libvgpu-$n.so" \
+    "-D$macro=$n"
 done
 ls -la "$ROOT/.devbuild/$out"

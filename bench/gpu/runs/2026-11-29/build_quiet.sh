@@ -15,10 +15,5 @@ sed -i 's/^constexpr int64_t kCoastingMarkIntervalNs = 4.000.000;/constexpr int6
   "$SRC/libvgpu/src/sm/event_marks.h"
 grep -q "kDetachedTickNs = 32'000'000" "$SRC/libvgpu/src/sm/sampler.cpp"
 grep -q "kCoastingMarkIntervalNs = 16'000'000" "$SRC/libvgpu/src/sm/event_marks.h"
-cmake -S "$SRC" -B /tmp/vgpu-quiet/b -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DVGPU_COMPONENTS="libvgpu;core;base" \
-  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" >/dev/null
-cmake --build /tmp/vgpu-quiet/b -j2 --target vgpu_preload >/dev/null
-mkdir -p "$ROOT/.devbuild/quiet"
-cp /tmp/vgpu-quiet/b/lib/libvgpu.so "$ROOT/.devbuild/quiet/libvgpu.so"
+"$ROOT/bench/gpu/build_probe.sh" "$SRC" /tmp/vgpu-quiet/b "$ROOT/.devbuild/quiet/libvgpu.so"
 ls -la "$ROOT/.devbuild/quiet"

@@ -13,10 +13,5 @@ SRC=/tmp/vgpu-trace/src
 rm -rf "$SRC" && mkdir -p "$SRC"
 git -C "$ROOT" archive c29d327 | tar -x -C "$SRC"
 patch -s -d "$SRC" -p1 <"$HERE/trace_probe.patch"
-cmake -S "$SRC" -B /tmp/vgpu-trace/b -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DVGPU_COMPONENTS="libvgpu;core;base" \
-  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc" >/dev/null
-cmake --build /tmp/vgpu-trace/b -j2 --target vgpu_preload >/dev/null
-mkdir -p "$ROOT/.devbuild/trace"
-cp /tmp/vgpu-trace/b/lib/libvgpu.so "$ROOT/.devbuild/trace/libvgpu.so"
+"$ROOT/bench/gpu/build_probe.sh" "$SRC" /tmp/vgpu-trace/b "$ROOT/.devbuild/trace/libvgpu.so"
 ls -la "$ROOT/.devbuild/trace"
