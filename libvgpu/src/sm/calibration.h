@@ -150,22 +150,23 @@ inline int64_t ChargeSampled(SampledEstimate& e, int64_t now, int64_t event_busy
   return charge;
 }
 
-// A window's ratio `found` confirms the scale `had` (both kernel-busy per event-measured time):
-// charging with `had` did not undercharge the tenant by more than kScaleMargin.
+// A calibration's ratio `found` confirms the scale `had` (both kernel-busy per event-measured time,
+// or both per launch): charging with `had` did not undercharge the tenant by more than
+// kScaleMargin.
 inline bool ScaleHolds(double had, double found) {
   return had > 0 && found <= (1.0 + kScaleMargin) * had;
 }
 
 // The scale after a calibration period (a window, or a period of records mode) found the ratio
-// `found`, the scale in use being `had` (none yet: `has_scale` false). A window's is taken: on an
-// H200 a PyTorch training loop limited to 30 % ran at 42 % of the GPU, judged far below its limit
-// with a scale taken from its setup and moved only halfway by each window (2026-11-29), and a
-// setup's heavier kernels per launch, moved halfway by each window, overcharge the loop after it
-// for as many windows. A period of records mode
-// (250 ms: a few launches at its edges count in the next one) moves the scale halfway towards what
-// it found, unless the scale undercharged by more than kScaleMargin: taking each period's higher
-// value at once made the noise an overcharge (a saturating fake tenant at 70 was charged 6 % more
-// than its kernels and got 66 %).
+// `found`, the scale in use being `had` (none yet: `has_scale` false). A window's is taken as
+// found: on an H200 a PyTorch training loop limited to 30 % ran at 42 % of the GPU, judged far
+// below its limit with a scale taken from its setup and moved only halfway by each window
+// (2026-11-29), and a setup's heavier kernels per launch, moved halfway by each window, would
+// overcharge the loop after it for as many windows. A period of records mode (250 ms: a few
+// launches at its edges count in the next one) moves the scale halfway towards what it found,
+// unless the scale undercharged by more than kScaleMargin: taking each period's higher value at
+// once made the noise an overcharge (a saturating fake tenant at 70 was charged 6 % more than its
+// kernels and got 66 %).
 inline double NextScale(double had, bool has_scale, double found, bool window) {
   if (!has_scale || window || !ScaleHolds(had, found)) return found;
   return 0.5 * had + 0.5 * found;

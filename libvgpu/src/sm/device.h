@@ -53,9 +53,7 @@ struct MeterState {
   double sync_sum;          // time the app waited for the GPU (sync calls), decayed alike
   uint64_t sync_seen;       // Device::sync_ns at the last pass
   bool gpu_bound;           // takes turns with the GPU's other GPU-bound tenants (turns.h)
-  // The sampled mode's scales (calibration.h Scales; atomic: the statistics read them).
-  double records_per_event;   // kernel-busy time per event-measured time
-  double busy_per_launch_ns;  // kernel-busy time per launch
+  Scales scales;  // the sampled mode's (calibration.h; its fields atomic: the statistics read them)
   bool has_ratio;
   int64_t ratio_records_ns;  // accumulators of the current calibration period
   int64_t ratio_events_ns;

@@ -129,7 +129,7 @@ void InitDevice(Device& d, int ordinal) {
       g_driver.device_get_uuid(&uuid, ordinal) == CUDA_SUCCESS)
     HexUuid(uuid, d.uuid_hex);
   d.marks.Init(&g_driver);
-  d.meter.records_per_event = 1.0;
+  d.meter.scales.per_event = 1.0;
   // Room for the kernel records waiting to be settled (only limited devices need it).
   void* pending = d.meter.pending != nullptr
                       ? MAP_FAILED
@@ -495,8 +495,8 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   out->scale = -1.0;
   out->busy_per_launch_ns = -1.0;
   if (__atomic_load_n(&d.meter.has_ratio, __ATOMIC_RELAXED)) {
-    __atomic_load(&d.meter.records_per_event, &out->scale, __ATOMIC_RELAXED);
-    __atomic_load(&d.meter.busy_per_launch_ns, &out->busy_per_launch_ns, __ATOMIC_RELAXED);
+    __atomic_load(&d.meter.scales.per_event, &out->scale, __ATOMIC_RELAXED);
+    __atomic_load(&d.meter.scales.per_launch_ns, &out->busy_per_launch_ns, __ATOMIC_RELAXED);
   }
   const int32_t n = __atomic_load_n(&d.meter.n_window_ratios, __ATOMIC_ACQUIRE);
   out->n_window_ratios = n;

@@ -210,15 +210,15 @@ Calibrated FinishRatio(MeterState& m, bool window) {
   double r = records / static_cast<double>(m.ratio_events_ns);
   r = r < 0.02 ? 0.02 : (r > 1.0 ? 1.0 : r);
   const double per_launch = records / static_cast<double>(m.ratio_launches);
-  const Calibrated found = m.has_ratio && ScaleHolds(m.records_per_event, r) &&
-                                   ScaleHolds(m.busy_per_launch_ns, per_launch)
+  const Calibrated found = m.has_ratio && ScaleHolds(m.scales.per_event, r) &&
+                                   ScaleHolds(m.scales.per_launch_ns, per_launch)
                                ? Calibrated::kSame
                                : Calibrated::kChanged;
   // Not const: __atomic_store.
-  double scale = NextScale(m.records_per_event, m.has_ratio, r, window);
-  double scale_per_launch = NextScale(m.busy_per_launch_ns, m.has_ratio, per_launch, window);
-  __atomic_store(&m.records_per_event, &scale, __ATOMIC_RELAXED);
-  __atomic_store(&m.busy_per_launch_ns, &scale_per_launch, __ATOMIC_RELAXED);
+  double per_event = NextScale(m.scales.per_event, m.has_ratio, r, window);
+  double per_launch_ns = NextScale(m.scales.per_launch_ns, m.has_ratio, per_launch, window);
+  __atomic_store(&m.scales.per_event, &per_event, __ATOMIC_RELAXED);
+  __atomic_store(&m.scales.per_launch_ns, &per_launch_ns, __ATOMIC_RELAXED);
   // Only this thread writes the count: a plain read of it is its own latest value.
   if (const int32_t n = m.n_window_ratios; window && n < kReportedWindowRatios) {
     __atomic_store(&m.window_ratios[n], &r, __ATOMIC_RELAXED);
@@ -289,8 +289,7 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
           SettleRecords(d, now, false, final, window.records_from, window.records_to);
       NoteRatio(m, window.records ? a.busy_ns : 0, window.events ? event_busy : 0,
                 window.events ? launched : 0);
-      charged = ChargeSampled(m.estimate, now, event_busy, launched,
-                              Scales{m.records_per_event, m.busy_per_launch_ns});
+      charged = ChargeSampled(m.estimate, now, event_busy, launched, m.scales);
       busy = charged;
     } else if (others && n_events > 0) {
       d.peers.Publish(s_events, n_events);
