@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "clock.h"
+#include "record_buffers.h"
 
 extern "C" void* vgpu_real_dlsym(void* handle, const char* name);  // real_driver.h
 
@@ -21,11 +22,8 @@ static_assert(offsetof(CUpti_ActivityKernel10, start) == 16, "kernel record layo
 static_assert(offsetof(CUpti_ActivityKernel10, end) == 24, "kernel record layout");
 static_assert(offsetof(CUpti_ActivityKernel10, deviceId) == 40, "kernel record layout");
 
-// CUPTI hands a buffer back only once every record in it is complete: while a stream keeps
-// kernels queued, the buffer being filled waits until it is full. A 32 KB buffer (~150 records)
-// then arrived up to 2 s late behind a loop of 2 ms kernels on an H100; 4 KB (~18 records) bounds
-// that to ~18 kernels.
-constexpr size_t kBufferBytes = size_t{4} * 1024;
+// Buffers are sized by the launch rate (record_buffers.h); each has the largest size's room.
+constexpr size_t kSlotBytes = kMaxRecordBuffer;
 constexpr int kBuffers = 512;
 constexpr int kQueue = 1 << 16;  // records between two drains (a drain every ~1 ms)
 
@@ -78,6 +76,7 @@ constinit uint64_t g_dropped = 0;
 constinit uint64_t g_cupti_dropped = 0;    // atomic: counted by CUPTI (it had no buffer)
 constinit bool g_realtime = false;         // records carry CLOCK_REALTIME (no timestamp callback)
 constinit int64_t g_last_delivery_ns = 0;  // atomic: CUPTI handed a buffer back
+constinit size_t g_buffer_bytes = kMinRecordBuffer;  // atomic: the size of the next buffer
 
 // CLOCK_REALTIME minus CLOCK_MONOTONIC, now.
 int64_t RealtimeOffsetNs() {
@@ -95,8 +94,8 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   *max_records = 0;
   pthread_mutex_lock(&g_mu);
   if (g_free_count > 0) {
-    *buffer = g_pool + static_cast<size_t>(g_free[--g_free_count]) * kBufferBytes;
-    *size = kBufferBytes;
+    *buffer = g_pool + static_cast<size_t>(g_free[--g_free_count]) * kSlotBytes;
+    *size = __atomic_load_n(&g_buffer_bytes, __ATOMIC_RELAXED);
   } else {
     *buffer = nullptr;  // CUPTI drops records until a buffer comes back (counted as dropped)
     *size = 0;
@@ -130,7 +129,7 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
                      static_cast<int64_t>(k->end) - shift};
     ++g_count;
   }
-  const auto index = static_cast<size_t>(buffer - g_pool) / kBufferBytes;
+  const auto index = static_cast<size_t>(buffer - g_pool) / kSlotBytes;
   if (buffer >= g_pool && index < static_cast<size_t>(kBuffers))
     g_free[g_free_count++] = static_cast<int>(index);
   pthread_mutex_unlock(&g_mu);
@@ -189,10 +188,12 @@ bool StartLocked(const char* configured) {
     g_why = "libcupti lacks the activity API";
     return false;
   }
-  const size_t pool_bytes = kBuffers * kBufferBytes;
+  // 32 MB of address space; only the pages CUPTI writes to are ever backed, and the free list
+  // hands the same few buffers out again (last in, first out).
+  const size_t pool_bytes = kBuffers * kSlotBytes;
   const size_t queue_bytes = kQueue * sizeof(KernelRecord);
   void* pool = mmap(nullptr, pool_bytes + queue_bytes, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (pool == MAP_FAILED) {
     g_why = "no memory for CUPTI's buffers";
     return false;
@@ -312,6 +313,10 @@ bool SetEnabled(bool on) {
 
 bool Enabled() {
   return g_enabled;
+}
+
+void SetLaunchRate(double launches_per_s) {
+  __atomic_store_n(&g_buffer_bytes, RecordBufferBytes(launches_per_s), __ATOMIC_RELAXED);
 }
 
 int64_t LastDeliveryNs() {

@@ -53,6 +53,9 @@ bool SetEnabled(bool on);
 bool Enabled();
 // Hands over every buffer CUPTI holds whose records are complete (cuptiActivityFlushAll(0)).
 void Flush();
+// The process's recent launch rate (the measuring thread's), which sizes the buffers CUPTI asks for
+// from now on (record_buffers.h: what it launches in ~16 ms, from 4 KB to 64 KB).
+void SetLaunchRate(double launches_per_s);
 // When CUPTI last handed a buffer back (NowNs; 0: never). While buffers fill faster than they
 // are flushed, CUPTI hands them back by itself and a flush only costs.
 int64_t LastDeliveryNs();

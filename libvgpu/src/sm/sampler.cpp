@@ -69,6 +69,16 @@ constexpr int64_t kDetachHoldNs = 3'000'000'000;
 // 100 ms of budget a tenant keeps are spent, and the thread wakes a quarter as often (each wake-up
 // costs ~10-40 µs of CPU on the lent VMs).
 constexpr int64_t kDetachedTickNs = 8'000'000;
+// Otherwise a pass every 2 ms while some launching thread of the process waits for budget or took
+// a turn in the last 100 ms (it re-reads the budget every 2 ms, and the queued work that completes
+// meanwhile must be charged), every 4 ms while none did. Each pass wakes the thread, and a tenant
+// pinned to one core pays for every wake-up beside its own threads' time: a PyTorch training loop
+// limited to 50 that never waited ran ~30 % slower with 2-ms passes and CUPTI handing back ~1 100
+// buffers a second (H200, 2026-11-29, bench/gpu/runs/2026-11-29/call29l.sh).
+constexpr int64_t kCalmTickNs = 4'000'000;
+constexpr int64_t kPressedHoldNs = 100'000'000;
+// The launch rate that sizes CUPTI's buffers (kernel_records.h SetLaunchRate), over this long.
+constexpr int64_t kLaunchRateEveryNs = 100'000'000;
 constexpr int64_t kSettleBeforeWindowNs = 250'000'000;
 constexpr double kSaturating = 0.9;
 constexpr int64_t kTurnHoldNs =
@@ -97,6 +107,8 @@ constinit int64_t g_window_launching_ns = 0;  // g_launching_ns when the last wi
 constinit int64_t g_moved_window_launching_ns = -1;
 constinit int64_t g_last_pass_ns = 0;
 constinit uint64_t g_launches_at_pass = 0;  // the devices' launches at the last pass (coasting)
+constinit int64_t g_rate_since_ns = 0;      // the launch rate's current stretch began then
+constinit uint64_t g_rate_launches = 0;     //   with the devices' launches at that time
 constinit bool g_window_open = false;
 constinit bool g_window_collecting = false;
 constinit bool g_window_detached = false;  // that window was opened while CUPTI may stay detached
@@ -606,7 +618,24 @@ PassResult Pass(bool final) {
                      __ATOMIC_RELAXED);
   g_launches_at_pass = launches;
   __atomic_store_n(&g_coast.every, any_enforced && relaxed ? kCoastEvery : 0, __ATOMIC_RELAXED);
-  return PassResult{any_active || g_window_collecting, relaxed ? kDetachedTickNs : kTickNs};
+  if (g_rate_since_ns == 0 || launches < g_rate_launches) {
+    g_rate_since_ns = now;
+    g_rate_launches = launches;
+  } else if (now - g_rate_since_ns >= kLaunchRateEveryNs) {
+    kernel_records::SetLaunchRate(static_cast<double>(launches - g_rate_launches) * 1e9 /
+                                  static_cast<double>(now - g_rate_since_ns));
+    g_rate_since_ns = now;
+    g_rate_launches = launches;
+  }
+  bool pressed = turns;
+  for (const Device& d : g_devices) {
+    if (!Limited(d)) continue;
+    const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
+    pressed |= __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0 ||
+               (waited != 0 && now - waited < kPressedHoldNs);
+  }
+  const int64_t next = relaxed ? kDetachedTickNs : pressed ? kTickNs : kCalmTickNs;
+  return PassResult{any_active || g_window_collecting, next};
 }
 
 void NoteThreadCpu() {
@@ -730,6 +759,8 @@ void SamplerAfterFork() {
   g_window_collecting = false;
   g_coast = Coast{};
   g_launches_at_pass = 0;
+  g_rate_since_ns = 0;
+  g_rate_launches = 0;
 }
 
 }  // namespace vgpu::sm
