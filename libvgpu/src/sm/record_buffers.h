@@ -6,12 +6,14 @@
 // kernels queued, the buffer being filled waits until it is full. A 32 KB buffer (~150 records)
 // then arrived up to 2 s late behind a loop of 2 ms kernels on an H100; 4 KB (~18 records) bounds
 // that to ~18 kernels. But every buffer handed back wakes CUPTI's thread about four times, and a
-// tenant pinned to one core pays for each wake-up: a PyTorch training loop launching ~22 000
-// kernels a second filled ~950 4-KB buffers a second and ran 20-35 % slower under CUPTI alone, with
-// 64-KB buffers ~10 % (H200, 2026-11-29, bench/gpu/runs/2026-11-29/call29l.sh). So a buffer holds
-// what the process launches in kBufferFillNs at its recent launch rate, from 4 KB to 64 KB: a slow
-// launcher of long kernels keeps the 4-KB bound, a fast one of short kernels (whose records
-// complete soon) hands a buffer back per flush of the measuring thread (every 8 ms).
+// tenant pinned to one core pays for each wake-up. A PyTorch training loop launching ~20 000
+// kernels a second, under CUPTI alone (no libvgpu, records on throughout), filled ~950 4-KB
+// buffers a second and ran 23.9 and 14.9 steps/s; with 64-KB buffers (~125 a second, one per
+// flush) 24.0 and 24.7; a limited process with CUPTI detached most of the time 27.3 and 26.9 (H200,
+// 2026-11-29, bench/gpu/runs/2026-11-29/call29l.sh). So a buffer holds what the process launches
+// in kBufferFillNs at its recent launch rate, from 4 KB to 64 KB: a slow launcher of long kernels
+// keeps the 4-KB bound, a fast one of short kernels (whose records complete soon) hands a buffer
+// back per flush of the measuring thread (every 8 ms).
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,9 +1,9 @@
-// The measuring thread of a limited process: every 2 ms while the process is launching (8 ms while
-// nothing is near its limit) it collects what its kernels used (kernel records, or CUDA events),
-// splits the time other tenants' kernels were busy too (attribution.h), charges the container's
-// budget, publishes its own busy time to the other tenants of the GPU (peer_file.h), and sets the
-// rhythm the launch path waits in (budget.h). It sleeps on a futex while the process launches
-// nothing. Design: docs/sm-limit.md.
+// The measuring thread of a limited process: every 2-4 ms while the process is launching (8 ms
+// while nothing is near its limit) it collects what its kernels used (kernel records, or CUDA
+// events), splits the time other tenants' kernels were busy too (attribution.h), charges the
+// container's budget, publishes its own busy time to the other tenants of the GPU (peer_file.h),
+// and sets the rhythm the launch path waits in (budget.h). It sleeps on a futex while the process
+// launches nothing. Design: docs/sm-limit.md.
 
 #include <linux/futex.h>
 #include <pthread.h>
@@ -31,7 +31,7 @@ namespace {
 
 // The thread's CPU comes out of the application's (in a one-core container beside a host-bound
 // loop it took ~7 % of the core with 1 ms passes and a flush every 4 ms, on an H100 host): a pass
-// every 2 ms, and a flush only when CUPTI has not handed buffers back by itself lately.
+// every 2 ms at most (below), and a flush only when CUPTI has not handed buffers back lately.
 constexpr int64_t kTickNs = 2'000'000;
 constexpr int64_t kFlushIntervalNs = 8'000'000;  // cuptiActivityFlushAll costs ~100 µs
 constexpr int64_t kDeliveredLatelyNs = 2'000'000;
