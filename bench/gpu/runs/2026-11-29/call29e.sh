@@ -10,8 +10,6 @@ date -u
 OUT=$OUT/sm PARTS="train" REPS=3 bash bench/gpu/sm_v2_bench.sh
 date -u
 mkdir -p "$OUT/stats"
-for f in "$OUT"/sm/raw/train_*.err; do
-  grep -a 'sm-limit\]' "$f" | tail -1 | sed "s#^#$(basename "$f") #"
-done | tee "$OUT/stats/limited_stats.txt"
+bash bench/gpu/sm_stats_lines.sh "$OUT"/sm/raw/train_*.err | tee "$OUT/stats/limited_stats.txt"
 # Only the tables and the stats come back (the device tool returns a limited number of files).
 rm -rf "$OUT/sm/raw"

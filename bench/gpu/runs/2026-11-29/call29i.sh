@@ -14,7 +14,5 @@ date -u
 OUT=$OUT/sm PARTS="matmul" MATMUL_REPS=1 bash bench/gpu/sm_v2_bench.sh | tail -25
 date -u
 mkdir -p "$OUT/stats"
-for f in "$OUT"/sm/raw/train_*.err; do
-  grep -a 'sm-limit\]' "$f" | tail -1 | sed "s#^#$(basename "$f") #"
-done | tee "$OUT/stats/limited_stats.txt" | cut -c1-60
+bash bench/gpu/sm_stats_lines.sh "$OUT"/sm/raw/train_*.err | tee "$OUT/stats/limited_stats.txt" | cut -c1-60
 tar czf "$OUT/raw29i.tgz" -C "$OUT/sm" raw matmul && rm -rf "$OUT/sm/raw" "$OUT/sm/matmul"

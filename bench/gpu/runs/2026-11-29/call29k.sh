@@ -11,7 +11,5 @@ date -u
 OUT=$OUT/sm PARTS="train pair" REPS=${REPS:-3} bash bench/gpu/sm_v2_bench.sh | grep -v " rep [0-9]*:"
 date -u
 mkdir -p "$OUT/stats"
-for f in "$OUT"/sm/raw/*_[0-9]*.err; do
-  grep -a 'sm-limit\]' "$f" | tail -1 | sed "s#^#$(basename "$f") #"
-done >"$OUT/stats/limited_stats.txt"
+bash bench/gpu/sm_stats_lines.sh "$OUT"/sm/raw/*_[0-9]*.err >"$OUT/stats/limited_stats.txt"
 tar czf "$OUT/raw29k.tgz" -C "$OUT/sm" raw && rm -rf "$OUT/sm/raw"

@@ -2,8 +2,8 @@
 # Issue 18: where a training tenant limited to gpucores 50 loses its speed (acceptance 2 failed
 # there with waits=0). The training loop of sm_workloads.py alone, pinned to one core as in
 # sm_v2_bench.sh, in ROUNDS rounds (default 2, order rotated) of: native; libvgpu at 50 and 90;
-# CUPTI alone (cupti_only_preload.c: records as libvgpu's records mode takes them, no libvgpu) with
-# 4-KB and 64-KB buffers. Each process's threads are read by thread_cpu.py over the window (CPU,
+# CUPTI alone (cupti_states_shim.c preloaded: records as libvgpu's records mode takes them, no
+# libvgpu) with 4-KB and 64-KB buffers. Each process's threads are read by thread_cpu.py over the window (CPU,
 # run-queue wait, slices per thread), and the limited ones' stats lines are kept.
 #   bash bench/gpu/prepare_devbuild.sh            (here, then carry .devbuild)
 #   bash bench/gpu/runs/2026-11-29/call29l.sh      (device)
@@ -15,8 +15,8 @@ read -r -a VARIANTS <<<"${VARIANTS:-native l50 l90 cupti4 cupti64}"
 LIB=$PWD/.devbuild/libvgpu.so
 RAW=$OUT/raw
 mkdir -p "$RAW" /tmp/vgpu-bench
-gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o /tmp/cupti_only.so \
-  bench/gpu/cupti_only_preload.c -L/usr/local/cuda/lib64 -lcupti -lpthread || exit 1
+gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o /tmp/cupti_shim.so \
+  bench/gpu/cupti_states_shim.c -L/usr/local/cuda/lib64 -lcupti -lpthread || exit 1
 unset LD_PRELOAD CUDA_DEVICE_SM_LIMIT GPU_CORE_UTILIZATION_POLICY CUDA_DEVICE_MEMORY_SHARED_CACHE
 export PYTHONUNBUFFERED=1
 run_one() {  # run_one VARIANT ROUND
@@ -25,7 +25,7 @@ run_one() {  # run_one VARIANT ROUND
     native) ;;
     l[0-9]*) envs=(LD_PRELOAD="$LIB" CUDA_DEVICE_MEMORY_SHARED_CACHE="/tmp/vgpu-bench/$v.$r.cache"
                    CUDA_DEVICE_SM_LIMIT="${v#l}" GPU_CORE_UTILIZATION_POLICY=force VGPU_SM_STATS=1) ;;
-    cupti*) envs=(LD_PRELOAD=/tmp/cupti_only.so CUPTI_ONLY_BUF_KB="${v#cupti}"
+    cupti*) envs=(LD_PRELOAD=/tmp/cupti_shim.so CUPTI_SHIM_PRELOAD=1 CUPTI_SHIM_BUF_KB="${v#cupti}"
                   LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}") ;;
   esac
   rm -rf /tmp/vgpulock && mkdir -p /tmp/vgpulock && chmod 1777 /tmp/vgpulock
@@ -83,6 +83,6 @@ for v, rs in rows.items():
         med("main_wait"), med("auto_cpu"), med("sm_cpu"), med("rest_cpu"), med("slices"),
         "; ".join(x["stats"] for x in rs)))
 PY
-grep -ah 'cupti-only\]\|sm-limit\]' "$RAW"/*.err | cut -c1-400
+grep -ah 'cupti-only\]\|cupti-shim\]\|sm-limit\]' "$RAW"/*.err | cut -c1-400
 for f in "$RAW"/*.threads; do head -c 900 "$f"; echo; done
 tar czf "$OUT/raw29l.tgz" -C "$OUT" raw && rm -rf "$RAW"

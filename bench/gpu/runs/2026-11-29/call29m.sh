@@ -14,7 +14,5 @@ date -u
 OUT=$ALL/sm PARTS="train" REPS=${REPS:-3} bash bench/gpu/sm_v2_bench.sh | grep -v " rep [0-9]*:"
 date -u
 mkdir -p "$ALL/stats"
-for f in "$ALL"/sm/raw/train_*.err; do
-  grep -a 'sm-limit\]' "$f" | tail -1 | sed "s#^#$(basename "$f") #"
-done | tee "$ALL/stats/limited_stats.txt" | cut -c1-330
+bash bench/gpu/sm_stats_lines.sh "$ALL"/sm/raw/train_*.err | tee "$ALL/stats/limited_stats.txt" | cut -c1-330
 tar czf "$ALL/raw29m.tgz" -C "$ALL/sm" raw && rm -rf "$ALL/sm/raw"
