@@ -8,7 +8,8 @@
 // CUPTI_SHIM_BUF_KB sets the buffer size (default 4, libvgpu's size until 2026-11-29).
 // Build: gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o cupti_states_shim.so
 //   cupti_states_shim.c -L/usr/local/cuda/lib64 -lcupti -lpthread
-// Preload: LD_LIBRARY_PATH=/usr/local/cuda/lib64 CUPTI_SHIM_PRELOAD=1 LD_PRELOAD=./cupti_states_shim.so
+// Preload: LD_LIBRARY_PATH=/usr/local/cuda/lib64 CUPTI_SHIM_PRELOAD=1
+// LD_PRELOAD=./cupti_states_shim.so
 #include <cupti.h>
 #include <pthread.h>
 #include <stdint.h>
