@@ -558,6 +558,32 @@ void SleepUntilWoken() {
   __atomic_store_n(&g_sampler_idle, 0, __ATOMIC_SEQ_CST);
 }
 
+// Sizes CUPTI's buffers by the process's launch rate over the last kLaunchRateEveryNs (`launches`:
+// every device's so far).
+void NoteLaunchRate(int64_t now, uint64_t launches) {
+  if (g_rate_since_ns == 0) {
+    g_rate_since_ns = now;
+    g_rate_launches = launches;
+  } else if (now - g_rate_since_ns >= kLaunchRateEveryNs) {
+    kernel_records::SetLaunchRate(static_cast<double>(launches - g_rate_launches) * 1e9 /
+                                  static_cast<double>(now - g_rate_since_ns));
+    g_rate_since_ns = now;
+    g_rate_launches = launches;
+  }
+}
+
+// Some launching thread of the process waits for budget now or did less than kPressedHoldNs ago.
+bool Pressed(int64_t now) {
+  for (const Device& d : g_devices) {
+    if (!Limited(d)) continue;
+    const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0 ||
+        (waited != 0 && now - waited < kPressedHoldNs))
+      return true;
+  }
+  return false;
+}
+
 // What a pass tells the thread: whether to pass again soon (something launches or a window is
 // collecting), and how soon.
 struct PassResult {
@@ -618,23 +644,8 @@ PassResult Pass(bool final) {
                      __ATOMIC_RELAXED);
   g_launches_at_pass = launches;
   __atomic_store_n(&g_coast.every, any_enforced && relaxed ? kCoastEvery : 0, __ATOMIC_RELAXED);
-  if (g_rate_since_ns == 0 || launches < g_rate_launches) {
-    g_rate_since_ns = now;
-    g_rate_launches = launches;
-  } else if (now - g_rate_since_ns >= kLaunchRateEveryNs) {
-    kernel_records::SetLaunchRate(static_cast<double>(launches - g_rate_launches) * 1e9 /
-                                  static_cast<double>(now - g_rate_since_ns));
-    g_rate_since_ns = now;
-    g_rate_launches = launches;
-  }
-  bool pressed = turns;
-  for (const Device& d : g_devices) {
-    if (!Limited(d)) continue;
-    const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
-    pressed |= __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0 ||
-               (waited != 0 && now - waited < kPressedHoldNs);
-  }
-  const int64_t next = relaxed ? kDetachedTickNs : pressed ? kTickNs : kCalmTickNs;
+  NoteLaunchRate(now, launches);
+  const int64_t next = relaxed ? kDetachedTickNs : turns || Pressed(now) ? kTickNs : kCalmTickNs;
   return PassResult{any_active || g_window_collecting, next};
 }
 
