@@ -138,7 +138,9 @@ TEST_F(KubePodDirectoryTest, ResumesAfterDisconnectAndRelistsAfterGone) {
 }
 
 TEST_F(KubePodDirectoryTest, NotSyncedUntilTheFirstListSucceeds) {
-  server_->FailNextRequests(3, 500);
+  // Six failures keep the first list from succeeding for ~220 ms of back-off (10 ms doubling,
+  // at most 50), long enough that a busy machine cannot overtake the check below.
+  server_->FailNextRequests(6, 500);
   StartDirectory();
   EXPECT_FALSE(pods_->Synced());
   ASSERT_TRUE(pods_->WaitForFirstList(20s));
