@@ -242,10 +242,11 @@ def cpu_ticks(cpus):
 
 
 def pin_to_one_cpu(one):
-    """--one-cpu: every thread of the process but libvgpu's measuring thread (vgpu-sm) onto CPU `one`,
-    that thread onto the process's other CPUs. The lent VMs' vCPUs each drift in speed on their own
-    (bench/gpu/host_drift.py), so processes whose launching threads sit on different vCPUs differ as
-    a whole; on one vCPU the processes taking turns share its drift. Threads made later inherit it.
+    """--one-cpu: every thread of the process but libvgpu's (vgpu-sm, the measuring thread, and
+    vgpu-cupti, CUPTI's worker that it starts) onto CPU `one`, those onto the process's other CPUs.
+    The lent VMs' vCPUs each drift in speed on their own (bench/gpu/host_drift.py), so processes
+    whose launching threads sit on different vCPUs differ as a whole; on one vCPU the processes
+    taking turns share its drift. Threads made later inherit their maker's CPUs.
     Returns {thread name: the CPUs it was put on}."""
     rest = sorted(set(os.sched_getaffinity(0)) - {one}) or [one]
     placed = {}
@@ -253,7 +254,7 @@ def pin_to_one_cpu(one):
         try:
             with open("/proc/self/task/%s/comm" % tid) as f:
                 comm = f.read().strip()
-            cpus = rest if comm == "vgpu-sm" else [one]
+            cpus = rest if comm in ("vgpu-sm", "vgpu-cupti") else [one]
             os.sched_setaffinity(int(tid), cpus)
         except OSError:  # the thread ended meanwhile
             continue
@@ -476,7 +477,8 @@ def main():
         res.update(rate=sum(per_second) / (end_at - start_at), per_second=per_second,
                    p50_ms=pct(lat, 50), p99_ms=pct(lat, 99), max_ms=pct(lat, 100))
 
-    # Each thread's CPU from the window's start on, in % of one core (the limiter's thread is "vgpu-sm").
+    # Each thread's CPU from the window's start on, in % of one core (the limiter's thread is "vgpu-sm",
+    # CUPTI's "vgpu-cupti").
     cpu1, span = thread_cpu(), max(time.time() - cpu_t0, 1e-3)
     res["cpu_pct"] = {k: round(100 * (v - cpu0.get(k, 0.0)) / span, 1) for k, v in cpu1.items()
                       if v - cpu0.get(k, 0.0) > 0}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #include "clock.h"
 #include "record_buffers.h"
@@ -206,6 +207,28 @@ bool StartLocked(const char* configured) {
   return true;
 }
 
+// CUPTI starts its worker thread from inside the calls that attach it or turn records on, which
+// the measuring thread makes, and a new thread takes the name of the thread that made it. Named
+// `vgpu-cupti` for those calls (rare: attaches and windows), CUPTI's thread shows as itself in
+// top -H and /proc/PID/task/*/comm, not as a second `vgpu-sm` whose wake-ups would be taken for
+// the measuring thread's.
+class NamedForCupti {
+ public:
+  NamedForCupti() {
+    renamed_ =
+        prctl(PR_GET_NAME, saved_, 0, 0, 0) == 0 && prctl(PR_SET_NAME, "vgpu-cupti", 0, 0, 0) == 0;
+  }
+  ~NamedForCupti() {
+    if (renamed_) (void)prctl(PR_SET_NAME, saved_, 0, 0, 0);
+  }
+  NamedForCupti(const NamedForCupti&) = delete;
+  NamedForCupti& operator=(const NamedForCupti&) = delete;
+
+ private:
+  char saved_[16] = {};  // the kernel's TASK_COMM_LEN
+  bool renamed_ = false;
+};
+
 // What CUPTI dropped since we last asked (it counts from the last call on); only while attached:
 // any CUPTI call attaches CUPTI again.
 void CollectCuptiDropped() {
@@ -262,6 +285,7 @@ bool Start(const char* configured, const char** why) {
 bool Attach() {
   if (!g_started || TakenByApplication()) return false;
   if (Attached()) return true;
+  const NamedForCupti named;
   // The clock first: records made before it would be on CUPTI's default (CLOCK_REALTIME). A
   // CUPTI without the callback (before CUDA 12.6) keeps that clock: convert by the clocks' offset.
   g_realtime = g_api.register_timestamp == nullptr ||
@@ -304,6 +328,7 @@ bool SetEnabled(bool on) {
   if (!g_started || TakenByApplication()) return false;
   if (on == g_enabled && (!on || Attached())) return true;
   if (on && !Attach()) return false;
+  const NamedForCupti named;
   const CUptiResult rc = on ? g_api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
                             : g_api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (rc != CUPTI_SUCCESS) return false;

@@ -133,12 +133,27 @@ std::string Describe(const std::vector<Outcome>& outcomes) {
   return s;
 }
 
-// A saturating tenant alone gets its limit, measured with kernel records.
+// How many of the tenant's threads bore `name` at the end of its loop (its threads= line).
+int ThreadsNamed(const Outcome& o, const std::string& name) {
+  const size_t at = o.out.find("threads=");
+  if (at == std::string::npos) return -1;
+  const std::string list = "," + o.out.substr(at + 8, o.out.find('\n', at) - at - 8) + ",";
+  int n = 0;
+  for (size_t p = list.find("," + name + ","); p != std::string::npos;
+       p = list.find("," + name + ",", p + 1))
+    ++n;
+  return n;
+}
+
+// A saturating tenant alone gets its limit, measured with kernel records. libvgpu's measuring
+// thread and CUPTI's worker, which it starts, each go by their own name.
 TEST_F(SmLimitTest, SaturatingTenantAloneGetsItsLimit) {
   for (int limit : {10, 30, 50, 70, 90}) {
     const auto r = RunTogether({Tenant{.limit = limit}});
     EXPECT_NEAR(r[0].share, limit, 3.0) << limit << "\n" << Describe(r);
     EXPECT_NE(r[0].stats.find("measure=records"), std::string::npos) << Describe(r);
+    EXPECT_EQ(ThreadsNamed(r[0], "vgpu-sm"), 1) << r[0].out;
+    EXPECT_EQ(ThreadsNamed(r[0], "vgpu-cupti"), 1) << r[0].out;
   }
 }
 

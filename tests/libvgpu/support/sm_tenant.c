@@ -22,15 +22,18 @@
  * autograd thread launches the backward pass of a step whose forward pass the main thread
  * launched), TENANT_SETUP_MS (before the loop, a setup stretch that long: one short kernel of
  * TENANT_SETUP_KERNEL_US, default 5, every TENANT_SETUP_GAP_US, default 20000, and no
- * synchronisation, as a framework initialising a model launches). */
+ * synchronisation, as a framework initialising a model launches). After the loop, before the
+ * result, one line threads=<the names of its threads>. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int64_t now_ns(void) {
@@ -144,6 +147,29 @@ static void* second_thread_main(void* arg) {
   }
 }
 
+/* One line, threads=<name>,<name>,...: the names of the process's threads (libvgpu's among them)
+ * while it still runs. */
+static void print_threads(void) {
+  char line[4096] = "threads=";
+  size_t used = strlen(line);
+  DIR* dir = opendir("/proc/self/task");
+  for (struct dirent* e = dir != NULL ? readdir(dir) : NULL; e != NULL; e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    char path[300]; /* d_name holds up to 255 bytes */
+    char name[32] = "";
+    (void)snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) continue; /* the thread ended meanwhile */
+    if (fgets(name, sizeof(name), f) != NULL) name[strcspn(name, "\n")] = '\0';
+    (void)fclose(f);
+    const int n = snprintf(line + used, sizeof(line) - used, "%s%s",
+                           used > strlen("threads=") ? "," : "", name);
+    if (n > 0 && (size_t)n < sizeof(line) - used) used += (size_t)n;
+  }
+  if (dir != NULL) (void)closedir(dir);
+  printf("%s\n", line);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const int64_t kernel_ns = env_int("TENANT_KERNEL_US", 2000) * 1000;
@@ -240,6 +266,7 @@ int main(void) {
     sem_post(&second.go);
     pthread_join(second_id, NULL);
   }
+  print_threads();
   CU(cuStreamSynchronize(s));
   printf("work_ns=%lld window_ns=%lld launches=%lld\n", (long long)work, (long long)(end - start),
          (long long)l.launches);
