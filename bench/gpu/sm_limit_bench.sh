@@ -118,7 +118,7 @@ fi
 # order of the limits rotates from round to round), and each limited window is compared with the
 # mean of its two neighbours; a limit's share is the total over its windows. Windows are
 # SM_BENCH_SMALL_WINDOW s (default 12): a tenant alone runs in stretches of up to 1 s of work with
-# up to 1 s of waiting in between (docs/sm-limit.md, step 3), so a window much shorter than that
+# up to 1 s of waiting in between (docs/sm-limit.md, step 4), so a window much shorter than that
 # would measure the phase of that rhythm. Meanwhile a CPU meter (a fixed pure-Python loop on a core
 # of its own) and the GPU's SM clock are sampled, to tell the host's drift from the limiter's.
 SMALL_WIN=${SM_BENCH_SMALL_WINDOW:-12}
