@@ -235,7 +235,9 @@ TEST_F(SmLimitTest, HostBoundTenantIsChargedItsKernelsNotItsGaps) {
   Tenant limited = host_bound;
   limited.limit = 30;
   const auto r = RunTogether({limited});
-  EXPECT_GT(native[0].share, 45) << Describe(native);
+  // Natively ~60 % of the GPU, less on a loaded 2-core machine (42 % beside another test): the
+  // limit must bind by a margin for the check below to mean anything.
+  EXPECT_GT(native[0].share, 36) << Describe(native);
   EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
   // Measured with events instead (no CUPTI), its gaps count too: it gets less, never more.
   limited.extra = {{"VGPU_CUPTI_LIBRARY", "off"}};
@@ -383,6 +385,20 @@ TEST_F(SmLimitTest, LongStretchesOnlyForASaturatingTenantAlone) {
   Tenant other{.limit = 40, .container = "b"};
   r = RunTogether({alone, other}, 3.0);
   EXPECT_LT(Stat(r[0], "max_wait_ms"), 100) << Describe(r);
+}
+
+// A back-to-back request loop alone (three 2-ms kernels and a synchronisation: 6-ms requests) at
+// 30, in the short rhythm: it sees its debt only once its work is charged, then waits it out, so
+// its slowest requests wait about (how late its records are charged) x 100 / 30. Alone, nothing
+// is split and records are charged as they arrive; held 8 ms for the split, as beside other
+// tenants, its requests' p99 read 75.7 ms here (47.9 ms now).
+TEST_F(SmLimitTest, ARequestLoopAloneIsChargedAsItsRecordsArrive) {
+  const auto r = RunTogether({Tenant{.limit = 30, .kernel_us = 2000, .sync_every = 3}});
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  EXPECT_NE(r[0].stats.find("measure=records"), std::string::npos) << Describe(r);
+  const size_t at = r[0].out.find("batch_p99_us=");
+  ASSERT_NE(at, std::string::npos) << r[0].out;
+  EXPECT_LT(std::stod(r[0].out.substr(at + 13)) / 1000.0, 60.0) << r[0].out << Describe(r);
 }
 
 // An application that takes CUPTI's activity API itself (a profiler) stops the limiter's kernel

@@ -23,7 +23,8 @@
  * launched), TENANT_SETUP_MS (before the loop, a setup stretch that long: one short kernel of
  * TENANT_SETUP_KERNEL_US, default 5, every TENANT_SETUP_GAP_US, default 20000, and no
  * synchronisation, as a framework initialising a model launches). After the loop, before the
- * result, one line threads=<the names of its threads>. */
+ * result, one line threads=<the names of its threads> and one with the percentiles of its
+ * synchronised batches' durations inside the window (batches=..., a request loop's latency). */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dirent.h>
@@ -170,6 +171,32 @@ static void print_threads(void) {
   printf("%s\n", line);
 }
 
+/* Each synchronised batch inside the window, from its first launch to its synchronisation's
+ * return: a request of a back-to-back request loop. */
+enum { kMaxBatches = 1 << 16 };
+static int64_t batch_ns[kMaxBatches];
+static int n_batches;
+
+static int compare_ns(const void* a, const void* b) {
+  const int64_t x = *(const int64_t*)a;
+  const int64_t y = *(const int64_t*)b;
+  return (x > y) - (x < y);
+}
+
+/* One line, batches=<n> batch_p50_us=<...> batch_p99_us=<...> batch_max_us=<...> (nearest rank). */
+static void print_batches(void) {
+  if (n_batches == 0) {
+    printf("batches=0\n");
+    return;
+  }
+  qsort(batch_ns, (size_t)n_batches, sizeof(batch_ns[0]), compare_ns);
+  const int p50 = (n_batches * 50 + 99) / 100 - 1;
+  const int p99 = (n_batches * 99 + 99) / 100 - 1;
+  printf("batches=%d batch_p50_us=%lld batch_p99_us=%lld batch_max_us=%lld\n", n_batches,
+         (long long)(batch_ns[p50] / 1000), (long long)(batch_ns[p99] / 1000),
+         (long long)(batch_ns[n_batches - 1] / 1000));
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const int64_t kernel_ns = env_int("TENANT_KERNEL_US", 2000) * 1000;
@@ -236,6 +263,7 @@ int main(void) {
     }
   }
   int64_t work = 0;
+  int64_t batch_from = 0;
   int64_t burst_end = now_ns() + burst_ns;
   for (int64_t t = now_ns(); t < end; t = now_ns()) {
     if (burst_ns > 0 && pause_ns > 0 && t >= burst_end) {
@@ -248,6 +276,7 @@ int main(void) {
       burst_end = now_ns() + burst_ns;
       continue;
     }
+    if (l.batch == 0) batch_from = t;
     launch_one(&l, t);
     if (two && l.batch == first_count) {
       sem_post(&second.go);
@@ -256,7 +285,10 @@ int main(void) {
     CU(l.failed);
     if (l.batch >= sync_every) {
       CU(cuStreamSynchronize(s));
-      if (now_ns() <= end) work += l.batch_counted * kernel_ns;
+      const int64_t synced = now_ns();
+      if (synced <= end) work += l.batch_counted * kernel_ns;
+      if (batch_from >= start && synced <= end && n_batches < kMaxBatches)
+        batch_ns[n_batches++] = synced - batch_from;
       l.batch = l.batch_counted = 0;
     }
     host_gap(&l, t);
@@ -267,6 +299,7 @@ int main(void) {
     pthread_join(second_id, NULL);
   }
   print_threads();
+  print_batches();
   CU(cuStreamSynchronize(s));
   printf("work_ns=%lld window_ns=%lld launches=%lld\n", (long long)work, (long long)(end - start),
          (long long)l.launches);
