@@ -44,6 +44,18 @@ grpc::StatusCode ToGrpcCode(StatusCode code) {
   }
 }
 
+// The options kubelet reads at registration (and may ask again for). PreStartContainer is
+// required for what kubelet checks before calling it: that it still holds the container's devices.
+// kubelet 1.20 drops a deleted pod's devices and, when it starts that pod's container anyway,
+// calls Allocate again for it; Allocate names no pod, so that call took the answer of the pod
+// being bound next (marking it allocated), and that pod's own Allocate then got another pod's
+// answer or nothing (docs/reliability.md). With PreStartContainer required, kubelet refuses to
+// start the deleted pod's container instead ("no devices found allocated in local cache").
+void SetOptions(v1beta1::DevicePluginOptions& options) {
+  options.set_pre_start_required(true);
+  options.set_get_preferred_allocation_available(true);
+}
+
 }  // namespace
 
 class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
@@ -52,8 +64,7 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
                                       v1beta1::DevicePluginOptions* out) override {
-    out->set_pre_start_required(false);
-    out->set_get_preferred_allocation_available(true);
+    SetOptions(*out);
     return grpc::Status::OK;
   }
 
@@ -118,6 +129,7 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
     return grpc::Status::OK;
   }
 
+  // Nothing to prepare: the call exists for what kubelet does before it (SetOptions).
   grpc::Status PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest*,
                                  v1beta1::PreStartContainerResponse*) override {
     return grpc::Status::OK;
@@ -278,7 +290,7 @@ Status DevicePlugin::RegisterWithKubelet() {
   req.set_version(kApiVersion);
   req.set_endpoint(options_.socket_name);
   req.set_resource_name(options_.resource_name);
-  req.mutable_options()->set_get_preferred_allocation_available(true);
+  SetOptions(*req.mutable_options());
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   ctx.set_wait_for_ready(true);

@@ -180,6 +180,9 @@ TEST_F(DevicePluginBinaryTest, A_RegistersListsAndReportsInventory) {
   EXPECT_EQ(reg->version(), "v1beta1");
   EXPECT_EQ(reg->resource_name(), "nvidia.com/gpu");
   EXPECT_TRUE(reg->options().get_preferred_allocation_available());
+  // kubelet checks it still holds a container's devices before PreStartContainer, and so never
+  // calls Allocate again for a deleted pod's container (deviceplugin/plugin.cpp SetOptions).
+  EXPECT_TRUE(reg->options().pre_start_required());
   endpoint_ = reg->endpoint();
   EXPECT_TRUE(fs::exists(dir_ / "plugins" / endpoint_));
 
@@ -188,7 +191,14 @@ TEST_F(DevicePluginBinaryTest, A_RegistersListsAndReportsInventory) {
     grpc::ClientContext ctx;
     v1beta1::DevicePluginOptions opts;
     ASSERT_TRUE(stub->GetDevicePluginOptions(&ctx, v1beta1::Empty(), &opts).ok());
-    EXPECT_FALSE(opts.pre_start_required());
+    EXPECT_TRUE(opts.pre_start_required());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1beta1::PreStartContainerRequest req;
+    req.add_devices_ids("GPU-a-0");
+    v1beta1::PreStartContainerResponse resp;
+    EXPECT_TRUE(stub->PreStartContainer(&ctx, req, &resp).ok());
   }
   {
     grpc::ClientContext ctx;
