@@ -51,6 +51,18 @@ struct Outcome {
   std::string err;
 };
 
+// The value of `key=` in a tenant's output or stats line: what follows it up to the next space or
+// line end; "" when the key is not there (a key counts only at the start of a line or word).
+std::string ValueOf(const std::string& text, const std::string& key) {
+  const std::string tag = key + "=";
+  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + 1)) {
+    if (at != 0 && text[at - 1] != ' ' && text[at - 1] != '\n') continue;
+    const size_t from = at + tag.size();
+    return text.substr(from, text.find_first_of(" \n", from) - from);
+  }
+  return "";
+}
+
 class SmLimitTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -102,15 +114,15 @@ class SmLimitTest : public ::testing::Test {
       o.err = child->ReadAllStderr();
       const int status = child->Wait();
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << o.err;
-      const size_t work = out.find("work_ns=");
-      const size_t window = out.find("window_ns=");
-      if (work != std::string::npos && window != std::string::npos) {
-        o.share = 100.0 * std::stod(out.substr(work + 8)) / std::stod(out.substr(window + 10));
+      const std::string work = ValueOf(out, "work_ns");
+      const std::string window = ValueOf(out, "window_ns");
+      if (!work.empty() && !window.empty()) {
+        o.share = 100.0 * std::stod(work) / std::stod(window);
       } else {
         ADD_FAILURE() << "no result: " << out << o.err;
       }
-      const size_t launches = out.find("launches=");
-      if (launches != std::string::npos) o.own_launches = std::stod(out.substr(launches + 9));
+      if (const std::string launches = ValueOf(out, "launches"); !launches.empty())
+        o.own_launches = std::stod(launches);
       const size_t stats = o.err.find("[vgpu sm-limit] pid=");
       if (stats != std::string::npos)
         o.stats = o.err.substr(stats, o.err.find('\n', stats) - stats);
@@ -120,8 +132,8 @@ class SmLimitTest : public ::testing::Test {
   }
 
   static double Stat(const Outcome& o, const std::string& key) {
-    const size_t at = o.stats.find(" " + key + "=");
-    return at == std::string::npos ? -1 : std::stod(o.stats.substr(at + key.size() + 2));
+    const std::string value = ValueOf(o.stats, key);
+    return value.empty() ? -1 : std::stod(value);
   }
 
   std::string dir_;
@@ -135,9 +147,9 @@ std::string Describe(const std::vector<Outcome>& outcomes) {
 
 // How many of the tenant's threads bore `name` at the end of its loop (its threads= line).
 int ThreadsNamed(const Outcome& o, const std::string& name) {
-  const size_t at = o.out.find("threads=");
-  if (at == std::string::npos) return -1;
-  const std::string list = "," + o.out.substr(at + 8, o.out.find('\n', at) - at - 8) + ",";
+  const std::string names = ValueOf(o.out, "threads");
+  if (names.empty()) return -1;
+  const std::string list = "," + names + ",";
   int n = 0;
   for (size_t p = list.find("," + name + ","); p != std::string::npos;
        p = list.find("," + name + ",", p + 1))
@@ -165,9 +177,8 @@ TEST_F(SmLimitTest, ALaunchWithoutAContextIsRefusedAndNotCounted) {
     const auto r = RunTogether(
         {Tenant{.limit = 30, .extra = {{"TENANT_CONTEXTLESS", "1"}, {"VGPU_FAKE_GPUS", gpus}}}});
     EXPECT_NEAR(r[0].share, 30, 3.0) << gpus << "\n" << Describe(r);
-    const size_t at = r[0].out.find("contextless=");
-    ASSERT_NE(at, std::string::npos) << r[0].out;
-    const std::string results = r[0].out.substr(at + 12, r[0].out.find('\n', at) - at - 12);
+    const std::string results = ValueOf(r[0].out, "contextless");
+    ASSERT_FALSE(results.empty()) << r[0].out;
     EXPECT_EQ(results, "201,201") << "CUDA_ERROR_INVALID_CONTEXT expected: " << r[0].out;
     ASSERT_GE(r[0].own_launches, 0) << r[0].out;
     EXPECT_EQ(Stat(r[0], "launches"), r[0].own_launches) << r[0].out << r[0].stats;
@@ -396,9 +407,9 @@ TEST_F(SmLimitTest, ARequestLoopAloneIsChargedAsItsRecordsArrive) {
   const auto r = RunTogether({Tenant{.limit = 30, .kernel_us = 2000, .sync_every = 3}});
   EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
   EXPECT_NE(r[0].stats.find("measure=records"), std::string::npos) << Describe(r);
-  const size_t at = r[0].out.find("batch_p99_us=");
-  ASSERT_NE(at, std::string::npos) << r[0].out;
-  EXPECT_LT(std::stod(r[0].out.substr(at + 13)) / 1000.0, 60.0) << r[0].out << Describe(r);
+  const std::string p99_us = ValueOf(r[0].out, "batch_p99_us");
+  ASSERT_FALSE(p99_us.empty()) << r[0].out;
+  EXPECT_LT(std::stod(p99_us) / 1000.0, 60.0) << r[0].out << Describe(r);
 }
 
 // An application that takes CUPTI's activity API itself (a profiler) stops the limiter's kernel
