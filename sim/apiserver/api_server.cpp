@@ -162,6 +162,10 @@ struct WatchState {
   uint64_t generation = 0;
 };
 
+// The disconnect generation when the request this worker thread serves was admitted (the
+// pre-routing handler and the route's handler run on the same thread, one request at a time).
+thread_local uint64_t t_admitted_generation = 0;
+
 }  // namespace
 
 // Request handling, kept out of the header so that httplib stays an implementation detail.
@@ -281,7 +285,7 @@ class ApiHandler {
     st->ns = t.ns;
     st->labels = labels;
     st->fields = fields;
-    st->generation = s_.disconnect_generation_.load();
+    st->generation = t_admitted_generation;
     auto now = std::chrono::steady_clock::now();
     st->last_write = now;
     st->deadline = now + std::chrono::hours(24);
@@ -411,6 +415,9 @@ void ApiServer::Route() {
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     ++requests_;
     std::lock_guard lock(fail_mu_);
+    // Under the failure lock: a request admitted before FailNextRequests() and DisconnectWatches()
+    // (in that order) took the generation from before the cut, so its watch is cut too.
+    t_admitted_generation = disconnect_generation_.load();
     last_authorization_ = req.get_header_value("Authorization");
     if (fail_next_ > 0) {
       --fail_next_;

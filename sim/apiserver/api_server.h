@@ -62,7 +62,8 @@ class ApiServer {
   void FailNextRequests(int n, int http_code = 500);
   // The next `n` requests get response headers and then a closed connection.
   void DropNextRequests(int n);
-  // Cuts every open watch stream (clients should resume from their last resourceVersion).
+  // Cuts every open watch stream (clients should resume from their last resourceVersion), and
+  // the watches of requests admitted before this call whose streams have not opened yet.
   void DisconnectWatches();
   // Forgets the event history: watches from any earlier resourceVersion get 410 Gone.
   void CompactHistory() { store_.CompactHistory(); }

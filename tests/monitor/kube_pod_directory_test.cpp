@@ -70,17 +70,12 @@ class KubePodDirectoryTest : public ::testing::Test {
     pods_ = std::move(d).value();
   }
 
-  // Makes every API request fail from now on and cuts the open watch, so that the directory
-  // starts failing at once. The cut repeats until the directory has seen a failure: a watch
-  // request that passed the server's failure check just before it was armed only takes the
-  // disconnect generation afterwards, so one cut would miss it and it would stay open for its
-  // whole timeout.
+  // Makes every API request fail from now on and cuts the open watch (also one admitted just
+  // before the failures began), so that the directory starts failing at once.
   void BreakApiServer() {
     server_->FailNextRequests(1 << 30, 503);
-    ASSERT_TRUE(Eventually([&] {
-      server_->DisconnectWatches();
-      return !pods_->last_error().empty();
-    }));
+    server_->DisconnectWatches();
+    ASSERT_TRUE(Eventually([&] { return !pods_->last_error().empty(); }));
   }
 
   std::unique_ptr<sim::ApiServer> server_;
