@@ -365,6 +365,7 @@ void ChildAfterFork() {
     d.meter = MeterState{};
     d.meter.pending = pending;
     d.meter.arrived = arrived;
+    __atomic_store_n(&d.waiting_since_ns, 0, __ATOMIC_RELAXED);  // a wait of the parent's threads
     __atomic_store_n(&d.state, kStateUnknown, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&g_captures_active, 0, __ATOMIC_RELAXED);

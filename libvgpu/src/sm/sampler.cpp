@@ -80,7 +80,12 @@ constexpr int64_t kPressedHoldNs = 100'000'000;
 // The launch rate that sizes CUPTI's buffers (kernel_records.h SetLaunchRate), over this long.
 constexpr int64_t kLaunchRateEveryNs = 100'000'000;
 constexpr int64_t kSettleBeforeWindowNs = 250'000'000;
-constexpr double kSaturating = 0.9;
+// A saturating tenant keeps the GPU busy whenever it may launch: its kernels cover >= 99 % of that
+// time (a matmul loop that synchronises every 4 products; the queue it leaves when it starts to
+// wait drains while it waits, so it reads over 1). A back-to-back request loop leaves the GPU idle
+// for its host time between requests (91.5 % busy, 6-ms requests on an H200): it must keep the
+// short rhythm, whose waits are a few milliseconds, not the alone rhythm's pauses.
+constexpr double kSaturating = 0.95;
 constexpr int64_t kTurnHoldNs =
     300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
 constexpr int kScratch = 16384;
@@ -154,6 +159,16 @@ void OpenPeers(Device& d) {
       "shared with ours is charged to us in full (the limit holds, conservatively)",
       d.ordinal, why, g_config.lock_dir);
   Warn(line);
+}
+
+// How long the process's launching threads have waited for budget or a turn on `d` until `now`:
+// the waits that ended and the one under way (a second thread waiting at once is not seen until
+// its wait ends).
+int64_t WaitedNs(const Device& d, int64_t now) {
+  const uint64_t ended = __atomic_load_n(&d.throttled_ns, __ATOMIC_RELAXED) +
+                         __atomic_load_n(&d.turn_wait_ns, __ATOMIC_RELAXED);
+  const int64_t since = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED);
+  return static_cast<int64_t>(ended) + (since != 0 && since < now ? now - since : 0);
 }
 
 // Settles own kernel records: their union within [clip_from, clip_to), split with the other
@@ -332,16 +347,22 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   __atomic_fetch_add(&d.shared_ns, static_cast<uint64_t>(shared), __ATOMIC_RELAXED);
 
   // Estimates the rhythm and the choice of measure rest on. Saturating: kernel-busy over the time
-  // the app was free to launch (its queue drains while it waits: a saturating tenant exceeds 1).
+  // the app was free to launch, i.e. the pass's time less what its launching threads waited in it.
+  // Counted to the nanosecond, not by whether a thread waited at the pass's end: waits of the short
+  // rhythm (2-4 ms) mostly fall between two passes, and counted as free time they made a saturating
+  // tenant look host-bound (busy ~0.9 of free), which kept it in the short rhythm.
+  const int64_t waited_total = WaitedNs(d, now);
+  int64_t waited = waited_total - m.waited_seen_ns;
+  m.waited_seen_ns = waited_total;
+  waited = waited < 0 ? 0 : (waited > dt ? dt : waited);  // a wait ending mid-read: one pass off
   if (dt > 0) {
     m.usage =
         Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
     // The work's signature, to notice when a calibration went stale (Moved).
     NoteWork(m.work, m.work_ns, WorkSample{dt, event_busy, launched});
-    const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
     const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
     m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);
-    m.running_sum = m.running_sum * decay + (waiting ? 0.0 : static_cast<double>(dt));
+    m.running_sum = m.running_sum * decay + static_cast<double>(dt - waited);
   }
   m.launches_seen = launches;
   const bool saturating = m.running_sum > 50e6 && m.busy_sum >= kSaturating * m.running_sum;
