@@ -49,8 +49,9 @@ struct MeterState {
   int64_t active_until_ns;  // what we last told the others
   double usage;             // charged share of the GPU (EWMA over ~300 ms)
   double busy_sum;          // kernel-busy time, decayed over ~1 s
-  double running_sum;       // time the app was not waiting for budget or a turn, decayed alike
+  double free_sum;          // time the app was not waiting for budget or a turn, decayed alike
   int64_t waited_seen_ns;   // sampler.cpp WaitedNs at the last pass
+  double running_sum;       // the passes that ended with no thread waiting, decayed alike
   double sync_sum;          // time the app waited for the GPU (sync calls), decayed alike
   uint64_t sync_seen;       // Device::sync_ns at the last pass
   bool gpu_bound;           // takes turns with the GPU's other GPU-bound tenants (turns.h)

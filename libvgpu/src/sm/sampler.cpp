@@ -347,10 +347,11 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
   __atomic_fetch_add(&d.shared_ns, static_cast<uint64_t>(shared), __ATOMIC_RELAXED);
 
   // Estimates the rhythm and the choice of measure rest on. Saturating: kernel-busy over the time
-  // the app was free to launch, i.e. the pass's time less what its launching threads waited in it.
-  // Counted to the nanosecond, not by whether a thread waited at the pass's end: waits of the short
-  // rhythm (2-4 ms) mostly fall between two passes, and counted as free time they made a saturating
-  // tenant look host-bound (busy ~0.9 of free), which kept it in the short rhythm.
+  // the app was free to launch, i.e. the pass's time less what its launching threads waited in it,
+  // to the nanosecond: waits of the short rhythm (2-4 ms) mostly fall between two passes, and
+  // counted as free time they made a saturating tenant look host-bound (busy ~0.9 of free), which
+  // kept it in the short rhythm. (The turns' sync fraction keeps the passes' coarser count,
+  // `running_sum`, on which its thresholds were measured.)
   const int64_t waited_total = WaitedNs(d, now);
   int64_t waited = waited_total - m.waited_seen_ns;
   m.waited_seen_ns = waited_total;
@@ -360,12 +361,14 @@ void Tick(Device& d, int64_t now, Measure measure, WindowCounts window, bool fin
         Ewma(m.usage, static_cast<double>(charged) / static_cast<double>(dt), dt, 300'000'000);
     // The work's signature, to notice when a calibration went stale (Moved).
     NoteWork(m.work, m.work_ns, WorkSample{dt, event_busy, launched});
+    const bool waiting = __atomic_load_n(&d.waiting_since_ns, __ATOMIC_RELAXED) != 0;
     const double decay = 1.0 - static_cast<double>(dt) / static_cast<double>(dt + 1'000'000'000);
     m.busy_sum = m.busy_sum * decay + static_cast<double>(busy);
-    m.running_sum = m.running_sum * decay + static_cast<double>(dt - waited);
+    m.free_sum = m.free_sum * decay + static_cast<double>(dt - waited);
+    m.running_sum = m.running_sum * decay + (waiting ? 0.0 : static_cast<double>(dt));
   }
   m.launches_seen = launches;
-  const bool saturating = m.running_sum > 50e6 && m.busy_sum >= kSaturating * m.running_sum;
+  const bool saturating = m.free_sum > 50e6 && m.busy_sum >= kSaturating * m.free_sum;
 
   // Turns (turns.h): a tenant that mostly waits for the GPU takes turns with the others that do.
   const uint64_t sync_total = __atomic_load_n(&d.sync_ns, __ATOMIC_RELAXED);

@@ -398,6 +398,35 @@ TEST_F(SmLimitTest, LongStretchesOnlyForASaturatingTenantAlone) {
   EXPECT_LT(Stat(r[0], "max_wait_ms"), 100) << Describe(r);
 }
 
+// With the default pause (100 ms), a saturating tenant alone at 50 settles into the alone rhythm
+// (~5 waits a second, each >= 100 ms) within its first half second and stays there: its kernels
+// cover ~0.98 of its free time here (~0.99 for a matmul loop on an H200), over the 0.95 that marks
+// a saturating tenant.
+TEST_F(SmLimitTest, ASaturatingTenantAloneKeepsTheLongStretches) {
+  Tenant alone{.limit = 50, .extra = {{"VGPU_SM_ALONE_PAUSE_MS", "100"}}};
+  const auto r = RunTogether({alone}, 3.0);
+  EXPECT_NEAR(r[0].share, 50, 5.0) << Describe(r);
+  EXPECT_GE(Stat(r[0], "max_wait_ms"), 100) << Describe(r);
+  EXPECT_LT(Stat(r[0], "waits"), 100) << Describe(r);
+}
+
+// A back-to-back request loop alone whose GPU idles for its host time between requests (three
+// 2-ms kernels, then 1 ms of host time: its kernels cover ~0.88 of its free time) is not a
+// saturating tenant: with the default pause it keeps the short rhythm's waits, never a 100-ms
+// pause. (An encoder served back to back on an H200 kept the GPU 87-92 % busy; a pause met by 1
+// request in 7 made its p99 request time 130-140 ms instead of ~41.)
+TEST_F(SmLimitTest, ARequestLoopAloneIsNotASaturatingTenant) {
+  Tenant loop{.limit = 30,
+              .kernel_us = 2000,
+              .sync_every = 3,
+              .gap_us = 1000,
+              .extra = {{"VGPU_SM_ALONE_PAUSE_MS", "100"}}};
+  const auto r = RunTogether({loop}, 3.0);
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  EXPECT_GT(Stat(r[0], "waits"), 0) << Describe(r);
+  EXPECT_LT(Stat(r[0], "max_wait_ms"), 95) << Describe(r);
+}
+
 // A back-to-back request loop alone (three 2-ms kernels and a synchronisation: 6-ms requests) at
 // 30, in the short rhythm: it sees its debt only once its work is charged, then waits it out, so
 // its slowest requests wait about (how late its records are charged) x 100 / 30. Alone, nothing
