@@ -11,7 +11,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 date -u
 OUT=$OUT/sm PARTS=matmul MATMUL_REPS=${MATMUL_REPS:-3} bash bench/gpu/sm_v2_bench.sh | tail -25
 date -u
-for r in "$OUT"/sm/matmul/r*; do
+for r in "$OUT"/sm/matmul/r[0-9]*/; do
+  r=${r%/}
   for f in "$r"/matmul_*.err "$r"/graph_30*.err; do
     echo "$(basename "$r")/$(basename "$f") $(grep -a 'sm-limit\]' "$f" | tail -1 |
       grep -o 'busy_ms=[0-9.]*\|throttled_ms=[0-9.]*\|waits=[0-9]*\|max_wait_ms=[0-9.]*' | head -4 | tr '\n' ' ')"
