@@ -4,7 +4,7 @@
 // like a real one (docs/fake-driver.md). Each tenant reports the GPU time its kernels got inside a
 // common window (its own count, the ground truth), and the test checks it against the limits.
 // The simulated GPU has no clock boost, so most cases run the short rhythm everywhere
-// (VGPU_SM_ALONE_PAUSE_MS=0); one case checks the long stretches of a saturating tenant alone.
+// (VGPU_SM_ALONE_PAUSE_MS=0); three cases check which tenants alone run its long stretches.
 
 #include <gtest/gtest.h>
 #include <signal.h>
