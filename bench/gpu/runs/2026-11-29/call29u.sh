@@ -18,7 +18,8 @@ for r in "$OUT"/sm/matmul/r[0-9]*/; do
       grep -o 'busy_ms=[0-9.]*\|throttled_ms=[0-9.]*\|waits=[0-9]*\|max_wait_ms=[0-9.]*' | head -4 | tr '\n' ' ')"
   done
 done
-tar czf "$OUT/raw29u_matmul.tgz" -C "$OUT/sm" matmul && rm -rf "$OUT/sm/matmul"
+tar czf "$OUT/raw${TAG:-29u}_matmul.tgz" -C "$OUT/sm" matmul && rm -rf "$OUT/sm/matmul"
+[ "${CLOSED:-1}" = 1 ] || exit 0  # call29v.sh: the matmul part only
 OUT=$OUT/sm PARTS=infer-closed REPS=${REPS:-1} bash bench/gpu/sm_v2_bench.sh | grep -v " rep [0-9]*:"
 bash bench/gpu/sm_stats_lines.sh "$OUT"/sm/raw/*_[0-9]*.err | cut -c1-220
 date -u
