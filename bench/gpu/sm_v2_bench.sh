@@ -6,7 +6,7 @@
 # round to round); tenants started together share one window (START_AT/END_AT). Each part prints
 # a table (median [min-max] over the repetitions) and a summary of its acceptance checks
 # (PASS/FAIL); sm_v2_report.py holds the formulas and re-prints any part from the raw files:
-#   python3 bench/gpu/sm_v2_report.py PART $OUT
+#   python3 bench/gpu/sm_v2_report.py PART $OUT [$OUT2...]   (several: their repetitions pooled)
 #
 #   PARTS="calib train" bench/gpu/sm_v2_bench.sh
 #

@@ -1,6 +1,7 @@
 """Tables and acceptance checks of sm_v2_bench.sh, read from its raw files; runs alone too:
 
   python3 sm_v2_report.py PART OUT       # PART: calib train pair infer-alone infer-pair ...
+  python3 sm_v2_report.py PART OUT OUT...  # the same over the repetitions of several invocations
   python3 sm_v2_report.py infer-rate OUT # the open-loop rate for ~INFER_DEMAND % of the GPU
   python3 sm_v2_report.py ovh-limit OUT  # a limit that does not bind the train loop
   python3 sm_v2_report.py nvml FILE      # sampler: per-process SM utilisation (NVML), jsonl
@@ -26,6 +27,8 @@ import time
 
 OUT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/vgpu-sm-v2"
 RAW = os.path.join(OUT, "raw")
+# A part's report pools the repetitions of every OUT given (the first one's is RAW).
+RAWS = [os.path.join(o, "raw") for o in sys.argv[2:]] or [RAW]
 CHECKS = []
 
 
@@ -65,10 +68,10 @@ def is_stats(line):
 
 
 class Tenant:
-    def __init__(self, group_tag, fields):
+    def __init__(self, group_tag, fields, raw=RAW):
         self.i, self.kind, self.limit, self.box = fields[0], fields[1], fields[2], fields[3]
         self.pid = int(fields[4]) if len(fields) > 4 else 0
-        base = os.path.join(RAW, "%s.%s" % (group_tag, self.i))
+        base = os.path.join(raw, "%s.%s" % (group_tag, self.i))
         self.res = load_json(base + ".json") or {}
         self.lines = sm_lines(base + ".err")
         self.stats = stats_of([l for l in self.lines if is_stats(l)])
@@ -83,13 +86,14 @@ class Tenant:
 def runs(group):
     """The repetitions of a group: list of (start, end, lockdir, [Tenant])."""
     res = []
-    for spec in sorted(glob.glob(os.path.join(RAW, group + ".r*.spec"))):
-        tag = os.path.basename(spec)[:-5]
-        if tag.rsplit(".r", 1)[0] != group:
-            continue
-        with open(spec) as f:
-            head, *rest = [l.split() for l in f if l.strip()]
-        res.append((float(head[2]), float(head[3]), head[4], [Tenant(tag, r) for r in rest]))
+    for raw in RAWS:
+        for spec in sorted(glob.glob(os.path.join(raw, group + ".r*.spec"))):
+            tag = os.path.basename(spec)[:-5]
+            if tag.rsplit(".r", 1)[0] != group:
+                continue
+            with open(spec) as f:
+                head, *rest = [l.split() for l in f if l.strip()]
+            res.append((float(head[2]), float(head[3]), head[4], [Tenant(tag, r, raw) for r in rest]))
     return res
 
 
@@ -136,18 +140,21 @@ def calib(kind):
 
 def nvml_sm(t, start, end):
     """Mean per-process SM utilisation NVML reported for the tenant's pid inside the window."""
-    path = os.path.join(OUT, "nvml.jsonl")
-    if not t.pid or not os.path.exists(path):
+    if not t.pid:
         return None
     vals = []
-    with open(path) as f:
-        for line in f:
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if d.get("pid") == t.pid and start <= d["t"] < end:
-                vals.append(d["sm"])
+    for raw in RAWS:  # the invocation's sampler file sits beside its raw folder
+        path = os.path.join(os.path.dirname(raw), "nvml.jsonl")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue
+                if d.get("pid") == t.pid and start <= d["t"] < end:
+                    vals.append(d["sm"])
     return statistics.mean(vals) if vals else None
 
 
