@@ -27,8 +27,8 @@ import time
 
 OUT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/vgpu-sm-v2"
 RAW = os.path.join(OUT, "raw")
-# A part's report pools the repetitions of every OUT given (the first one's is RAW).
-RAWS = [os.path.join(o, "raw") for o in sys.argv[2:]] or [RAW]
+# A part's report pools the repetitions of every OUT given (the first one is OUT).
+OUTS = sys.argv[2:] or [OUT]
 CHECKS = []
 
 
@@ -86,7 +86,7 @@ class Tenant:
 def runs(group):
     """The repetitions of a group: list of (start, end, lockdir, [Tenant])."""
     res = []
-    for raw in RAWS:
+    for raw in (os.path.join(o, "raw") for o in OUTS):
         for spec in sorted(glob.glob(os.path.join(raw, group + ".r*.spec"))):
             tag = os.path.basename(spec)[:-5]
             if tag.rsplit(".r", 1)[0] != group:
@@ -143,8 +143,8 @@ def nvml_sm(t, start, end):
     if not t.pid:
         return None
     vals = []
-    for raw in RAWS:  # the invocation's sampler file sits beside its raw folder
-        path = os.path.join(os.path.dirname(raw), "nvml.jsonl")
+    for out in OUTS:
+        path = os.path.join(out, "nvml.jsonl")
         if not os.path.exists(path):
             continue
         with open(path) as f:
@@ -546,11 +546,11 @@ def part_robust_profiler():
 
 
 def part_matmul():
-    """Shares of sm_limit_bench.sh's matmul part, per repetition directory OUT/matmul/r<N>."""
+    """Shares of sm_limit_bench.sh's matmul part, per repetition directory OUT/matmul/r<N> (every OUT)."""
     rows = [("matmul_10", [10]), ("matmul_30", [30]), ("matmul_50", [50]), ("matmul_70", [70]),
             ("graph_30", [30]), ("pair_30_70", [30, 70]), ("trio_20_30_50", [20, 30, 50])]
     shares, waits = {}, {}
-    for d in sorted(glob.glob(os.path.join(OUT, "matmul", "r*"))):
+    for d in sorted(d for out in OUTS for d in glob.glob(os.path.join(out, "matmul", "r*"))):
         def rate(name, i=0):
             return (load_json(os.path.join(d, "%s-%d.json" % (name, i))) or {}).get("iters_per_s")
 
@@ -614,6 +614,8 @@ if __name__ == "__main__":
     elif what == "ovh-ci":
         ovh_ci(sys.argv[2:])
     else:
-        print("== %s (%s)" % (what, OUT))
+        if what.startswith("overhead-") and len(OUTS) > 1:
+            sys.exit("%s reads one invocation; pool overhead rounds with: sm_v2_report.py ovh-ci OUT..." % what)
+        print("== %s (%s)" % (what, " ".join(OUTS)))
         PARTS[what]()
         summary(what)
