@@ -423,6 +423,16 @@ VerbResult Extender::Prioritize(const json& args) {
   return VerbResult::FromText(200, std::move(out));
 }
 
+bool Extender::BeginBind(const std::string& pod) {
+  std::lock_guard lock(binding_mu_);
+  return binding_.insert(pod).second;
+}
+
+void Extender::EndBind(const std::string& pod) {
+  std::lock_guard lock(binding_mu_);
+  binding_.erase(pod);
+}
+
 VerbResult Extender::Bind(const json& args) {
   const auto start = Clock::now();
   if (!args.is_object()) return BadRequest(metrics_, "ExtenderBindingArgs must be a JSON object");
@@ -449,6 +459,17 @@ VerbResult Extender::Bind(const json& args) {
       return fail("bind " + who + ": " + gate.message());
     }
   }
+
+  if (!BeginBind(who)) {
+    return fail("bind " + who + " to " + node +
+                ": an earlier bind of this pod is still running (kube-scheduler stopped waiting "
+                "for it after its extender httpTimeout); the pod is not placed twice");
+  }
+  struct BindDone {
+    Extender* extender;
+    std::string pod;
+    ~BindDone() { extender->EndBind(pod); }
+  } const bind_done{this, who};
 
   std::shared_ptr<const PendingPod> pending = Recall(uid, /*erase=*/true);
   // A fresh read of the pod (a GET is a quorum read): kube-scheduler 1.20 may call bind again for

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -119,6 +120,16 @@ class Extender {
   sched::AdmissionConfig admission_;
   std::function<Status()> bind_gate_;
   Requeuer* requeuer_ = nullptr;
+
+  // Marks ns/name as being bound; false when a bind of it is already running.
+  bool BeginBind(const std::string& pod);
+  void EndBind(const std::string& pod);
+
+  // Pods whose bind is running: kube-scheduler gives up on a bind after its extender
+  // httpTimeout and schedules the pod again, while ours may still finish; a second bind must not
+  // place the pod again (it rewrote the devices of a pod the first bind had bound, e2e churn).
+  std::mutex binding_mu_;
+  std::set<std::string> binding_;
 
   // Pods between filter and bind (bounded; oldest forgotten first).
   std::mutex pending_mu_;

@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   std::string kubeconfig, device_config, node_policy = "binpack", gpu_policy = "spread";
   scheduler::AccessFlags access;
   scheduler::ExtenderOptions ext;
-  int64_t lock_timeout_ms = 30000, lock_expiry_s = 60, handshake_timeout_s = 60;
+  int64_t lock_timeout_ms = scheduler::NodeLockOptions{}.wait_timeout.count(), lock_expiry_s = 60,
+          handshake_timeout_s = 60;
   int64_t default_mem = -1, default_cores = -1, default_gpu_num = -1;
   bool no_quota_watch = false, no_handshake = false;
   app.add_option("--kubeconfig", kubeconfig,
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
   app.add_flag("--legacy-metrics", access.server.legacy_metrics,
                "export HAMi's pre-v2.9 metric names in place of the hami_* ones");
   app.add_option("--node-lock-timeout", lock_timeout_ms,
-                 "ms a bind waits for a node lock held by another pod")
+                 "ms a bind waits for a node lock held by another pod; keep it well under "
+                 "kube-scheduler's extender httpTimeout (30 s)")
       ->capture_default_str();
   app.add_option("--node-lock-expiry", lock_expiry_s,
                  "seconds after which a node lock is taken over even if its owner is still "

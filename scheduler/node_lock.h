@@ -16,7 +16,10 @@
 namespace vgpu::scheduler {
 
 struct NodeLockOptions {
-  std::chrono::milliseconds wait_timeout{30000};  // how long a bind waits for a held lock
+  // How long a bind waits for a held lock: well inside kube-scheduler's extender httpTimeout
+  // (30 s in our configs), so that the bind's writes finish before kube-scheduler gives up on it
+  // and schedules the pod again.
+  std::chrono::milliseconds wait_timeout{20000};
   std::chrono::milliseconds poll_min{5};
   std::chrono::milliseconds poll_max{200};
   // A lock older than this is taken over even when its owner still says "allocating": kubelet

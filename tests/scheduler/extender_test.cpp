@@ -362,6 +362,39 @@ TEST_F(ExtenderTest, LockOlderThanExpiryIsTakenOverEvenIfOwnerAllocates) {
   EXPECT_EQ(metrics_.lock_takeovers.load(), 1u);
 }
 
+// kube-scheduler gives up on a bind after its httpTimeout and binds the pod again while the first
+// bind still waits for a node lock: the second bind is refused and writes nothing, and the pod can
+// be bound once the first has ended.
+TEST_F(ExtenderTest, SecondBindWhileTheFirstRunsIsRefusedAndWritesNothing) {
+  options_.lock.wait_timeout = std::chrono::milliseconds(500);
+  json locked = GpuNode("n1", 1);
+  locked["metadata"]["annotations"]["hami.io/mutex.lock"] = "2099-01-01T00:00:00Z,default,owner";
+  api_.PutNode(locked);
+  api_.PutNode(GpuNode("n2", 1));
+  json owner = GpuPod("owner", {});
+  owner["metadata"]["annotations"] = {{"hami.io/bind-phase", "allocating"}};
+  api_.PutPod(owner);
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}});
+  api_.PutPod(pod);
+  Extender& ext = extender();
+
+  std::string first_error;
+  std::thread first([&] { first_error = ext.Bind(BindArgs(pod, "n1")).Json()["error"]; });
+  while (model_.reservation_count() == 0) std::this_thread::yield();  // waiting for n1's lock
+  const std::string second = ext.Bind(BindArgs(pod, "n2")).Json()["error"];
+  first.join();
+  EXPECT_NE(second.find("an earlier bind of this pod is still running"), std::string::npos)
+      << second;
+  EXPECT_NE(first_error.find("locked by pod default/owner"), std::string::npos) << first_error;
+  EXPECT_EQ(api_.binds, 0);
+  EXPECT_FALSE(api_.Pod("default", "p")["metadata"].contains("annotations") &&
+               api_.Pod("default", "p")["metadata"]["annotations"].contains("hami.io/vgpu-node"));
+
+  EXPECT_EQ(ext.Bind(BindArgs(pod, "n2")).Json()["error"], "");
+  EXPECT_EQ(Annotation("p", "hami.io/vgpu-node"), "n2");
+  EXPECT_EQ(api_.binds, 1);
+}
+
 TEST_F(ExtenderTest, HeldLockTimesOutWithAClearMessage) {
   options_.lock.wait_timeout = std::chrono::milliseconds(50);
   json node = GpuNode("n1", 1);
