@@ -68,6 +68,33 @@ wait_bind_success() {
   done
   fail "only $(jq '[.[] | select(.bind == "success")] | length' <<<"$state") of $count pods of '$tag'" \
     "reached hami.io/bind-phase=success in ${timeout}s; state: $(jq -c '[.[] | {name, node, bind, sched}]' <<<"$state")"
+  stuck_pods_report "$tag"
+}
+
+# stuck_pods_report <tag>: for each pod of the tag whose bind phase is not success, what the API
+# server, kubelet and the node's device plugin say about it (phase, reason, message, events, log
+# lines naming it), so that a run that failed on a CI box can be explained from its output alone.
+stuck_pods_report() {
+  local json name uid node
+  json=$(k get pods -n "$E2E_NS" -l "vgpu-e2e=$1" -o json 2>/dev/null) || return 0
+  jq -r '.items[] | select(.metadata.annotations["hami.io/bind-phase"] != "success") |
+    "\(.metadata.name) \(.metadata.uid) \(.spec.nodeName // "-")"' <<<"$json" |
+    while read -r name uid node; do
+      log "stuck pod $name: $(jq -c --arg n "$name" '.items[] | select(.metadata.name == $n) |
+        {node: .spec.nodeName, phase: .status.phase, reason: .status.reason,
+         message: .status.message, bind_time: .metadata.annotations["hami.io/bind-time"],
+         allocated: .metadata.annotations["hami.io/vgpu-devices-allocated"],
+         to_allocate: .metadata.annotations["hami.io/vgpu-devices-to-allocate"],
+         containers: [.status.containerStatuses[]?.state | keys[0]]}' <<<"$json")"
+      log "  events: $(k get events -n "$E2E_NS" --field-selector "involvedObject.name=$name" \
+        -o json 2>/dev/null | jq -c '[.items[] | "\(.reason): \(.message)"]')"
+      [[ $node == - ]] && continue
+      grep -h -- "$name\|$uid" "$E2E_LOGS/kubelet-$node.log" 2>/dev/null | tail -n 8 |
+        sed 's/^/  kubelet: /' >&2 || true
+      grep -h -- "$name" /var/log/pods/kube-system_vgpu-device-plugin-*/*/*.log \
+        "$E2E_LOGS/device-plugin-$node.log" 2>/dev/null | tail -n 8 |
+        sed 's/^/  device plugin: /' >&2 || true
+    done
 }
 
 # delete_pods <tag>: force-deletes the tag's pods and waits until the API no longer has them.
