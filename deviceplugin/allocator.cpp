@@ -123,6 +123,28 @@ std::vector<allocate::OwedAnswer> Allocator::OwedAnswers() {
   return allocate::MisdeliveredAnswers(*answers, config_.resource_name);
 }
 
+std::optional<std::vector<allocate::KubeletPod>> Allocator::KubeletPods() {
+  if (!config_.kubelet_pods) {
+    return std::nullopt;
+  }
+  auto pods = config_.kubelet_pods();
+  if (!pods.ok()) {
+    if (!kubelet_pods_failing_) {
+      spdlog::warn(
+          "msg=\"cannot list kubelet's pods; the node lock and annotations alone pick the pod of "
+          "each Allocate\" node={} error=\"{}\"",
+          config_.node, pods.status().ToString());
+    }
+    kubelet_pods_failing_ = true;
+    return std::nullopt;
+  }
+  if (kubelet_pods_failing_) {
+    spdlog::info("msg=\"kubelet's pods readable again\" node={}", config_.node);
+  }
+  kubelet_pods_failing_ = false;
+  return std::move(*pods);
+}
+
 Result<std::vector<allocate::ContainerResponse>> Allocator::RepeatOwedAnswer(
     const allocate::PodView& pod, const std::string& container,
     const std::vector<std::vector<std::string>>& replicas) {
@@ -191,7 +213,9 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
   std::vector<allocate::PodView> pods;
   std::optional<size_t> found;
   const std::vector<allocate::OwedAnswer> owed = OwedAnswers();
-  if (owner && owed.empty()) {
+  // Read before the node's pods, so that a pod deleted in between reads as deleted.
+  const std::optional<std::vector<allocate::KubeletPod>> kubelet = KubeletPods();
+  if (owner && owed.empty() && (!kubelet || allocate::KubeletListsUnserved(*kubelet, *owner))) {
     auto owner_pod = api_.GetPod(owner->ns, owner->name);
     if (owner_pod.ok()) {
       auto view = allocate::PodViewFromJson(*owner_pod);
@@ -223,9 +247,13 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
         pods.push_back(std::move(*view));
       }
     }
-    auto hit = allocate::FindAllocationTarget(node_name, owner, pods, owed);
+    auto hit = kubelet ? allocate::FindAdmittedTarget(node_name, owner, pods, owed, *kubelet)
+                       : allocate::FindAllocationTarget(node_name, owner, pods, owed);
     if (!hit.ok()) {
-      ReleaseLock(lock_value);
+      // A deleted pod's call (FailedPrecondition) leaves the lock to the pod that holds it.
+      if (hit.status().code() == StatusCode::kNotFound) {
+        ReleaseLock(lock_value);
+      }
       spdlog::error("msg=\"allocate failed\" node={} error=\"{}\"", node_name,
                     hit.status().ToString());
       return hit.status().WithContext("vgpu Allocate on node " + node_name);

@@ -7,12 +7,14 @@
 
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/allocate/container_response.h"
 #include "core/allocate/misdelivered.h"
+#include "core/allocate/pod_lookup.h"
 #include "core/codec/pod_devices.h"
 #include "deviceplugin/cluster_api.h"
 
@@ -29,6 +31,10 @@ struct AllocatorConfig {
   // (deviceplugin/kubelet_answers.h); empty: answers given to the wrong pod are not repaired.
   std::string resource_name = "nvidia.com/gpu";
   std::function<Result<std::vector<allocate::KubeletAnswer>>()> kubelet_answers;
+  // The pods kubelet knows, from its pod-resources API (deviceplugin/kubelet_pods.h), to tell
+  // which pod an Allocate call is for (core/allocate/pod_lookup.h, FindAdmittedTarget); empty or
+  // failing: the node lock and the annotations alone decide.
+  std::function<Result<std::vector<allocate::KubeletPod>>()> kubelet_pods;
 };
 
 class Allocator {
@@ -59,6 +65,8 @@ class Allocator {
                                                 size_t replicas);
   // Answers kubelet gave to another pod than the one they were written for; none when unknown.
   std::vector<allocate::OwedAnswer> OwedAnswers();
+  // kubelet's pods; nullopt when unknown (no source, or it failed: logged when that changes).
+  std::optional<std::vector<allocate::KubeletPod>> KubeletPods();
   // The owed container's answer again, from `hami.io/vgpu-devices-allocated`.
   Result<std::vector<allocate::ContainerResponse>> RepeatOwedAnswer(
       const allocate::PodView& pod, const std::string& container,
@@ -68,6 +76,7 @@ class Allocator {
   AllocatorConfig config_;
   std::mutex mu_;  // one Allocate at a time: each is a read-modify-write of the pod's annotations
   std::set<std::string> gpus_;
+  bool kubelet_pods_failing_ = false;  // the last KubeletPods() call failed (guarded by mu_)
 };
 
 // A random RFC 4122 version-4 UUID.

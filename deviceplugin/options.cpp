@@ -11,6 +11,10 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--device-plugin-path", f.device_plugin_path,
                  "kubelet device-plugin directory (kubelet.sock lives there)")
       ->capture_default_str();
+  app.add_option("--pod-resources-socket", f.pod_resources_socket,
+                 "kubelet's pod-resources socket, asked which pod each Allocate call is for (\"\": "
+                 "the node lock and annotations alone decide)")
+      ->capture_default_str();
   app.add_option(
       "--fake-gpus", f.fake_gpus,
       "simulate GPUs instead of using NVML, e.g. "
@@ -107,6 +111,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   PluginOptions o;
   o.node_name = f.node_name;
   o.device_plugin_path = f.device_plugin_path;
+  o.pod_resources_socket = f.pod_resources_socket;
   o.resource_name = f.resource_name;
   o.socket_name = SocketNameFor(f.resource_name);
   o.split.split_count = settings->device_split_count;

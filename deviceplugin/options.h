@@ -17,6 +17,7 @@ struct Flags {
   std::string node_name;
   std::string kubeconfig;
   std::string device_plugin_path = "/var/lib/kubelet/device-plugins/";
+  std::string pod_resources_socket = kDefaultPodResourcesSocket;
   std::string fake_gpus;
   std::optional<int32_t> device_split_count;
   std::optional<double> device_memory_scaling;

@@ -12,6 +12,7 @@
 #include "core/codec/node_lock.h"
 #include "deviceplugin/hook_installer.h"
 #include "deviceplugin/kubelet_answers.h"
+#include "deviceplugin/kubelet_pods.h"
 
 namespace vgpu::deviceplugin {
 namespace {
@@ -155,6 +156,12 @@ DevicePlugin::DevicePlugin(PluginOptions options, std::unique_ptr<ClusterApi> ap
                                   JoinPath(options_.device_plugin_path, kKubeletCheckpointName)] {
       return ReadKubeletAnswers(path);
     };
+    if (!options_.pod_resources_socket.empty()) {
+      config.kubelet_pods = [lister = std::make_shared<KubeletPodLister>(
+                                 options_.pod_resources_socket, options_.resource_name)] {
+        return lister->List();
+      };
+    }
   }
   config.prepare_host = [layout](const std::string& uid, const std::string& container) {
     return EnsureContainerDir(layout, uid, container);

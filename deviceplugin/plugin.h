@@ -23,6 +23,7 @@
 #include "deviceplugin/devices.h"
 #include "deviceplugin/gpu_backend.h"
 #include "deviceplugin/health.h"
+#include "deviceplugin/kubelet_pods.h"
 #include "vgpu/env_contract.h"
 
 namespace grpc {
@@ -34,6 +35,9 @@ namespace vgpu::deviceplugin {
 struct PluginOptions {
   std::string node_name;
   std::string device_plugin_path = "/var/lib/kubelet/device-plugins/";
+  // kubelet's pod-resources socket, asked which pod each Allocate call is for
+  // (deviceplugin/kubelet_pods.h); empty: not asked.
+  std::string pod_resources_socket = kDefaultPodResourcesSocket;
   std::string socket_name = "vgpu-nvidia.sock";
   std::string kubelet_socket_name = "kubelet.sock";
   std::string resource_name = "nvidia.com/gpu";

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <limits>
+#include <set>
+#include <utility>
 
 #include "core/codec/annotations.h"
 
@@ -107,6 +109,51 @@ Result<AllocationTarget> FindAllocationTarget(const std::string& node,
     return AllocationTarget{*allocating, std::nullopt};
   }
   return *best;
+}
+
+bool KubeletListsUnserved(const std::vector<KubeletPod>& kubelet, const PodKey& key) {
+  for (const KubeletPod& k : kubelet) {
+    if (k.unserved && k.ns == key.ns && k.name == key.name) return true;
+  }
+  return false;
+}
+
+Result<AllocationTarget> FindAdmittedTarget(const std::string& node,
+                                            const std::optional<PodKey>& lock_owner,
+                                            const std::vector<PodView>& pods,
+                                            const std::vector<OwedAnswer>& owed,
+                                            const std::vector<KubeletPod>& kubelet) {
+  std::vector<PodView> admitting;
+  std::vector<size_t> index;
+  std::set<std::pair<std::string, std::string>> known;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    known.emplace(pods[i].ns, pods[i].name);
+    if (KubeletListsUnserved(kubelet, PodKey{pods[i].ns, pods[i].name})) {
+      admitting.push_back(pods[i]);
+      index.push_back(i);
+    }
+  }
+  if (!admitting.empty()) {
+    auto hit = FindAllocationTarget(node, lock_owner, admitting, owed);
+    if (hit.ok()) {
+      hit->pod = index[hit->pod];
+      return hit;
+    }
+  }
+  std::string deleted;
+  for (const KubeletPod& k : kubelet) {
+    if (k.unserved && known.count({k.ns, k.name}) == 0) {
+      deleted += (deleted.empty() ? "" : ", ") + k.ns + "/" + k.name;
+    }
+  }
+  if (!deleted.empty()) {
+    return FailedPrecondition(
+        "kubelet is admitting a pod the API server no longer has (" + deleted +
+        "), and none of the pods waiting for GPUs on node " + node +
+        "; refused so that it takes no waiting pod's devices (a pod deleted while kubelet "
+        "admitted it)");
+  }
+  return FindAllocationTarget(node, lock_owner, pods, owed);
 }
 
 }  // namespace vgpu::allocate

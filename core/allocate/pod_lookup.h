@@ -55,4 +55,29 @@ Result<AllocationTarget> FindAllocationTarget(const std::string& node,
                                               const std::vector<PodView>& pods,
                                               const std::vector<OwedAnswer>& owed);
 
+// A pod kubelet knows, as its pod-resources API lists it: `unserved` when some container of it
+// holds no device of the plugin's resource.
+struct KubeletPod {
+  std::string ns;
+  std::string name;
+  bool unserved = false;
+};
+
+// Whether kubelet lists `key` as unserved.
+bool KubeletListsUnserved(const std::vector<KubeletPod>& kubelet, const PodKey& key);
+
+// FindAllocationTarget with kubelet's own list of its pods. kubelet adds a pod to that list just
+// before admitting it and records its devices when Allocate answers, so the pod an Allocate call
+// is for is one kubelet lists as unserved. The decision is made among the node's pods that kubelet
+// lists so (the rules above break a tie, e.g. with a pod kubelet refused); when none of them is
+// waiting and kubelet lists an unserved pod the API server no longer has, the call is for that
+// deleted pod: FailedPrecondition naming it, so that no waiting pod's answer goes to it (the node
+// lock belongs to another pod then and must stay). Otherwise (a kubelet that lists pods only
+// once admitted) the rules above over all of `pods`.
+Result<AllocationTarget> FindAdmittedTarget(const std::string& node,
+                                            const std::optional<PodKey>& lock_owner,
+                                            const std::vector<PodView>& pods,
+                                            const std::vector<OwedAnswer>& owed,
+                                            const std::vector<KubeletPod>& kubelet);
+
 }  // namespace vgpu::allocate

@@ -397,6 +397,12 @@ def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system
         vol = volume_for_mount(dp_ds, dp, plugin_path)
         F.check(vol is not None and vol.get("hostPath", {}).get("path") == plugin_path,
                 f"{what}: kubelet's device-plugins directory not mounted at {plugin_path}")
+        pr_socket = flag_value(dargs, "--pod-resources-socket", what)
+        if pr_socket:
+            pr_dir = os.path.dirname(pr_socket)
+            vol = volume_for_mount(dp_ds, dp, pr_dir)
+            F.check(vol is not None and vol.get("hostPath", {}).get("path") == pr_dir,
+                    f"{what}: kubelet's pod-resources directory not mounted at {pr_dir}")
         F.check(flag_values(dargs, "--libvgpu") != [], f"{what}: device plugin does not install libvgpu.so")
         F.check(any(e["name"] == "NODE_NAME" and e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName"
                     for e in dp.get("env", [])), f"{what}: device plugin NODE_NAME")

@@ -241,6 +241,88 @@ TEST(Allocator, UnreadableKubeletRecordIsIgnored) {
   EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
 }
 
+// kubelet admits a pod that was deleted meanwhile: its pod-resources list shows that pod without
+// devices, the API server no longer has it, and the lock names the next pod. The call is refused
+// and the next pod keeps its answer and the lock (the heuristics alone gave it the next pod's).
+TEST(Allocator, DeletedPodKubeletAdmitsIsRefusedAndTheLockOwnerKeepsItsAnswer) {
+  Fixture f;  // the lock names p
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,3000,30:;"));
+  AllocatorConfig c = f.Config();
+  std::vector<allocate::KubeletPod> kubelet = {{"default", "victim", true}};
+  c.kubelet_pods = [&kubelet] { return Result<std::vector<allocate::KubeletPod>>(kubelet); };
+  Allocator allocator(f.cluster, c);
+  allocator.SetNodeGpus({"GPU-a"});
+
+  auto refused = allocator.Allocate({{"GPU-a-0"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("default/victim"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "allocating");
+  EXPECT_EQ(f.PodAnn("hami.io/vgpu-devices-to-allocate"), "GPU-a,NVIDIA,3000,30:;");
+  EXPECT_TRUE(f.LockHeld());
+
+  // kubelet drops the deleted pod and admits p: p gets its own answer and releases the lock.
+  kubelet = {{"default", "p", true}};
+  auto own = allocator.Allocate({{"GPU-a-0"}});
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+  EXPECT_FALSE(f.LockHeld());
+}
+
+// Two pods wait on the node; kubelet admits q, bound later (it admits the pods of one update in
+// creation order). Bind time and the lock say p; kubelet's list says q, and q's answer is given.
+TEST(Allocator, PodKubeletListsAsAdmittedWinsOverLockAndBindTime) {
+  Fixture f;  // the lock names p
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,3000,30:;"));
+  auto q = PodJson("q", "GPU-b,NVIDIA,1000,10:;");
+  q["metadata"]["annotations"]["hami.io/bind-time"] = "200";
+  f.cluster.PutPod(q);
+  AllocatorConfig c = f.Config();
+  std::vector<allocate::KubeletPod> kubelet = {{"default", "p", false}, {"default", "q", true}};
+  c.kubelet_pods = [&kubelet] { return Result<std::vector<allocate::KubeletPod>>(kubelet); };
+  Allocator allocator(f.cluster, c);
+  allocator.SetNodeGpus({"GPU-a", "GPU-b"});
+
+  auto r = allocator.Allocate({{"GPU-b-0"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].envs.at("NVIDIA_VISIBLE_DEVICES"), "GPU-b");
+  EXPECT_EQ(f.cluster.Pod("default", "q")["metadata"]["annotations"]["hami.io/bind-phase"],
+            "success");
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "allocating");
+  EXPECT_TRUE(f.LockHeld());  // p's lock: p's own call is still to come
+}
+
+// kubelet lists the lock owner as admitted: one GET, as without kubelet's list.
+TEST(Allocator, LockOwnerKubeletListsIsFoundWithOneGet) {
+  Fixture f;
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,3000,30:;"));
+  AllocatorConfig c = f.Config();
+  c.kubelet_pods = [] {
+    return Result<std::vector<allocate::KubeletPod>>(
+        std::vector<allocate::KubeletPod>{{"default", "p", true}});
+  };
+  Allocator allocator(f.cluster, c);
+  allocator.SetNodeGpus({"GPU-a"});
+  ASSERT_TRUE(allocator.Allocate({{"GPU-a-0"}}).ok());
+  EXPECT_EQ(f.cluster.pod_gets(), 1);
+  EXPECT_EQ(f.cluster.pod_lists(), 0);
+}
+
+// kubelet's list cannot be read: the lock and annotations decide, as before.
+TEST(Allocator, UnreadableKubeletPodListFallsBackToTheLock) {
+  Fixture f;
+  f.cluster.PutPod(PodJson("p", "GPU-a,NVIDIA,3000,30:;"));
+  AllocatorConfig c = f.Config();
+  c.kubelet_pods = [] {
+    return Result<std::vector<allocate::KubeletPod>>(Unavailable("no socket"));
+  };
+  Allocator allocator(f.cluster, c);
+  allocator.SetNodeGpus({"GPU-a"});
+  ASSERT_TRUE(allocator.Allocate({{"GPU-a-0"}}).ok());
+  EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+}
+
 TEST(NewUuid4, IsVersion4AndUnique) {
   std::string a = NewUuid4(), b = NewUuid4();
   ASSERT_EQ(a.size(), 36u);

@@ -99,5 +99,90 @@ TEST(FindAllocatingPod, NotFoundMessageNamesTheLockOwner) {
   EXPECT_NE(got.status().message().find("ns/owner"), std::string::npos);
 }
 
+struct AdmittedCase {
+  const char* name;
+  std::vector<PodView> pods;
+  std::optional<PodKey> owner;
+  std::vector<KubeletPod> kubelet;
+  std::optional<size_t> want;  // nullopt = an error of code `error`
+  StatusCode error = StatusCode::kNotFound;
+};
+
+TEST(FindAdmittedTarget, Table) {
+  const std::vector<AdmittedCase> cases = {
+      {"the pod kubelet lists unserved wins over the lock owner",
+       {Pod("a", "Pending", "allocating", "n1", "10"),
+        Pod("b", "Pending", "allocating", "n1", "20")},
+       PodKey{"default", "a"},
+       {{"default", "a", false}, {"default", "b", true}},
+       1},
+      {"served pods are not candidates",
+       {Pod("a", "Pending", "allocating", "n1", "10"),
+        Pod("b", "Pending", "allocating", "n1", "20")},
+       std::nullopt,
+       {{"default", "a", false}, {"default", "b", false}},
+       0},
+      {"two listed unserved: the earlier bind, as without kubelet's list",
+       {Pod("a", "Pending", "allocating", "n1", "30"),
+        Pod("b", "Pending", "allocating", "n1", "20")},
+       std::nullopt,
+       {{"default", "a", true}, {"default", "b", true}},
+       1},
+      {"a deleted pod kubelet admits is refused",
+       {Pod("a", "Pending", "allocating", "n1", "10")},
+       PodKey{"default", "a"},
+       {{"default", "gone", true}},
+       std::nullopt,
+       StatusCode::kFailedPrecondition},
+      {"a deleted pod already served is not what kubelet admits",
+       {Pod("a", "Pending", "allocating", "n1", "10")},
+       PodKey{"default", "a"},
+       {{"default", "gone", false}},
+       0},
+      {"kubelet lists nothing: the lock decides",
+       {Pod("a", "Pending", "allocating", "n1", "10"),
+        Pod("b", "Pending", "allocating", "n1", "20")},
+       PodKey{"default", "b"},
+       {},
+       1},
+      {"the listed pod is not waiting, none else: not found",
+       {Pod("a", "Running", "success", "n1", "10")},
+       std::nullopt,
+       {{"default", "a", true}},
+       std::nullopt},
+      {"the listed pod in another namespace is another pod",
+       {Pod("a", "Pending", "allocating", "n1", "10")},
+       std::nullopt,
+       {{"other", "a", true}},
+       std::nullopt,
+       StatusCode::kFailedPrecondition},
+  };
+  for (const auto& c : cases) {
+    auto got = FindAdmittedTarget("n1", c.owner, c.pods, {}, c.kubelet);
+    if (c.want) {
+      ASSERT_TRUE(got.ok()) << c.name << ": " << got.status().ToString();
+      EXPECT_EQ(got->pod, *c.want) << c.name;
+      EXPECT_FALSE(got->owed_container) << c.name;
+    } else {
+      ASSERT_FALSE(got.ok()) << c.name;
+      EXPECT_EQ(got.status().code(), c.error) << c.name << ": " << got.status().ToString();
+    }
+  }
+}
+
+// A pod whose answer kubelet gave to a deleted pod is owed it again when kubelet admits it, even
+// while an allocating pod bound earlier waits.
+TEST(FindAdmittedTarget, OwedPodKubeletAdmitsGetsItsAnswerAgain) {
+  std::vector<PodView> pods = {Pod("early", "Pending", "allocating", "n1", "10"),
+                               Pod("owed", "Pending", "success", "n1", "20")};
+  pods[1].uid = "uid-owed";
+  const std::vector<OwedAnswer> owed = {{"uid-owed", "main", "uid-victim"}};
+  auto got = FindAdmittedTarget("n1", std::nullopt, pods, owed,
+                                {{"default", "early", false}, {"default", "owed", true}});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->pod, 1u);
+  EXPECT_EQ(got->owed_container, std::optional<std::string>("main"));
+}
+
 }  // namespace
 }  // namespace vgpu::allocate

@@ -124,26 +124,32 @@ start_kube_scheduler() {
 # ---- nodes ----------------------------------------------------------------------------------
 # Node i (1-based) gets its own containerd, CNI bridge, kubelet ports and device-plugin folder.
 # kubelet 1.20 hard-codes /var/lib/kubelet/device-plugins, and the chart's pods mount host paths
-# (that folder, the hook folder) that must be the node's own. So each node's containerd and kubelet
-# share a private mount namespace (held by a process of its own, `ns-<node>`) in which those paths
-# are bind mounts of the node's folders: a hostPath volume resolves per node, as on real nodes.
+# (that folder, the hook folder, kubelet's pod-resources folder) that must be the node's own. So
+# each node's containerd and kubelet share a private mount namespace (held by a process of its
+# own, `ns-<node>`) in which those paths are bind mounts of the node's folders: a hostPath volume
+# resolves per node, as on real nodes.
 
 node_dir() { echo "$E2E_WORK/nodes/$1"; }
 node_sock() { echo "/run/vgpu-e2e/$1/containerd.sock"; }
 node_device_plugin_dir() { echo "$(node_dir "$1")/device-plugins"; }
+# kubelet's pod-resources folder (under its --root-dir), where its pod-resources socket lives.
+node_pod_resources_dir() { echo "$(node_dir "$1")/kubelet/pod-resources"; }
 # The chart's hook folder (global.gpuHookPath) as the node's containers see it.
 E2E_CHART_HOOK=/run/vgpu-e2e/hook
 node_chart_hook_dir() { echo "$(node_dir "$1")/chart-hook"; }
 
 # start_node_namespace <node>: the mount namespace of the node's containerd and kubelet.
 start_node_namespace() {
-  local node=$1 dp hook
+  local node=$1 dp hook pr
   dp=$(node_device_plugin_dir "$node")
   hook=$(node_chart_hook_dir "$node")
-  mkdir -p "$dp" "$hook" /var/lib/kubelet/device-plugins "$E2E_CHART_HOOK"
+  pr=$(node_pod_resources_dir "$node")
+  mkdir -p "$dp" "$hook" "$pr" /var/lib/kubelet/device-plugins /var/lib/kubelet/pod-resources \
+    "$E2E_CHART_HOOK"
   start_daemon "ns-$node" unshare --mount --propagation private -- /bin/sh -c \
-    'mount --bind "$0" /var/lib/kubelet/device-plugins && mount --bind "$1" "$2" && exec sleep infinity' \
-    "$dp" "$hook" "$E2E_CHART_HOOK"
+    'mount --bind "$0" /var/lib/kubelet/device-plugins && mount --bind "$1" "$2" &&
+     mount --bind "$3" /var/lib/kubelet/pod-resources && exec sleep infinity' \
+    "$dp" "$hook" "$E2E_CHART_HOOK" "$pr"
   wait_until 10 "mount namespace of $node" node_exec "$node" mountpoint -q "$E2E_CHART_HOOK" ||
     die "could not set up the mount namespace of $node (log: $E2E_LOGS/ns-$node.log)"
 }

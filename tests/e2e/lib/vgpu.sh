@@ -82,6 +82,7 @@ start_device_plugin() {
     --fake-gpus "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB${E2E_FAKE_TOPOLOGY:+,topology=$E2E_FAKE_TOPOLOGY}" \
     --device-split-count "$E2E_SPLIT_COUNT" \
     --device-plugin-path "$(node_device_plugin_dir "$node")/" \
+    --pod-resources-socket "$(node_pod_resources_dir "$node")/kubelet.sock" \
     --hook-path "$E2E_WORK/nodes/$node/hook" --libvgpu "$(hook_placeholder)" \
     --lock-dir "$E2E_WORK/nodes/$node/vgpulock" \
     ${E2E_DEVICE_PLUGIN_ARGS:-} # word-split on purpose: extra flags
