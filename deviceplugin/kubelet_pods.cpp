@@ -1,6 +1,7 @@
 #include "deviceplugin/kubelet_pods.h"
 
 #include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -23,6 +24,14 @@ KubeletPodLister::KubeletPodLister(std::string socket, std::string resource,
 KubeletPodLister::~KubeletPodLister() = default;
 
 Result<std::vector<allocate::KubeletPod>> KubeletPodLister::List() {
+  // No socket, no call: gRPC would retry the connection with backoff, and every Allocate of a
+  // node without the socket mounted would wait for that (a second and more).
+  struct stat st {};
+  if (stat(socket_.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    return Unavailable("kubelet's pod-resources socket " + socket_ +
+                       " is not there (mount kubelet's pod-resources folder, or pass "
+                       "--pod-resources-socket=\"\" to not ask)");
+  }
   if (!impl_->stub) {
     impl_->channel = grpc::CreateChannel("unix://" + socket_, grpc::InsecureChannelCredentials());
     impl_->stub = v1::PodResourcesLister::NewStub(impl_->channel);

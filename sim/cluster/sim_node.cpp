@@ -144,6 +144,7 @@ Status SimNode::StartPlugin(const NodeSpec& spec, const SimNodeOptions& options)
   po.install_hook = false;
   po.lock_dir = options.dir + "/vgpulock";
   po.register_with_kubelet = grpc;
+  po.pod_resources_socket.clear();  // the simulated kubelet serves no pod-resources API
   Result<std::optional<codec::GpuTopology>> topology = NodeTopology(spec);
   if (!topology.ok()) return topology.status();
   node->plugin_ = std::make_unique<deviceplugin::DevicePlugin>(

@@ -2,7 +2,11 @@
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "podresources.grpc.pb.h"
 
@@ -81,6 +85,26 @@ TEST(KubeletPodLister, MissingSocketIsUnavailableNamingIt) {
   EXPECT_EQ(pods.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(pods.status().message().find("/nonexistent/pod-resources/kubelet.sock"),
             std::string::npos);
+}
+
+// A socket file nobody serves (kubelet stopped): the call fails within its deadline, naming it.
+TEST(KubeletPodLister, UnservedSocketIsUnavailable) {
+  const std::string socket = TempSocket();
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(socket.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, socket.c_str(), socket.size() + 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // bound, not listening
+  KubeletPodLister lister(socket, "nvidia.com/gpu", std::chrono::milliseconds(500));
+  auto pods = lister.List();
+  ASSERT_FALSE(pods.ok());
+  EXPECT_EQ(pods.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(pods.status().message().find("did not answer List"), std::string::npos)
+      << pods.status().ToString();
+  (void)close(fd);
+  (void)unlink(socket.c_str());
 }
 
 }  // namespace
