@@ -2,9 +2,10 @@
 
 namespace vgpu::net {
 
-WorkerPool::WorkerPool(int threads, size_t max_queued) : max_queued_(max_queued) {
-  threads_.reserve(static_cast<size_t>(threads > 0 ? threads : 1));
-  for (int i = 0; i < (threads > 0 ? threads : 1); ++i) threads_.emplace_back([this] { Run(); });
+WorkerPool::WorkerPool(int threads, size_t max_queued)
+    : max_queued_(max_queued), workers_(static_cast<size_t>(threads > 0 ? threads : 1)) {
+  threads_.reserve(workers_);
+  for (size_t i = 0; i < workers_; ++i) threads_.emplace_back([this] { Run(); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -14,8 +15,10 @@ WorkerPool::~WorkerPool() {
 bool WorkerPool::TryPost(std::function<void()> job) {
   {
     std::lock_guard lock(mu_);
-    // Jobs that idle workers are about to take do not wait: they do not count against the queue.
-    if (stopping_ || jobs_.size() >= max_queued_ + idle_) return false;
+    // Jobs that free workers are about to take do not wait: they do not count against the queue.
+    // A worker is free unless it runs a job, also before its thread first waits (a request that
+    // came right after the start was refused as "workers busy", HttpServerTest).
+    if (stopping_ || jobs_.size() >= max_queued_ + (workers_ - running_)) return false;
     jobs_.push_back(std::move(job));
   }
   cv_.notify_one();
@@ -39,14 +42,15 @@ void WorkerPool::Run() {
     std::function<void()> job;
     {
       std::unique_lock lock(mu_);
-      ++idle_;
       cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      --idle_;
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      ++running_;
     }
     job();
+    std::lock_guard lock(mu_);
+    --running_;
   }
 }
 

@@ -34,7 +34,8 @@ class WorkerPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;
-  size_t idle_ = 0;  // workers waiting for a job
+  const size_t workers_;
+  size_t running_ = 0;  // workers running a job
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
