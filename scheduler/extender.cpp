@@ -515,6 +515,9 @@ VerbResult Extender::Bind(const json& args) {
   metrics_.lock_takeovers.fetch_add(static_cast<uint64_t>(takeovers), std::memory_order_relaxed);
   if (!locked.ok()) {
     model_.Unreserve(uid);
+    // kube-scheduler parks the pod until its 60-s flush: the requeuer sends it back (requeue.h).
+    if (requeuer_ != nullptr && locked.code() == StatusCode::kDeadlineExceeded)
+      requeuer_->RefusedByLock(uid, ns, name);
     return fail("bind " + who + " to " + node + ": " + locked.message());
   }
 

@@ -100,10 +100,18 @@ void Requeuer::RefusedByGate(const std::string& uid, const std::string& ns,
   refused_.Refused(uid, ns, name, GateRefusedPods::Clock::now());
 }
 
+void Requeuer::RefusedByLock(const std::string& uid, const std::string& ns,
+                             const std::string& name) {
+  std::lock_guard lock(mu_);
+  pods_.Forget(uid);  // as in RefusedByGate: it passed a filter since
+  lock_refused_.Refused(uid, ns, name, GateRefusedPods::Clock::now());
+}
+
 void Requeuer::Forget(const std::string& uid) {
   std::lock_guard lock(mu_);
   pods_.Forget(uid);
   refused_.Forget(uid);
+  lock_refused_.Forget(uid);
 }
 
 void Requeuer::Stop() {
@@ -125,7 +133,7 @@ void Requeuer::Run() {
   struct Nudge {
     TurnedAwayPods::Target pod;
     const char* reason;
-    bool refused;  // by the bind gate: checked to be still there and unbound first
+    bool refused;  // a bind refused (gate, lock): checked to be still there and unbound first
   };
   uint64_t seen = generation_();
   std::unique_lock lock(mu_);
@@ -149,6 +157,11 @@ void Requeuer::Run() {
              refused_.Due(GateRefusedPods::Clock::now(), options_.gate_settle))
           nudges.push_back(Nudge{std::move(t), "bind-gate-open", true});
       }
+    }
+    if (lock_refused_.size() != 0) {
+      for (TurnedAwayPods::Target& t :
+           lock_refused_.Due(GateRefusedPods::Clock::now(), options_.gate_settle))
+        nudges.push_back(Nudge{std::move(t), "node-lock-busy", true});
     }
     if (nudges.empty()) continue;
     lock.unlock();

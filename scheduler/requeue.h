@@ -20,6 +20,12 @@
 // in that window are refused, and kube-scheduler parks those pods in its unschedulable queue for
 // up to 60 s, although this replica is about to bind. So a refused pod is remembered, and once
 // the gate lets binds through it is nudged (if it is still there and unbound).
+//
+// And pods whose bind gave up waiting for the node's lock (NodeLocker: another pod's Allocate had
+// not finished): kube-scheduler parks them in the same unschedulable queue, and nothing it watches
+// changes when the lock is released (an annotation of the node). Under churn, with binds queued
+// on one node's lock, such pods waited out the 60-s flush (seen in e2e: a pod bound 70 s after
+// its second refusal, with the node's GPUs free). They are nudged once settled, to try again.
 
 #include <chrono>
 #include <condition_variable>
@@ -134,10 +140,13 @@ class Requeuer {
   // The bind gate refused the pod's bind: nudge it at the first poll that finds the gate open
   // (and `gate_settle` after the refusal), unless it was bound or deleted meanwhile.
   void RefusedByGate(const std::string& uid, const std::string& ns, const std::string& name);
-  // The pod was bound: neither nudge.
+  // The pod's bind gave up waiting for its node's lock: nudge it `gate_settle` after the refusal,
+  // unless it was bound or deleted meanwhile.
+  void RefusedByLock(const std::string& uid, const std::string& ns, const std::string& name);
+  // The pod was bound: no nudge for any reason.
   void Forget(const std::string& uid);
   void Stop();
-  // Pods annotated so far, for either reason.
+  // Pods annotated so far, for any reason.
   uint64_t nudged() const;
 
  private:
@@ -153,6 +162,7 @@ class Requeuer {
   bool stop_ = false;
   TurnedAwayPods pods_;
   GateRefusedPods refused_;
+  GateRefusedPods lock_refused_;  // the same bookkeeping; due without asking the gate
   uint64_t nudged_ = 0;
   std::thread thread_;
 };

@@ -222,6 +222,43 @@ TEST(Requeuer, ABindRefusedByTheGateIsNudgedWhenTheGateOpens) {
   EXPECT_EQ(extender.Bind(BindArgs(api.Pod("default", "a"), "n1")).Json()["error"], "");
 }
 
+// A bind that gave up waiting for the node's lock leaves the pod in kube-scheduler's
+// unschedulable queue, which the lock's release (a node annotation) does not move: the pod is
+// annotated once settled, once. A bind refused for another reason is not.
+TEST(Requeuer, ABindThatGaveUpOnTheNodeLockIsNudgedOnce) {
+  ClusterModel model;
+  FakeClusterApi api(&model);
+  SchedulerMetrics metrics;
+  ExtenderOptions options;
+  options.lock.wait_timeout = std::chrono::milliseconds(50);
+  Extender extender(options, model, api, metrics);
+  Requeuer requeuer(
+      api, [&model] { return model.capacity_generation(); },
+      Requeuer::Options{.poll = std::chrono::milliseconds(10),
+                        .gate_settle = std::chrono::milliseconds(0)});
+  extender.SetRequeuer(&requeuer);
+  api.PutNode(GpuNode("n1", 2, 10000));
+  const json a = GpuPod("a", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}});
+  const json b = GpuPod("b", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "1000"}});
+  const json c = GpuPod("c", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "90000"}});
+  for (const json& p : {a, b, c}) api.PutPod(p);
+  const auto annotated = [&](const char* pod) {
+    return !api.Pod("default", pod)["metadata"]["annotations"]
+                .value(kCapacityFreedAnnotation, "")
+                .empty();
+  };
+  // a takes n1's lock; no device plugin here finishes its Allocate, so the lock stays.
+  ASSERT_EQ(extender.Bind(BindArgs(a, "n1")).Json()["error"], "");
+  const std::string refused = extender.Bind(BindArgs(b, "n1")).Json()["error"];
+  EXPECT_NE(refused.find("is locked by pod default/a"), std::string::npos) << refused;
+  // c does not fit: refused before the lock, kube-scheduler's own retry is the right one.
+  EXPECT_NE(extender.Bind(BindArgs(c, "n1")).Json()["error"], "");
+  ExpectNudged(requeuer, 1);
+  EXPECT_TRUE(annotated("b"));
+  EXPECT_FALSE(annotated("a"));
+  EXPECT_FALSE(annotated("c"));
+}
+
 // Only this replica's own binds reach Requeuer::Forget; the pod is read again before the nudge.
 TEST(Requeuer, ARefusedPodBoundOrDeletedMeanwhileIsNotNudged) {
   struct Case {

@@ -127,7 +127,8 @@ start_kube_scheduler() {
 # (that folder, the hook folder, kubelet's pod-resources folder) that must be the node's own. So
 # each node's containerd and kubelet share a private mount namespace (held by a process of its
 # own, `ns-<node>`) in which those paths are bind mounts of the node's folders: a hostPath volume
-# resolves per node, as on real nodes.
+# resolves per node, as on real nodes. Container logs too: each kubelet deletes the log folders in
+# /var/log/pods of pods it does not run, so in a shared folder the other node's logs were lost.
 
 node_dir() { echo "$E2E_WORK/nodes/$1"; }
 node_sock() { echo "/run/vgpu-e2e/$1/containerd.sock"; }
@@ -137,20 +138,37 @@ node_pod_resources_dir() { echo "$(node_dir "$1")/kubelet/pod-resources"; }
 # The chart's hook folder (global.gpuHookPath) as the node's containers see it.
 E2E_CHART_HOOK=/run/vgpu-e2e/hook
 node_chart_hook_dir() { echo "$(node_dir "$1")/chart-hook"; }
+# The node's container logs: its /var/log/pods (CRI log files) and /var/log/containers (kubelet's
+# links to them). pod_log_files reads them from the host.
+node_pod_logs_dir() { echo "$(node_dir "$1")/pod-logs"; }
+node_container_logs_dir() { echo "$(node_dir "$1")/container-logs"; }
+# pod_log_files <folder>: the CRI log files, on every node, of the pods whose /var/log/pods folder
+# (<namespace>_<pod>_<uid>) matches the glob <folder>.
+pod_log_files() {
+  local f
+  # shellcheck disable=SC2231 # $1 is a glob on purpose
+  for f in "$E2E_WORK"/nodes/*/pod-logs/$1/*/*.log; do
+    [[ -f $f ]] && echo "$f"
+  done
+  return 0
+}
 
 # start_node_namespace <node>: the mount namespace of the node's containerd and kubelet.
 start_node_namespace() {
-  local node=$1 dp hook pr
+  local node=$1 dp hook pr logs links
   dp=$(node_device_plugin_dir "$node")
   hook=$(node_chart_hook_dir "$node")
   pr=$(node_pod_resources_dir "$node")
-  mkdir -p "$dp" "$hook" "$pr" /var/lib/kubelet/device-plugins /var/lib/kubelet/pod-resources \
-    "$E2E_CHART_HOOK"
+  logs=$(node_pod_logs_dir "$node")
+  links=$(node_container_logs_dir "$node")
+  mkdir -p "$dp" "$hook" "$pr" "$logs" "$links" /var/lib/kubelet/device-plugins \
+    /var/lib/kubelet/pod-resources "$E2E_CHART_HOOK" /var/log/pods /var/log/containers
   start_daemon "ns-$node" unshare --mount --propagation private -- /bin/sh -c \
     'mount --bind "$0" /var/lib/kubelet/device-plugins && mount --bind "$1" "$2" &&
-     mount --bind "$3" /var/lib/kubelet/pod-resources && exec sleep infinity' \
-    "$dp" "$hook" "$E2E_CHART_HOOK" "$pr"
-  wait_until 10 "mount namespace of $node" node_exec "$node" mountpoint -q "$E2E_CHART_HOOK" ||
+     mount --bind "$3" /var/lib/kubelet/pod-resources && mount --bind "$4" /var/log/pods &&
+     mount --bind "$5" /var/log/containers && exec sleep infinity' \
+    "$dp" "$hook" "$E2E_CHART_HOOK" "$pr" "$logs" "$links"
+  wait_until 10 "mount namespace of $node" node_exec "$node" mountpoint -q /var/log/containers ||
     die "could not set up the mount namespace of $node (log: $E2E_LOGS/ns-$node.log)"
 }
 

@@ -107,14 +107,11 @@ dump_logs() {
 # chart's device plugins, schedulers and monitors) into the run's logs, where dump_logs finds them:
 # kubelet removes them with their pods (at the chart's uninstall at the latest).
 keep_system_pod_logs() {
-  local dir f pod container
-  for dir in /var/log/pods/kube-system_*; do
-    for f in "$dir"/*/*.log; do
-      [[ -f $f ]] || continue
-      pod=$(basename "$dir" | cut -d_ -f2)
-      container=$(basename "$(dirname "$f")")
-      cp "$f" "$E2E_LOGS/failed-$1-$pod-$container-${f##*/}"  # ${f##*/}: <restart count>.log
-    done
+  local f pod container
+  for f in $(pod_log_files 'kube-system_*'); do
+    pod=$(basename "$(dirname "$(dirname "$f")")" | cut -d_ -f2)
+    container=$(basename "$(dirname "$f")")
+    cp "$f" "$E2E_LOGS/failed-$1-$pod-$container-${f##*/}"  # ${f##*/}: <restart count>.log
   done
 }
 

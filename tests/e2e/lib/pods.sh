@@ -75,7 +75,7 @@ wait_bind_success() {
 # server, kubelet and the node's device plugin say about it (phase, reason, message, events, log
 # lines naming it), so that a run that failed on a CI box can be explained from its output alone.
 stuck_pods_report() {
-  local json name uid node
+  local json name uid node plugin_logs
   json=$(k get pods -n "$E2E_NS" -l "vgpu-e2e=$1" -o json 2>/dev/null) || return 0
   jq -r '.items[] | select(.metadata.annotations["hami.io/bind-phase"] != "success") |
     "\(.metadata.name) \(.metadata.uid) \(.spec.nodeName // "-")"' <<<"$json" |
@@ -91,9 +91,9 @@ stuck_pods_report() {
       [[ $node == - ]] && continue
       grep -h -- "$name\|$uid" "$E2E_LOGS/kubelet-$node.log" 2>/dev/null | tail -n 8 |
         sed 's/^/  kubelet: /' >&2 || true
-      grep -h -- "$name" /var/log/pods/kube-system_vgpu-device-plugin-*/*/*.log \
-        "$E2E_LOGS/device-plugin-$node.log" 2>/dev/null | tail -n 8 |
-        sed 's/^/  device plugin: /' >&2 || true
+      mapfile -t plugin_logs < <(pod_log_files 'kube-system_vgpu-device-plugin-*')
+      grep -h -- "$name" "${plugin_logs[@]}" "$E2E_LOGS/device-plugin-$node.log" 2>/dev/null |
+        tail -n 8 | sed 's/^/  device plugin: /' >&2 || true
     done
 }
 

@@ -12,7 +12,8 @@ now_ms() { date +%s%3N; }
 pod_logs() {
   local uid
   uid=$(k get pod -n "$E2E_NS" "$1" -o jsonpath='{.metadata.uid}')
-  cat /var/log/pods/"${E2E_NS}_$1_$uid"/*/*.log 2>/dev/null | sed -E 's/^[^ ]+ (stdout|stderr) [FP] //'
+  pod_log_files "${E2E_NS}_$1_$uid" | xargs -r cat 2>/dev/null |
+    sed -E 's/^[^ ]+ (stdout|stderr) [FP] //'
 }
 pod_logs_nonempty() { [[ -n $(pod_logs "$1") ]]; }
 # A pod's phase stays Running while a container that exited or failed to start waits out its
@@ -31,7 +32,8 @@ container_diagnosis() {
   }
   uid=$(jq -r '.metadata.uid' <<<"$pod")
   echo "statuses: $(jq -c '[.status.containerStatuses[]? | {state, lastState, restartCount}]' <<<"$pod")"
-  echo "log files: $(find /var/log/pods/"${E2E_NS}_$1_$uid" -name '*.log' -printf '%P %s B; ' 2>&1)"
+  echo "log files: $(find "$E2E_WORK"/nodes/*/pod-logs/"${E2E_NS}_$1_$uid" -name '*.log' \
+    -printf '%P %s B; ' 2>&1)"
   cid=$(jq -r '.status.containerStatuses[0].containerID // "" | sub("^[a-z]+://"; "")' <<<"$pod")
   [[ -z $cid ]] ||
     echo "containerd: $(grep -h -- "$cid" "$E2E_LOGS"/containerd-*.log 2>/dev/null | grep -iE 'error|fail|exit' | tail -n 5)"
