@@ -117,7 +117,8 @@ def configs(a, cache):
     limited = dict(pre, CUDA_DEVICE_SM_LIMIT=str(limit), GPU_CORE_UTILIZATION_POLICY="force", VGPU_SM_STATS="1")
     out = [("native", dict(base)), ("native2", dict(base)),
            ("preload", dict(pre, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".preload")),
-           ("l%d" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited"))]
+           ("l%d" % limit, dict(limited, CUDA_DEVICE_MEMORY_SHARED_CACHE=cache + ".limited",
+                                **dict(kv.split("=", 1) for kv in a.lib_env or [])))]
     if a.cupti_cycle_config:  # no libvgpu: CUPTI attached and finalized at start (does a detach cost after?)
         out.append(("nativecc", dict(base, VGPU_BENCH_CUPTI_CYCLE="1")))
     if a.lib2:  # the same limit with another build of the library: an A/B of two libraries
@@ -413,6 +414,8 @@ def main():
     r.add_argument("--cupti-cycle-config", action="store_true",
                    help="a process without libvgpu that attached CUPTI and finalized it at start (nativecc): "
                         "whether launches after cuptiFinalize cost what they cost before (cupti_cycle.py)")
+    r.add_argument("--lib-env", action="append", metavar="NAME=VALUE",
+                   help="more environment of the limited process (l<LIMIT>), e.g. VGPU_SM_STATS=2")
     r.add_argument("--lib2-env", action="append", metavar="NAME=VALUE",
                    help="more environment for the --lib2 process (repeatable), e.g. VGPU_CUPTI_LIBRARY=off")
     r.add_argument("--lib2", help="a fifth process: the same limit with this build of libvgpu (l<LIMIT>b)")

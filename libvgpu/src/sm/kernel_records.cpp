@@ -77,6 +77,8 @@ constinit uint64_t g_dropped = 0;
 constinit uint64_t g_cupti_dropped = 0;    // atomic: counted by CUPTI (it had no buffer)
 constinit bool g_realtime = false;         // records carry CLOCK_REALTIME (no timestamp callback)
 constinit int64_t g_last_delivery_ns = 0;  // atomic: CUPTI handed a buffer back
+constinit uint64_t g_deliveries = 0;       // atomic: buffers CUPTI handed back
+constinit uint64_t g_unusable = 0;         // kernel records without a start before their end
 constinit size_t g_buffer_bytes = kMinRecordBuffer;  // atomic: the size of the next buffer
 
 // CLOCK_REALTIME minus CLOCK_MONOTONIC, now.
@@ -107,6 +109,7 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
 void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   if (buffer == nullptr) return;
   __atomic_store_n(&g_last_delivery_ns, NowNs(), __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_deliveries, 1, __ATOMIC_RELAXED);
   CUpti_Activity* record = nullptr;
   // Records are on our CLOCK_MONOTONIC callback, on CLOCK_REALTIME (no callback), or on a clock
   // the application registered since: shift them back by that clock's offset, sampled now.
@@ -120,7 +123,10 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
         record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
       continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-    if (k->end <= k->start) continue;
+    if (k->end <= k->start) {
+      ++g_unusable;
+      continue;
+    }
     if (g_count == kQueue) {
       ++g_dropped;
       continue;
@@ -371,6 +377,19 @@ uint64_t Dropped() {
   const uint64_t n = g_dropped;
   pthread_mutex_unlock(&g_mu);
   return n + __atomic_load_n(&g_cupti_dropped, __ATOMIC_RELAXED);
+}
+
+uint64_t Deliveries() {
+  return __atomic_load_n(&g_deliveries, __ATOMIC_RELAXED);
+}
+
+BufferStats BufferStatistics() {
+  pthread_mutex_lock(&g_mu);
+  const BufferStats s{__atomic_load_n(&g_deliveries, __ATOMIC_RELAXED),
+                      g_pool != nullptr ? static_cast<uint64_t>(kBuffers - g_free_count) : 0,
+                      g_unusable};
+  pthread_mutex_unlock(&g_mu);
+  return s;
 }
 
 void MarkTakenByApplication(const char* call) {

@@ -63,6 +63,14 @@ int64_t LastDeliveryNs();
 int Drain(KernelRecord* out, int max);
 // Records CUPTI or our queue dropped (for the statistics).
 uint64_t Dropped();
+// Buffers CUPTI handed back so far (the measuring thread watches that they keep coming).
+uint64_t Deliveries();
+struct BufferStats {
+  uint64_t delivered;  // buffers CUPTI handed back
+  uint64_t lent;       // buffers CUPTI holds now
+  uint64_t unusable;   // kernel records whose end was not after their start (skipped)
+};
+BufferStats BufferStatistics();
 
 // The application took CUPTI's activity buffers (cuptiActivityRegisterCallbacks) or tore CUPTI
 // down (cuptiFinalize): our records stopped. `call` names it for the warning. cupti_guard.cpp.

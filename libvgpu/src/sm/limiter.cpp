@@ -493,6 +493,10 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   const kernel_records::AttachStats attach = kernel_records::AttachStatistics();
   out->cupti_attaches = attach.attaches;
   out->cupti_attached_ns = attach.attached_ns;
+  const kernel_records::BufferStats buffers = kernel_records::BufferStatistics();
+  out->cupti_buffers = buffers.delivered;
+  out->cupti_buffers_lent = buffers.lent;
+  out->records_unusable = buffers.unusable;
   out->scale = -1.0;
   out->busy_per_launch_ns = -1.0;
   if (__atomic_load_n(&d.meter.has_ratio, __ATOMIC_RELAXED)) {

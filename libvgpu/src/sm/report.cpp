@@ -32,7 +32,8 @@ void ReportStats() {
         "charged_ms=%.1f shared_ms=%.1f throttled_ms=%.1f waits=%llu max_wait_ms=%.1f "
         "turn_waits=%llu turn_wait_ms=%.1f sync_ms=%.1f "
         "events=%llu records=%llu dropped=%llu measuring_cpu_ms=%.1f passes=%llu flushes=%llu "
-        "attaches=%llu attached_ms=%.1f windows=%llu moved=%llu rescaled=%llu coasted=%llu",
+        "attaches=%llu attached_ms=%.1f buffers=%llu lent=%llu unusable=%llu windows=%llu "
+        "moved=%llu rescaled=%llu coasted=%llu",
         static_cast<int>(getpid()), i, s.percent,
         kMeasure[s.measure >= 0 && s.measure <= 2 ? s.measure : 0],
         static_cast<unsigned long long>(s.launches), static_cast<double>(s.busy_ns) / 1e6,
@@ -45,7 +46,11 @@ void ReportStats() {
         static_cast<unsigned long long>(s.measuring_passes),
         static_cast<unsigned long long>(s.cupti_flushes),
         static_cast<unsigned long long>(s.cupti_attaches),
-        static_cast<double>(s.cupti_attached_ns) / 1e6, static_cast<unsigned long long>(s.windows),
+        static_cast<double>(s.cupti_attached_ns) / 1e6,
+        static_cast<unsigned long long>(s.cupti_buffers),
+        static_cast<unsigned long long>(s.cupti_buffers_lent),
+        static_cast<unsigned long long>(s.records_unusable),
+        static_cast<unsigned long long>(s.windows),
         static_cast<unsigned long long>(s.windows_moved),
         static_cast<unsigned long long>(s.windows_rescaled),
         static_cast<unsigned long long>(s.coasted));

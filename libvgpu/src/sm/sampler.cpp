@@ -8,6 +8,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,16 @@ constexpr double kSaturating = 0.95;
 constexpr int64_t kTurnHoldNs =
     300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
 constexpr int kScratch = 16384;
+// CUPTI that took the kernel kind and then handed nothing back: on an H200 one limited process
+// of 24 (a launch loop at gpucores 90) kept records mode for its whole 80 s, flushed 2 349 times
+// and got not one buffer back, so it was charged nothing (2026-11-30). Buffers come back when
+// they fill (~16 ms of launches each) or at a flush once their records are complete, so while the
+// kind is on, kSilentLaunchingNs of launching and kSilentLaunches launches without a buffer mean
+// CUPTI is not delivering (or a queue of seconds of work: it detaches and attaches again once,
+// which costs such a tenant ~10 ms). Attached again, a second silence gives CUPTI up: CUDA events
+// from then on, with a warning.
+constexpr int64_t kSilentLaunchingNs = 2'000'000'000;
+constexpr uint64_t kSilentLaunches = 500;
 
 constinit pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;  // start/stop
 constinit bool g_started = false;
@@ -126,6 +137,18 @@ constinit uint64_t g_windows = 0;        // atomic
 constinit uint64_t g_windows_moved = 0;  // atomic
 constinit uint64_t g_rescaled = 0;       // atomic
 constinit uint64_t g_thread_cpu_ns = 0;  // atomic: the thread's CPU, read about once a second
+// The watch on CUPTI's deliveries while the kernel kind is on (kSilentLaunchingNs).
+struct SilenceWatch {
+  int64_t since_launching_ns;  // g_launching_ns when the watch (re)started; -1: kind off
+  uint64_t launches;           // the devices' launches then
+  uint64_t deliveries;         // buffers CUPTI had handed back then
+  int strikes;                 // silences since CUPTI last delivered
+};
+constinit SilenceWatch g_silence{-1, 0, 0, 0};
+// VGPU_SM_STATS=2 (Trace): what the last trace lines said, so that only changes are written.
+constinit int64_t g_trace_origin_ns = 0;
+constinit int g_traced_measure = -1;
+constinit bool g_traced_attached = false;
 
 // Scratch of the thread (one thread: plain statics).
 constinit TimeSpan s_events[kScratch]{};
@@ -136,6 +159,31 @@ constinit SpanEdge s_edges[4 * kScratch]{};
 
 bool Limited(const Device& d) {
   return __atomic_load_n(&d.state, __ATOMIC_ACQUIRE) == kStateLimited;
+}
+
+// VGPU_SM_STATS=2: one stderr line at each change of how the process is measured (records mode and
+// why, CUPTI attached or detached, windows and what they found, usage near the limit), stamped
+// with the milliseconds since the measuring thread's first pass. Changes only: a few lines a
+// minute in steady work.
+__attribute__((format(printf, 1, 2))) void Trace(const char* format, ...) {
+  if (g_config.stats < 2) return;
+  const int64_t now = NowNs();
+  if (g_trace_origin_ns == 0) g_trace_origin_ns = now;
+  char line[512];
+  int n = snprintf(line, sizeof(line), "[vgpu sm-trace] pid=%d t_ms=%.1f ",
+                   static_cast<int>(getpid()), static_cast<double>(now - g_trace_origin_ns) / 1e6);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof(line) - 2) return;
+  va_list args;
+  va_start(args, format);
+  const int m = vsnprintf(line + n, sizeof(line) - 1 - static_cast<size_t>(n), format, args);
+  va_end(args);
+  if (m > 0)
+    n += static_cast<size_t>(m) < sizeof(line) - 1 - static_cast<size_t>(n)
+             ? m
+             : static_cast<int>(sizeof(line)) - 2 - n;
+  line[n++] = '\n';
+  const ssize_t ignored = write(2, line, static_cast<size_t>(n));
+  (void)ignored;
 }
 
 bool Lifted(const Device& d) {
@@ -444,6 +492,15 @@ void StartCuptiOnce() {
   }
 }
 
+// Traces a change of the measure (Trace) and returns it.
+Measure TraceMeasure(Measure measure) {
+  static const char* const kNames[] = {"events", "records", "sampled"};
+  if (g_traced_measure != measure && measure != kMeasureRecords)  // records: with the reason
+    Trace("measure=%s", kNames[measure]);
+  g_traced_measure = measure;
+  return measure;
+}
+
 // The process-wide choice of measure (device.h Measure), and CUPTI's switch to match it.
 Measure ChooseMeasure(int64_t now) {
   StartCuptiOnce();
@@ -463,10 +520,13 @@ Measure ChooseMeasure(int64_t now) {
       Warn(line);
     }
   }
-  if (!g_cupti_ok) return kMeasureEvents;
+  if (!g_cupti_ok) return TraceMeasure(kMeasureEvents);
   bool need = false;
   bool near = false;
   bool moved = false;
+  const char* why = "";  // for the trace: the first reason records are needed
+  double why_usage = 0;
+  int why_limit = 0;
   for (const Device& d : g_devices) {
     if (!Limited(d) || Lifted(d)) continue;
     const MeterState& m = d.meter;
@@ -476,7 +536,16 @@ Measure ChooseMeasure(int64_t now) {
     // run, and a tenant far below its limit loses nothing to a slightly wrong estimate.
     const int64_t waited = __atomic_load_n(&d.last_wait_ns, __ATOMIC_RELAXED);
     const bool binding = waited != 0 && now - waited < 2 * kRecordsHoldNs;
-    need |= binding || !m.has_ratio || m.usage >= kNearLimit * d.percent / 100.0;
+    const bool uncalibrated = !m.has_ratio;
+    const bool close = m.usage >= kNearLimit * d.percent / 100.0;
+    if (!need && (binding || uncalibrated || close)) {
+      why = binding ? "binding" : uncalibrated ? "uncalibrated" : "near-limit";
+      why_usage = m.usage;
+      why_limit = d.percent;
+    }
+    need |= binding || uncalibrated || close;
+    if (!near && m.usage >= kFarBelow * d.percent / 100.0 && now - g_near_ns > kRecordsHoldNs)
+      Trace("usage near the limit (CUPTI stays attached): usage=%.3f limit=%d", m.usage, d.percent);
     near |= m.usage >= kFarBelow * d.percent / 100.0;
     moved |= Moved(m);
   }
@@ -486,8 +555,10 @@ Measure ChooseMeasure(int64_t now) {
     g_calibrate_every_ns = kCalibrateMinNs;  // once detached again, calibrate as after a change
   }
   g_moved = moved;
-  if (now - g_records_needed_ns < kRecordsHoldNs) return kMeasureRecords;
-  return kMeasureSampled;
+  if (need && g_traced_measure != kMeasureRecords)
+    Trace("measure=records reason=%s usage=%.3f limit=%d", why, why_usage, why_limit);
+  if (now - g_records_needed_ns < kRecordsHoldNs) return TraceMeasure(kMeasureRecords);
+  return TraceMeasure(kMeasureSampled);
 }
 
 // Whether CUPTI may be detached now: no records needed and every enforced tenant far below its
@@ -524,6 +595,8 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
         g_moved_window_launching_ns = g_launching_ns;
       }
       __atomic_fetch_add(&g_windows, 1, __ATOMIC_RELAXED);
+      Trace("window opens (%s): launching_s=%.1f since_last_s=%.1f", due ? "due" : "work moved",
+            static_cast<double>(g_launching_ns) / 1e9, static_cast<double>(since_window) / 1e9);
       g_window_launching_ns = g_launching_ns;
       g_window_detached = detach;
       g_window_open = kernel_records::SetEnabled(true);
@@ -552,6 +625,11 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
         const Calibrated found = FinishRatio(d.meter, true);
         same |= found == Calibrated::kSame;
         changed |= found == Calibrated::kChanged;
+        Trace("window done: device=%d %s scale=%.3f per_launch_us=%.2f usage=%.3f", d.ordinal,
+              found == Calibrated::kSame      ? "scale holds"
+              : found == Calibrated::kChanged ? "rescaled"
+                                              : "too little to tell",
+              d.meter.scales.per_event, d.meter.scales.per_launch_ns / 1e3, d.meter.usage);
       }
       // Only windows between detached stretches space out (the 2-s windows before the first
       // detach all see the same few seconds of work), and not while the work changed.
@@ -572,6 +650,45 @@ WindowCounts DriveCupti(Measure measure, int64_t now) {
     __atomic_fetch_add(&g_flushes, 1, __ATOMIC_RELAXED);
   }
   return counts;
+}
+
+// CUPTI took the kernel kind and hands nothing back (kSilentLaunchingNs): it is detached, to be
+// attached again by the next pass that needs records, and given up for CUDA events at the second
+// silence. `launches`: the devices' launches so far.
+void WatchForSilence(uint64_t launches) {
+  if (!g_cupti_ok || !kernel_records::Enabled()) {
+    g_silence.since_launching_ns = -1;
+    return;
+  }
+  const uint64_t delivered = kernel_records::Deliveries();
+  if (g_silence.since_launching_ns < 0 || delivered != g_silence.deliveries) {
+    const int strikes = delivered != g_silence.deliveries ? 0 : g_silence.strikes;
+    g_silence = SilenceWatch{g_launching_ns, launches, delivered, strikes};
+    return;
+  }
+  const int64_t silent_ns = g_launching_ns - g_silence.since_launching_ns;
+  const uint64_t silent_launches = launches - g_silence.launches;
+  if (silent_ns < kSilentLaunchingNs || silent_launches < kSilentLaunches) return;
+  g_silence.since_launching_ns = -1;
+  ++g_silence.strikes;
+  Trace("CUPTI handed back no buffer for %llu launches in %.1f s of launching (silence %d)",
+        static_cast<unsigned long long>(silent_launches), static_cast<double>(silent_ns) / 1e9,
+        g_silence.strikes);
+  if (g_silence.strikes == 1 && kernel_records::Detach()) return;
+  (void)kernel_records::SetEnabled(false);
+  (void)kernel_records::Detach();
+  g_cupti_ok = false;
+  g_window_open = g_window_collecting = false;
+  char line[512];
+  (void)snprintf(line, sizeof(line),
+                 "CUPTI took the kernel records and handed none back (%llu launches in %.1f s of "
+                 "launching, %d time%s): GPU time is measured with CUDA events from now on, which "
+                 "also count the GPU's short gaps between a host-bound loop's kernels (the limit "
+                 "holds, a host-bound tenant gets less than its share)",
+                 static_cast<unsigned long long>(silent_launches),
+                 static_cast<double>(silent_ns) / 1e9, g_silence.strikes,
+                 g_silence.strikes == 1 ? "" : "s");
+  Warn(line);
 }
 
 bool DeviceBusy(const Device& d, int64_t now) {
@@ -648,6 +765,13 @@ PassResult Pass(bool final) {
     g_window_open = g_window_collecting = false;
     if (MayDetach(now) && kernel_records::Attached()) kernel_records::Detach();
   }
+  uint64_t launches = 0;
+  for (const Device& d : g_devices) launches += __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
+  if (any_enforced) WatchForSilence(launches);
+  if (g_config.stats >= 2 && kernel_records::Attached() != g_traced_attached) {
+    g_traced_attached = !g_traced_attached;
+    Trace("CUPTI %s", g_traced_attached ? "attached" : "detached");
+  }
   if (final && g_cupti_ok) kernel_records::Flush();
   DistributeRecords(now, measure == kMeasureRecords);
   bool turns = false;
@@ -666,8 +790,6 @@ PassResult Pass(bool final) {
                         !g_window_collecting && MayDetach(now) && !kernel_records::Attached());
   // Launches coast while nothing binds (limiter.h Coast); after a pass without launches (a pause
   // of the app) each thread's next launch is checked, so that a pause is never charged.
-  uint64_t launches = 0;
-  for (const Device& d : g_devices) launches += __atomic_load_n(&d.launches, __ATOMIC_RELAXED);
   if (launches == g_launches_at_pass)
     __atomic_store_n(&g_coast.epoch, __atomic_load_n(&g_coast.epoch, __ATOMIC_RELAXED) + 1,
                      __ATOMIC_RELAXED);
@@ -795,6 +917,7 @@ void SamplerAfterFork() {
   g_cupti_ok = false;
   g_cupti_tried = false;
   g_records_needed_ns = 0;
+  g_silence = SilenceWatch{-1, 0, 0, 0};
   g_window_open = false;
   g_window_collecting = false;
   g_coast = Coast{};

@@ -66,24 +66,27 @@ typedef struct VgpuSmStats {
   uint64_t busy_ns;    /* own kernel-busy time measured (before the split with other tenants) */
   uint64_t charged_ns; /* GPU time charged to the budget */
   uint64_t shared_ns;  /* part of busy_ns when other tenants' kernels were busy too */
-  uint64_t throttled_ns;      /* time launches waited for budget (not counting turns) */
-  uint64_t budget_waits;      /* launches that waited */
-  uint64_t max_wait_ns;       /* the longest single wait (budget or turn) */
-  uint64_t turn_waits;        /* launches that waited for their turn only (turns.h) */
-  uint64_t turn_wait_ns;      /* how long they waited */
-  uint64_t sync_ns;           /* time the app spent in sync calls (cuStreamSynchronize ...) */
-  uint64_t events;            /* CUDA events recorded */
-  uint64_t records;           /* kernel records received */
-  uint64_t dropped;           /* kernel records lost (CUPTI's buffers full) */
-  uint64_t measuring_cpu_ns;  /* CPU the process's measuring thread used (all devices) */
-  uint64_t measuring_passes;  /* its passes over the devices */
-  uint64_t cupti_flushes;     /* cuptiActivityFlushAll calls it made */
-  uint64_t cupti_attaches;    /* times it attached CUPTI (process-wide; kernel_records.h) */
-  uint64_t cupti_attached_ns; /* how long CUPTI was attached (process-wide) */
-  uint64_t windows;           /* calibration windows of the sampled mode (process-wide) */
-  uint64_t windows_moved;     /* of them, opened early: the work changed (calibration.h) */
-  uint64_t windows_rescaled;  /* of them, finding that the scale undercharged (calibration.h) */
-  uint64_t coasted;           /* launches that passed unchecked while far below the limit */
+  uint64_t throttled_ns;       /* time launches waited for budget (not counting turns) */
+  uint64_t budget_waits;       /* launches that waited */
+  uint64_t max_wait_ns;        /* the longest single wait (budget or turn) */
+  uint64_t turn_waits;         /* launches that waited for their turn only (turns.h) */
+  uint64_t turn_wait_ns;       /* how long they waited */
+  uint64_t sync_ns;            /* time the app spent in sync calls (cuStreamSynchronize ...) */
+  uint64_t events;             /* CUDA events recorded */
+  uint64_t records;            /* kernel records received */
+  uint64_t dropped;            /* kernel records lost (CUPTI's buffers full) */
+  uint64_t measuring_cpu_ns;   /* CPU the process's measuring thread used (all devices) */
+  uint64_t measuring_passes;   /* its passes over the devices */
+  uint64_t cupti_flushes;      /* cuptiActivityFlushAll calls it made */
+  uint64_t cupti_attaches;     /* times it attached CUPTI (process-wide; kernel_records.h) */
+  uint64_t cupti_attached_ns;  /* how long CUPTI was attached (process-wide) */
+  uint64_t cupti_buffers;      /* buffers CUPTI handed back (process-wide) */
+  uint64_t cupti_buffers_lent; /* buffers CUPTI holds now (process-wide) */
+  uint64_t records_unusable;   /* kernel records skipped: no start before their end */
+  uint64_t windows;            /* calibration windows of the sampled mode (process-wide) */
+  uint64_t windows_moved;      /* of them, opened early: the work changed (calibration.h) */
+  uint64_t windows_rescaled;   /* of them, finding that the scale undercharged (calibration.h) */
+  uint64_t coasted;            /* launches that passed unchecked while far below the limit */
   double scale;              /* sampled mode's kernel-busy per event-measured time now (-1: none) */
   double busy_per_launch_ns; /* and per launch (-1: none) */
   int32_t n_window_ratios;   /* how many of window_ratios hold a value */

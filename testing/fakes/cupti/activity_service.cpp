@@ -57,6 +57,17 @@ CUpti_ActivityKernel10 MakeRecord(const VgpuFakeKernelRecord& r, CUpti_ActivityK
   return k;
 }
 
+// VGPU_FAKE_CUPTI_SILENT_ATTACHES=N: the process's first N attachments take the kernel kinds and
+// make no records (a CUPTI that hands nothing back). Read once.
+unsigned SilentAttaches() {
+  static const unsigned n = [] {
+    const char* v =
+        std::getenv("VGPU_FAKE_CUPTI_SILENT_ATTACHES");  // NOLINT(concurrency-mt-unsafe)
+    return v != nullptr ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : 0U;
+  }();
+  return n;
+}
+
 }  // namespace
 
 ActivityService& ActivityService::Get() {
@@ -96,6 +107,7 @@ CUptiResult ActivityService::RegisterCallbacks(CUpti_BuffersCallbackRequestFunc 
                                                CUpti_BuffersCallbackCompleteFunc completed) {
   if (requested == nullptr || completed == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   std::lock_guard<std::mutex> lock(mu_);
+  if (completed_ == nullptr) silent_ = ++attaches_ <= SilentAttaches();  // a new attachment
   requested_ = requested;
   completed_ = completed;
   StartWorker();
@@ -124,10 +136,11 @@ uint32_t ActivityService::NextCorrelationId() {
 }
 
 void ActivityService::UpdateRanges(bool was_enabled, CUpti_ActivityKind old_kind) {
+  if (silent_) return;  // no ranges: no records
   const bool enabled = kernel_ || concurrent_;
   if (was_enabled == enabled && (!enabled || RecordKind() == old_kind)) return;
   const uint32_t next = NextCorrelationId();
-  if (was_enabled) ranges_.back().end = next;
+  if (was_enabled && !ranges_.empty()) ranges_.back().end = next;
   if (enabled) ranges_.push_back(Range{next, std::numeric_limits<uint32_t>::max(), RecordKind()});
 }
 

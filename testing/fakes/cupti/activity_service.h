@@ -11,7 +11,9 @@
 //   flush period set, full buffers only every period ("only full buffers");
 // - cuptiActivityFlushAll has the worker hand back every buffer holding a record and waits
 //   until it has;
-// - the callback API is a subscription only (one at a time; no callback is ever made).
+// - the callback API is a subscription only (one at a time; no callback is ever made);
+// - fault: with VGPU_FAKE_CUPTI_SILENT_ATTACHES=N the process's first N attachments (buffer
+//   callbacks registered, until cuptiFinalize) take the kernel kinds and make no records.
 
 #include <condition_variable>
 #include <cstdint>
@@ -77,6 +79,8 @@ class ActivityService {
   bool kernel_ = false;
   bool concurrent_ = false;
   std::vector<Range> ranges_;
+  unsigned attaches_ = 0;  // buffer callbacks registered since start (after a finalize: again)
+  bool silent_ = false;    // this attachment makes no records (VGPU_FAKE_CUPTI_SILENT_ATTACHES)
   uint32_t flush_period_ms_ = 0;
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;

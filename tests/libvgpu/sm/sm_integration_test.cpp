@@ -454,6 +454,27 @@ TEST_F(SmLimitTest, AnApplicationTakingCuptiIsToldAndTheLimitHolds) {
   EXPECT_GT(r[0].share, 20) << Describe(r);
 }
 
+// CUPTI that takes the kernel kind and hands nothing back (the fake's first attachment is silent,
+// or every one; seen once on an H200): in records mode such a tenant was charged nothing and ran
+// unlimited. After 2 s of launching without a buffer CUPTI is attached again; at the second
+// silence it is given up for events, with a warning. The limit holds both ways.
+TEST_F(SmLimitTest, CuptiThatHandsNothingBackIsAttachedAgainThenGivenUp) {
+  Tenant once{.limit = 30, .container = "a", .extra = {{"VGPU_FAKE_CUPTI_SILENT_ATTACHES", "1"}}};
+  Tenant always{
+      .limit = 20, .container = "b", .extra = {{"VGPU_FAKE_CUPTI_SILENT_ATTACHES", "1000"}}};
+  const auto r = RunTogether({once, always}, 3.0, 5.0);
+  EXPECT_EQ(r[0].err.find("handed none back"), std::string::npos) << r[0].err;
+  EXPECT_GE(Stat(r[0], "attaches"), 2) << Describe(r);
+  EXPECT_GT(Stat(r[0], "records"), 0) << Describe(r);
+  EXPECT_NE(r[1].err.find("CUPTI took the kernel records and handed none back"), std::string::npos)
+      << r[1].err;
+  EXPECT_NE(r[1].stats.find("measure=events"), std::string::npos) << Describe(r);
+  EXPECT_LE(r[0].share, 33) << Describe(r);
+  EXPECT_GT(r[0].share, 20) << Describe(r);
+  EXPECT_LE(r[1].share, 23) << Describe(r);
+  EXPECT_GT(r[1].share, 5) << Describe(r);
+}
+
 // Without the lock directory (a plain LD_PRELOAD run), it is created: tenants still see each other
 // (their overlapping records are split: shared_ms) and the GPU is split by their limits. Tenants
 // that did not see each other drifted to 20.6 + 64.3 on an H100 (a split of 24 : 76). The split of
