@@ -49,7 +49,11 @@ struct Coast {
   uint32_t epoch;  // atomic
 };
 extern Coast g_coast;
-constexpr int32_t kCoastEvery = 8;
+// One in 32: a checked launch costs a launch-bound PyTorch loop ~150 ns (clock, budget, stream
+// bookkeeping), coasting ones a few loads; the loop synchronises every few hundred launches, and
+// each sync's next launch is checked anyway. Debt, impossible while coasting (every tenant below
+// 75 % of its limit), would be seen at most 31 launches late.
+constexpr int32_t kCoastEvery = 32;
 // Whether launches coast now (the measuring thread's last pass let them): end marks are then spaced
 // kCoastingMarkIntervalNs apart (event_marks.h).
 inline bool LaunchesCoast() {

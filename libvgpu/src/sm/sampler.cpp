@@ -898,7 +898,8 @@ void SamplerWake() {
 void SamplerStop() {
   pthread_mutex_lock(&g_mu);
   if (g_started && !__atomic_load_n(&g_stop, __ATOMIC_ACQUIRE)) {
-    CountThreadCoasted();  // the exiting thread's; other live threads' (at most 7 each) stay out
+    // The exiting thread's; other live threads' (at most kCoastEvery - 1 each) stay out.
+    CountThreadCoasted();
     __atomic_store_n(&g_stop, true, __ATOMIC_RELEASE);
     __atomic_store_n(&g_sampler_idle, 1, __ATOMIC_SEQ_CST);
     SamplerWake();
