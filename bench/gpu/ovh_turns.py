@@ -1,6 +1,7 @@
 """Overhead as whole processes taking turns (issue 18, acceptance 6):
 
-  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--lib2 LIBVGPU] [--cupti-cycle-config]
+  python3 ovh_turns.py run KIND OUTDIR --lib LIBVGPU [--lib-env NAME=VALUE] [--lib2 LIBVGPU]
+                       [--lib2-env NAME=VALUE] [--events-config] [--cupti-cycle-config]
                        [--pin 8-11] [--one-cpu 8] [--limit 90]
                        [--slice-s 1.9] [--rounds 8] [--budget-s 250] [--seed 1] [--startup-s 10]
   python3 ovh_turns.py report OUTDIR [OUTDIR...]
