@@ -459,11 +459,18 @@ TEST_F(SmLimitTest, AnApplicationTakingCuptiIsToldAndTheLimitHolds) {
 // unlimited. After 2 s of launching without a buffer CUPTI is attached again; at the second
 // silence it is given up for events, with a warning. The limit holds both ways.
 TEST_F(SmLimitTest, CuptiThatHandsNothingBackIsAttachedAgainThenGivenUp) {
-  Tenant once{.limit = 30, .container = "a", .extra = {{"VGPU_FAKE_CUPTI_SILENT_ATTACHES", "1"}}};
+  Tenant once{.limit = 30,
+              .container = "a",
+              .extra = {{"VGPU_FAKE_CUPTI_SILENT_ATTACHES", "1"}, {"VGPU_SM_STATS", "2"}}};
   Tenant always{
       .limit = 20, .container = "b", .extra = {{"VGPU_FAKE_CUPTI_SILENT_ATTACHES", "1000"}}};
   const auto r = RunTogether({once, always}, 3.0, 5.0);
   EXPECT_EQ(r[0].err.find("handed none back"), std::string::npos) << r[0].err;
+  // VGPU_SM_STATS=2 traced the silence and the attach that followed it.
+  EXPECT_NE(r[0].err.find("[vgpu sm-trace]"), std::string::npos) << r[0].err;
+  EXPECT_NE(r[0].err.find("(silence 1)"), std::string::npos) << r[0].err;
+  EXPECT_NE(r[0].err.find("CUPTI attached", r[0].err.find("(silence 1)")), std::string::npos)
+      << r[0].err;
   EXPECT_GE(Stat(r[0], "attaches"), 2) << Describe(r);
   EXPECT_GT(Stat(r[0], "records"), 0) << Describe(r);
   EXPECT_NE(r[1].err.find("CUPTI took the kernel records and handed none back"), std::string::npos)
