@@ -90,14 +90,14 @@ constexpr double kSaturating = 0.95;
 constexpr int64_t kTurnHoldNs =
     300'000'000;  // a GPU-bound tenant's claim to a turn lasts this long
 constexpr int kScratch = 16384;
-// CUPTI that took the kernel kind and then handed nothing back: on an H200 one limited process
-// of 24 (a launch loop at gpucores 90) kept records mode for its whole 80 s, flushed 2 349 times
-// and got not one buffer back, so it was charged nothing (2026-11-30). Buffers come back when
-// they fill (~16 ms of launches each) or at a flush once their records are complete, so while the
-// kind is on, kSilentLaunchingNs of launching and kSilentLaunches launches without a buffer mean
-// CUPTI is not delivering (or a queue of seconds of work: it detaches and attaches again once,
-// which costs such a tenant ~10 ms). Attached again, a second silence gives CUPTI up: CUDA events
-// from then on, with a warning.
+// CUPTI that took the kernel kind and then handed nothing back: on an H200 2 of 20 limited launch
+// loops at gpucores 90 got no buffer from their first attachment, and one of them kept records
+// mode for its whole 80 s, flushed 2 349 times and was charged nothing (2026-11-30, sm-limit.md).
+// Buffers come back when they fill (~16 ms of launches each) or at a flush once their records are
+// complete, so while the kind is on, kSilentLaunchingNs of launching and kSilentLaunches launches
+// without a buffer mean CUPTI is not delivering (or a queue of seconds of work: it detaches and
+// attaches again once, which costs such a tenant ~10 ms). Attached again, a second silence gives
+// CUPTI up: CUDA events from then on, with a warning.
 constexpr int64_t kSilentLaunchingNs = 2'000'000'000;
 constexpr uint64_t kSilentLaunches = 500;
 
