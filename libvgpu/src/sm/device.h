@@ -24,6 +24,11 @@ enum Measure : int32_t {
   kMeasureRecords = 1,  // kernel records, split with the other tenants: exact
   kMeasureSampled = 2,  // events and launches scaled as short record windows found (calibration.h)
 };
+// The measure's name in the statistics line and the trace (VGPU_SM_STATS).
+inline const char* MeasureName(int32_t measure) {
+  static const char* const kNames[] = {"events", "records", "sampled"};
+  return kNames[measure >= kMeasureEvents && measure <= kMeasureSampled ? measure : 0];
+}
 
 // Container-wide numbers when the region has no record for the device (no shared region).
 struct PrivateBudget {

@@ -21,7 +21,6 @@ size_t Append(char* at, size_t left, const char* format, Args... args) {
 }  // namespace
 
 void ReportStats() {
-  static const char* const kMeasure[] = {"events", "records", "sampled"};
   for (int i = 0; i < kMaxDevices; ++i) {
     VgpuSmStats s{};
     if (vgpu_sm_get_stats(i, &s) != 0 || s.percent == 0) continue;
@@ -34,8 +33,7 @@ void ReportStats() {
         "events=%llu records=%llu dropped=%llu measuring_cpu_ms=%.1f passes=%llu flushes=%llu "
         "attaches=%llu attached_ms=%.1f buffers=%llu lent=%llu unusable=%llu windows=%llu "
         "moved=%llu rescaled=%llu coasted=%llu",
-        static_cast<int>(getpid()), i, s.percent,
-        kMeasure[s.measure >= 0 && s.measure <= 2 ? s.measure : 0],
+        static_cast<int>(getpid()), i, s.percent, MeasureName(s.measure),
         static_cast<unsigned long long>(s.launches), static_cast<double>(s.busy_ns) / 1e6,
         static_cast<double>(s.charged_ns) / 1e6, static_cast<double>(s.shared_ns) / 1e6,
         static_cast<double>(s.throttled_ns) / 1e6, static_cast<unsigned long long>(s.budget_waits),

@@ -494,9 +494,8 @@ void StartCuptiOnce() {
 
 // Traces a change of the measure (Trace) and returns it.
 Measure TraceMeasure(Measure measure) {
-  static const char* const kNames[] = {"events", "records", "sampled"};
   if (g_traced_measure != measure && measure != kMeasureRecords)  // records: with the reason
-    Trace("measure=%s", kNames[measure]);
+    Trace("measure=%s", MeasureName(measure));
   g_traced_measure = measure;
   return measure;
 }
