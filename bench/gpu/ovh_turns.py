@@ -81,7 +81,8 @@ class Worker:
         return out.decode(errors="replace").strip()
 
     def run(self, k, timeout=120):
-        """(elapsed s, items, the process's CPU s meanwhile or None, steal % of its CPUs or None)."""
+        """(elapsed s, items, the process's CPU s meanwhile or None, steal % of its CPUs or None, the
+        median unit's s or None)."""
         self.send("run %d" % k)
         while True:
             ln = self.line(timeout)
@@ -89,7 +90,8 @@ class Worker:
                 _, el, items, *more = ln.split()
                 cpu = float(more[0]) if more else None
                 steal = float(more[1]) if len(more) > 1 and float(more[1]) >= 0 else None
-                return float(el), int(items), cpu, steal
+                unit_s = float(more[2]) if len(more) > 2 and float(more[2]) > 0 else None
+                return float(el), int(items), cpu, steal, unit_s
 
     def stop(self):
         try:
@@ -213,10 +215,10 @@ def cmd_run(a):
             for r in range(1, a.rounds + 1):
                 rng.shuffle(order)
                 for pos, w in enumerate(order):
-                    el, items, cpu, steal = w.run(k)
+                    el, items, cpu, steal, unit_s = w.run(k)
                     raw.write(json.dumps({"batch": batch, "round": r, "pos": pos, "cfg": w.cfg, "units": k,
                                           "elapsed": el, "items": items, "rate": items / el,
-                                          "cpu_s": cpu, "steal_pct": steal,
+                                          "cpu_s": cpu, "steal_pct": steal, "unit_s": unit_s,
                                           "t": round(time.time() - t_begin, 3)}) + "\n")
                 raw.flush()
         except (OSError, ValueError, TimeoutError, EOFError) as e:
@@ -361,6 +363,21 @@ def report(outdirs, only_kind=None):
         if both:
             overhead_table("-- wall time per unit against the mean of native and native2 (their harmonic mean rate)",
                            both, lambda r, c: 1.0 / r[c]["rate"] if c in r else None)
+        if any(x.get("unit_s") for x in slices):
+            # The lent hosts slow a process down in spells (a slice at 55-80 % of its neighbours' rate
+            # with its CPU time equal to its wall time): a median of each slice's units drops the spells
+            # shorter than half a slice. It also drops the limiter's own bursts (a calibration window,
+            # ~30 ms once in 10-60 s of launching: windows= in its statistics line), which the slices'
+            # wall time keeps; what it keeps is what every unit pays.
+            overhead_table("-- median unit time within each slice, against native", rounds,
+                           lambda r, c: r[c]["unit_s"] if c in r and r[c].get("unit_s") else None)
+            both_units = {key: {**{c: x for c, x in r.items() if c not in ("native", "native2")},
+                                "native": {"unit_s": (r["native"]["unit_s"] + r["native2"]["unit_s"]) / 2}}
+                          for key, r in rounds.items()
+                          if "native2" in r and r["native"].get("unit_s") and r["native2"].get("unit_s")}
+            if both_units:
+                overhead_table("-- median unit time within each slice, against the mean of native and native2",
+                               both_units, lambda r, c: r[c]["unit_s"] if c in r and r[c].get("unit_s") else None)
         if any(x.get("cpu_s") for x in slices):
             overhead_table("-- CPU time per unit, all threads of the process (the host's speed cancels less "
                            "than it seems: a slower host costs CPU time too)", rounds,

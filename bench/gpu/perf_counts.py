@@ -162,7 +162,7 @@ def run(a):
                     pc = counters[w.cfg]
                     pc.scan()
                     before = pc.read()
-                    el, items, cpu, steal = w.run(k)
+                    el, items, cpu, steal, _ = w.run(k)
                     d = delta(pc.read(), before)
                     raw.write(json.dumps({"batch": batch, "round": r, "pos": pos, "cfg": w.cfg, "units": k,
                                           "elapsed": el, "items": items, "cpu_s": cpu, "counts": d}) + "\n")

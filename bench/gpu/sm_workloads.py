@@ -28,8 +28,8 @@ KIND
                  CUPTI); also reports the kernel union the profiler saw over its whole run.
 --serve          turns (bench/gpu/ovh_turns.py): after the first two units print "ready S" (S = s
                  since start), then per stdin line "run K" run K units and print "done SECONDS
-                 ITEMS CPU_S STEAL_PCT" (CPU of all the process's threads meanwhile; the hypervisor's
-                 steal time on its CPUs, -1 if unknown); on "quit" (or end of input) print one JSON
+                 ITEMS CPU_S STEAL_PCT UNIT_S" (CPU of all the process's threads meanwhile; the
+                 hypervisor's steal time on its CPUs, -1 if unknown; the median unit's seconds); on "quit" (or end of input) print one JSON
                  line (CPU s per thread, busy s).
 VGPU_BENCH_CUPTI_CYCLE=1 (environment): before the warm-up, three units each with CUPTI's kernel
                  records on, then cuptiFinalize (bench/gpu/cupti_cycle.py; never with libvgpu).
@@ -48,6 +48,7 @@ import glob
 import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -279,16 +280,21 @@ def serve(unit, one_cpu=None):
             ticks0 = cpu_ticks(cpus)
             p0 = time.process_time()  # every thread of the process: the limiter's too
             t0 = time.perf_counter()
+            ends = []
             for _ in range(int(cmd[1])):
                 items += unit()
-            elapsed = time.perf_counter() - t0
+                ends.append(time.perf_counter())
+            elapsed = ends[-1] - t0 if ends else 0.0
+            # Each unit ends in a synchronisation: its time is the step's. Their median sees through
+            # the lent hosts' slow spells that cover part of a slice (not through a whole slow slice).
+            unit_med = statistics.median(b - a for a, b in zip([t0] + ends[:-1], ends)) if ends else 0.0
             proc_cpu = time.process_time() - p0
             ticks1 = cpu_ticks(cpus)
             steal = (100.0 * (ticks1[0] - ticks0[0]) / (ticks1[1] - ticks0[1])
                      if ticks0 and ticks1 and ticks1[1] > ticks0[1] else -1.0)
             busy += elapsed
             runs += 1
-            print("done %.6f %d %.6f %.2f" % (elapsed, items, proc_cpu, steal), flush=True)
+            print("done %.6f %d %.6f %.2f %.7f" % (elapsed, items, proc_cpu, steal, unit_med), flush=True)
     cpu1 = thread_cpu()
     print(json.dumps({"pid": os.getpid(), "busy_s": round(busy, 3), "runs": runs, "threads_on": placed,
                       "cpu_s": {k: round(v - cpu0.get(k, 0.0), 3) for k, v in cpu1.items()
