@@ -29,8 +29,8 @@ KIND
 --serve          turns (bench/gpu/ovh_turns.py): after the first two units print "ready S" (S = s
                  since start), then per stdin line "run K" run K units and print "done SECONDS
                  ITEMS CPU_S STEAL_PCT UNIT_S" (CPU of all the process's threads meanwhile; the
-                 hypervisor's steal time on its CPUs, -1 if unknown; the median unit's seconds); on "quit" (or end of input) print one JSON
-                 line (CPU s per thread, busy s).
+                 hypervisor's steal time on its CPUs, -1 if unknown; the median unit's seconds);
+                 on "quit" (or end of input) print one JSON line (CPU s per thread, busy s).
 VGPU_BENCH_CUPTI_CYCLE=1 (environment): before the warm-up, three units each with CUPTI's kernel
                  records on, then cuptiFinalize (bench/gpu/cupti_cycle.py; never with libvgpu).
 --toggle-ab OFFSET  after --warmup s, the in-process A/B of toggle_ab.py: --toggle-pairs pairs of
