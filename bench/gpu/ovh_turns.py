@@ -330,6 +330,15 @@ def fast_slices(slices, q=0.9, boot=2000, seed=1):
             round(100 * q), "; ".join(out)))
 
 
+def against_both_natives(rounds, field, mean):
+    """The rounds that have both native processes, with native's `field` replaced by mean(native's,
+    native2's) and native2 left out: the reference of the tables "against the mean of native and
+    native2"."""
+    return {key: {**{c: x for c, x in r.items() if c not in ("native", "native2")},
+                  "native": {field: mean(r["native"][field], r["native2"][field])}}
+            for key, r in rounds.items() if "native2" in r and r["native"].get(field) and r["native2"].get(field)}
+
+
 def report(outdirs, only_kind=None):
     for kind in ("small", "train"):
         if only_kind and kind != only_kind:
@@ -359,9 +368,7 @@ def report(outdirs, only_kind=None):
                        lambda r, c: 1.0 / r[c]["rate"] if c in r else None)
         # Each batch's native process has its own speed as a whole (the A/A control's per-batch medians
         # spread ±5 %): against both native processes' mean that part of the reference's noise halves.
-        both = {key: {**{c: x for c, x in r.items() if c not in ("native", "native2")},
-                      "native": {"rate": 2.0 / (1.0 / r["native"]["rate"] + 1.0 / r["native2"]["rate"])}}
-                for key, r in rounds.items() if "native2" in r}
+        both = against_both_natives(rounds, "rate", lambda a, b: 2.0 / (1.0 / a + 1.0 / b))
         if both:
             overhead_table("-- wall time per unit against the mean of native and native2 (their harmonic mean rate)",
                            both, lambda r, c: 1.0 / r[c]["rate"] if c in r else None)
@@ -371,15 +378,13 @@ def report(outdirs, only_kind=None):
             # shorter than half a slice. It also drops the limiter's own bursts (a calibration window,
             # ~30 ms once in 10-60 s of launching: windows= in its statistics line), which the slices'
             # wall time keeps; what it keeps is what every unit pays.
-            overhead_table("-- median unit time within each slice, against native", rounds,
-                           lambda r, c: r[c]["unit_s"] if c in r and r[c].get("unit_s") else None)
-            both_units = {key: {**{c: x for c, x in r.items() if c not in ("native", "native2")},
-                                "native": {"unit_s": (r["native"]["unit_s"] + r["native2"]["unit_s"]) / 2}}
-                          for key, r in rounds.items()
-                          if "native2" in r and r["native"].get("unit_s") and r["native2"].get("unit_s")}
+            def unit_time(r, c):
+                return r[c]["unit_s"] if c in r and r[c].get("unit_s") else None
+            overhead_table("-- median unit time within each slice, against native", rounds, unit_time)
+            both_units = against_both_natives(rounds, "unit_s", lambda a, b: (a + b) / 2)
             if both_units:
                 overhead_table("-- median unit time within each slice, against the mean of native and native2",
-                               both_units, lambda r, c: r[c]["unit_s"] if c in r and r[c].get("unit_s") else None)
+                               both_units, unit_time)
         if any(x.get("cpu_s") for x in slices):
             overhead_table("-- CPU time per unit, all threads of the process (the host's speed cancels less "
                            "than it seems: a slower host costs CPU time too)", rounds,
