@@ -1,6 +1,7 @@
 #include "kube/client.h"
 
 #include "core/base/http_reason.h"
+#include "core/codec/bounded_json.h"
 #include "kube/http_transport.h"
 
 namespace vgpu::kube {
@@ -19,10 +20,11 @@ Status StatusFromHttp(const std::string& method, const std::string& path,
                       const HttpResponse& response) {
   std::string message;
   std::string reason;
-  json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_object()) {
-    message = body.value("message", "");
-    reason = body.value("reason", "");
+  // A Status object; anything else (a proxy's page) is quoted as text below.
+  Result<json> body = codec::ParseJsonWithin(response.body, codec::kKubeObjectJson, "error answer");
+  if (body.ok() && body->is_object()) {
+    message = body->value("message", "");
+    reason = body->value("reason", "");
   }
   if (message.empty()) message = response.body.substr(0, 200);
   std::string text = method + " " + path + ": HTTP " + std::to_string(response.code);
@@ -69,11 +71,14 @@ Result<json> Client::Request(const std::string& method, const std::string& path,
   if (!resp.ok()) return resp.status();
   if (resp->code < 200 || resp->code >= 300) return StatusFromHttp(method, path, *resp);
   if (resp->body.empty()) return json::object();
-  json parsed = json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return Internal(method + " " + path + ": the server answered with invalid JSON");
+  // LIST answers included: the loosest of the limits for what the API server sends.
+  Result<json> parsed = codec::ParseJsonWithin(resp->body, codec::kKubeListJson, "the answer");
+  if (!parsed.ok()) {
+    return Status(parsed.status().code() == StatusCode::kInvalidArgument ? StatusCode::kInternal
+                                                                         : parsed.status().code(),
+                  method + " " + path + ": " + parsed.status().message());
   }
-  return parsed;
+  return std::move(*parsed);
 }
 
 Result<json> Client::Get(const ResourceType& type, std::string_view ns, std::string_view name) {

@@ -1,5 +1,6 @@
 #include "kube/watch.h"
 
+#include "core/codec/bounded_json.h"
 #include "kube/client.h"
 #include "kube/http_transport.h"
 
@@ -85,8 +86,17 @@ bool Watcher::WatchOnce() {
   std::string buffer;
   auto on_line = [&](std::string_view line) -> bool {
     if (line.find_first_not_of(" \r\t") == std::string_view::npos) return true;  // heartbeat
-    json ev = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!ev.is_object()) return true;
+    // One event, one object: the API server bounds it, and a tenant wrote much of it.
+    Result<json> parsed = codec::ParseJsonWithin(line, codec::kKubeObjectJson, "watch event");
+    if (!parsed.ok() && parsed.status().code() != StatusCode::kInvalidArgument) {
+      // Skipped, and said: such an object was refused by the webhook and the extender too.
+      if (handlers_.on_error) {
+        handlers_.on_error(parsed.status().WithContext("watch " + std::string(type_.plural)));
+      }
+      return true;
+    }
+    if (!parsed.ok() || !parsed->is_object()) return true;
+    json& ev = *parsed;
     std::string type = ev.value("type", "");
     json& obj = ev["object"];
     if (type == "ERROR") {
@@ -120,6 +130,18 @@ bool Watcher::WatchOnce() {
     return !stopped_.load();
   };
   std::function<bool(std::string_view)> on_data = [&](std::string_view chunk) -> bool {
+    // A line longer than any event can be is not buffered further: the watch starts again.
+    // (What is buffered between chunks is a line's start: no newline.)
+    if (buffer.size() + chunk.size() > codec::kKubeObjectJson.max_bytes &&
+        chunk.find('\n') == std::string_view::npos) {
+      if (handlers_.on_error) {
+        handlers_.on_error(ResourceExhausted(
+            "watch " + std::string(type_.plural) + ": an event line over " +
+            std::to_string(codec::kKubeObjectJson.max_bytes) + " bytes; watching again"));
+      }
+      buffer.clear();
+      return false;
+    }
     buffer.append(chunk);
     size_t start = 0;
     while (true) {

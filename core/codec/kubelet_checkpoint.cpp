@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/codec/base64.h"
+#include "core/codec/bounded_json.h"
 
 namespace vgpu::codec {
 namespace {
@@ -50,10 +51,12 @@ Status AppendDeviceIds(const nlohmann::json& ids, std::vector<std::string>& out)
 }  // namespace
 
 Result<std::vector<KubeletDeviceEntry>> DecodeKubeletCheckpoint(std::string_view json) {
-  auto doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return InvalidArgument("not a JSON object");
+  Result<nlohmann::json> parsed = ParseJsonWithin(json, kNodeFileJson, "kubelet checkpoint");
+  if (!parsed.ok() && parsed.status().code() != StatusCode::kInvalidArgument) {
+    return parsed.status();
   }
+  if (!parsed.ok() || !parsed->is_object()) return InvalidArgument("not a JSON object");
+  const nlohmann::json& doc = *parsed;
   auto data = doc.find("Data");
   if (data == doc.end() || !data->is_object()) {
     return InvalidArgument("no \"Data\" object: not kubelet's device-manager checkpoint");

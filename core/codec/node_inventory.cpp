@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/codec/bounded_json.h"
 #include "core/codec/parse_util.h"
 
 namespace vgpu::codec {
@@ -77,10 +78,12 @@ Status ReadString(const json& obj, const char* key, size_t i, std::string& out) 
 }  // namespace
 
 Result<NodeInventory> DecodeInventoryJson(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
+  Result<json> parsed = ParseJsonWithin(text, kAnnotationJson, "node inventory");
+  if (!parsed.ok()) {
+    if (parsed.status().code() != StatusCode::kInvalidArgument) return parsed.status();
     return InvalidArgument("node inventory is not valid JSON: " + Quote(text.substr(0, 80)));
   }
+  const json& doc = *parsed;
   if (!doc.is_array()) return InvalidArgument("node inventory JSON must be an array of devices");
   NodeInventory out;
   for (size_t i = 0; i < doc.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/strings.h"
+#include "core/codec/bounded_json.h"
 
 namespace vgpu::codec {
 namespace {
@@ -101,8 +102,12 @@ std::string EncodePairScores(const DevicePairScores& scores) {
 }
 
 Result<DevicePairScores> DecodePairScores(std::string_view text) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return InvalidArgument("pair scores are not JSON");
+  Result<json> parsed = ParseOrderedJsonWithin(text, kAnnotationJson, "pair scores");
+  if (!parsed.ok()) {
+    if (parsed.status().code() != StatusCode::kInvalidArgument) return parsed.status();
+    return InvalidArgument("pair scores are not JSON");
+  }
+  const json& doc = *parsed;
   DevicePairScores out;
   if (doc.is_null()) return out;
   if (!doc.is_array()) return InvalidArgument("pair scores are not a JSON array");

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/codec/bounded_json.h"
+
 namespace vgpu::config {
 
 codec::ResourceNames NvidiaConfig::resource_names() const {
@@ -104,8 +106,9 @@ Status ReadJson(const json& obj, const char* key, const std::string& where, std:
 }  // namespace
 
 Result<std::vector<NodeOverride>> ParseNodeConfigJson(std::string_view json_text) {
-  json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return InvalidArgument("config.json is not valid JSON");
+  Result<json> parsed = codec::ParseJsonWithin(json_text, codec::kNodeFileJson, "config.json");
+  if (!parsed.ok()) return parsed.status();
+  const json& doc = *parsed;
   if (!doc.is_object()) return InvalidArgument("config.json: top level must be an object");
   std::vector<NodeOverride> out;
   auto list = doc.find("nodeconfig");

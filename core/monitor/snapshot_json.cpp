@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/codec/bounded_json.h"
+
 namespace vgpu::monitor {
 namespace {
 
@@ -129,8 +131,9 @@ std::string SnapshotToJson(const NodeSnapshot& s) {
 }
 
 Result<NodeSnapshot> SnapshotFromJson(const std::string& text) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return InvalidArgument("snapshot is not valid JSON");
+  Result<json> parsed = codec::ParseJsonWithin(text, codec::kNodeFileJson, "snapshot");
+  if (!parsed.ok()) return parsed.status();
+  const json& doc = *parsed;
   std::string error;
   NodeSnapshot s;
   Reader top(doc, "snapshot", &error);

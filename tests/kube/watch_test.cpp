@@ -72,6 +72,38 @@ TEST_F(ClientFixture, WatchListsThenStreamsEvents) {
   EXPECT_EQ(w->lists(), 1);
 }
 
+// Objects carry what tenants wrote: one nested deeper than any Kubernetes object (128 levels,
+// core/codec/bounded_json.h) is refused by the client's answers and skipped by a watch, with an
+// error that says so; the events after it flow.
+TEST_F(ClientFixture, ObjectsNestedTooDeepAreRefusedAndSkippedByTheWatch) {
+  Recorder rec;
+  WatchHandlers h = rec.Handlers();
+  std::vector<std::string> errors;
+  h.on_error = [&](const Status& s) {
+    std::lock_guard lock(rec.mu_);
+    errors.push_back(s.message());
+  };
+  auto w = client_->Watch(kPods, "default", {}, h);
+  ASSERT_TRUE(rec.WaitFor([&] { return rec.lists_.size() == 1; }));
+  json deep = Pod("deep");
+  deep["spec"]["extra"] = json::parse(std::string(200, '[') + std::string(200, ']'));
+  auto created = client_->Create(kPods, "default", deep);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(created.status().message().find("deeper than 128 levels"), std::string::npos)
+      << created.status().message();
+  EXPECT_EQ(client_->Get(kPods, "default", "deep").status().code(), StatusCode::kResourceExhausted);
+  ASSERT_TRUE(client_->Create(kPods, "default", Pod("after")).ok());
+  ASSERT_TRUE(rec.WaitFor([&] { return !rec.events_.empty(); }));
+  w->Stop();
+  EXPECT_EQ(rec.events_, std::vector<std::string>{"ADDED after"});
+  std::lock_guard lock(rec.mu_);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "watch pods: watch event nests arrays and objects deeper than 128 levels, the limit "
+            "for one document");
+}
+
 TEST_F(ClientFixture, WatchResumesAfterServerDisconnectWithoutLoss) {
   Recorder rec;
   auto w = client_->Watch(kNodes, "", {}, rec.Handlers());
