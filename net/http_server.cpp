@@ -15,6 +15,7 @@
 #include <csignal>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
@@ -52,14 +53,27 @@ enum class Phase {
   kLingering,  // answered and closing: reading and dropping what the client still sends
 };
 
+struct Conn;
+
+// A client as the limits see it (net/http_limits.h): what its connections hold together.
+struct Peer {
+  std::string key;  // PeerKey()
+  int conns = 0;
+  size_t buffered = 0;         // request body bytes counted for its connections
+  std::vector<Conn*> members;  // its open connections, in no order
+};
+
 struct Conn {
   uint64_t id = 0;
   int fd = -1;
-  std::string peer;  // the client's address as text
+  std::string peer_address;  // the client's address as text
+  Peer* peer = nullptr;      // set while open
+  size_t peer_slot = 0;      // its place in peer->members
   std::unique_ptr<Transport> io;
   Phase phase = Phase::kWaiting;
   Clock::time_point deadline;
-  uint32_t watched = 0;  // epoll events registered; 0 = not registered
+  Clock::time_point active;  // when it last started waiting or a request
+  uint32_t watched = 0;      // epoll events registered; 0 = not registered
   bool dead = false;
   bool read_wants_write = false;  // TLS: the last read waits for writability
 
@@ -94,16 +108,49 @@ HttpResponse Call(const HttpHandler& handler, const HttpRequest& request) {
   }
 }
 
-std::string PeerAddress(int fd) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
+std::string AddressText(int family, const void* raw) {
   char text[INET6_ADDRSTRLEN] = {};
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
-  const void* raw =
-      addr.ss_family == AF_INET6
-          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr)
-          : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&addr)->sin_addr);
-  return ::inet_ntop(addr.ss_family, raw, text, sizeof text) != nullptr ? text : "";
+  return ::inet_ntop(family, raw, text, sizeof text) != nullptr ? text : "";
+}
+
+std::string PeerAddress(const sockaddr_storage& addr) {
+  if (addr.ss_family == AF_INET6) {
+    return AddressText(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr);
+  }
+  if (addr.ss_family == AF_INET) {
+    return AddressText(AF_INET, &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr);
+  }
+  return "";
+}
+
+// Who shares one share of the limits: an IPv4 address (also mapped into IPv6); an IPv6 /64,
+// since one host is given a /64 and can connect from any address of it.
+std::string PeerKey(const sockaddr_storage& addr) {
+  if (addr.ss_family != AF_INET6) return PeerAddress(addr);
+  in6_addr a = reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(&a)) return AddressText(AF_INET, &a.s6_addr[12]);
+  std::fill(std::begin(a.s6_addr) + 8, std::end(a.s6_addr), uint8_t{0});
+  return AddressText(AF_INET6, &a) + "/64";
+}
+
+// Which of a peer's connections gives way first: one that owes the client nothing and has no
+// request under way, then one whose request has not begun, then one under way. Connections with
+// a handler running or an answer being written are never closed for room.
+int EvictionRank(Phase phase) {
+  switch (phase) {
+    case Phase::kLingering:
+      return 0;
+    case Phase::kWaiting:
+      return 1;
+    case Phase::kHandshake:
+      return 2;
+    case Phase::kReading:
+      return 3;
+    case Phase::kBusy:
+    case Phase::kWriting:
+      break;
+  }
+  return -1;
 }
 
 // TLS writes go through write(2), which raises SIGPIPE on a connection the peer reset; that must
@@ -173,11 +220,19 @@ class HttpServer::Impl {
     HttpServerStats s;
     s.accepted = accepted_.load();
     s.refused_connections = refused_.load();
+    s.evicted = evicted_.load();
     s.timed_out = timed_out_.load();
     s.too_large = too_large_.load();
     s.busy = busy_.load();
     s.open = open_.load();
+    s.peers = peers_count_.load();
     return s;
+  }
+
+  std::string Saturation() const {
+    if (pool_ == nullptr || !pool_->Full()) return "";
+    return "all " + std::to_string(options_.worker_threads) + " workers busy and " +
+           std::to_string(options_.limits.max_queued_requests) + " requests waiting";
   }
 
  private:
@@ -230,10 +285,19 @@ class HttpServer::Impl {
 
   void Accept() {
     for (int i = 0; i < kAcceptsPerEvent; ++i) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_storage addr{};
+      socklen_t addr_len = sizeof addr;
+      const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &addr_len,
+                               SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        // Out of descriptors before max_connections (RLIMIT_NOFILE lower): the peer holding the
+        // most gives one back, as at the cap.
+        if ((errno == EMFILE || errno == ENFILE) && !by_conns_.empty() &&
+            EvictIdle(*by_conns_.rbegin()->second)) {
+          continue;
+        }
         // Out of descriptors or memory: the pending connection stays queued and would wake us at
         // once, again and again; stop watching the listener for a moment instead.
         LogRefusal(last_accept_error_log_, "cannot accept connections",
@@ -244,10 +308,14 @@ class HttpServer::Impl {
         return;
       }
       accepted_.fetch_add(1);
-      if (conns_.size() >= static_cast<size_t>(options_.limits.max_connections)) {
-        RefuseConnection(fd);
+      // (Making room may close the peer's last connection and forget it: looked up again.)
+      const std::string key = PeerKey(addr);
+      if (std::string why = MakeRoomFor(PeerFor(key)); !why.empty()) {
+        RefuseConnection(fd, why);
+        ForgetIfUnused(PeerFor(key));
         continue;
       }
+      Peer& peer = PeerFor(key);
       const int yes = 1;  // small answers: without it Nagle + delayed ACK add ~40 ms each
       (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
       std::shared_ptr<ssl_ctx_st> tls;
@@ -258,24 +326,64 @@ class HttpServer::Impl {
       auto c = std::make_unique<Conn>();
       c->id = next_id_++;
       c->fd = fd;
-      c->peer = PeerAddress(fd);
+      c->peer_address = PeerAddress(addr);
       c->io = tls ? TlsTransport(fd, tls.get()) : PlainTransport(fd);
       if (!c->io) {
         (void)::close(fd);
+        ForgetIfUnused(peer);
         continue;
       }
       c->phase = tls ? Phase::kHandshake : Phase::kWaiting;
-      c->deadline = Clock::now() + options_.limits.request_timeout;
+      c->active = Clock::now();
+      c->deadline = c->active + options_.limits.request_timeout;
       Conn& conn = *c;
       conns_.emplace(conn.id, std::move(c));
+      Attach(conn, peer);
       open_.store(static_cast<int>(conns_.size()));
       Watch(conn, EPOLLIN);
     }
   }
 
-  // Over max_connections: a one-line 503 where the socket takes it at once (plain HTTP only; a
-  // TLS client would not understand it), then close.
-  void RefuseConnection(int fd) {
+  // "" when `peer` may open one more connection, after closing one to make room if need be
+  // (net/http_limits.h); else why not.
+  std::string MakeRoomFor(Peer& peer) {
+    const HttpLimits& l = options_.limits;
+    if (peer.conns >= l.max_connections_per_peer) {
+      if (EvictIdle(peer)) return "";
+      return "this client has " + std::to_string(peer.conns) +
+             " connections open, its limit, none of them idle; retry";
+    }
+    if (live_ < l.max_connections) return "";
+    // The peer holding the most gives way; the newcomer's own peer on a tie.
+    Peer* victim = by_conns_.empty() ? nullptr : by_conns_.rbegin()->second;
+    if (victim == nullptr || victim->conns <= peer.conns) victim = &peer;
+    if (victim->conns > 0 && EvictIdle(*victim)) return "";
+    return "over " + std::to_string(l.max_connections) + " connections open; retry";
+  }
+
+  // Closes the connection of `peer` that gives way first (EvictionRank, then the longest idle);
+  // false when none may.
+  bool EvictIdle(Peer& peer) {
+    Conn* best = nullptr;
+    for (Conn* c : peer.members) {
+      const int rank = EvictionRank(c->phase);
+      if (rank < 0 || c->dead) continue;
+      if (best == nullptr || rank < EvictionRank(best->phase) ||
+          (rank == EvictionRank(best->phase) && c->active < best->active)) {
+        best = c;
+      }
+    }
+    if (best == nullptr) return false;
+    evicted_.fetch_add(1);
+    LogRefusal(last_evict_log_, "connection closed to make room for another",
+               "peer " + peer.key + " holds " + std::to_string(peer.conns));
+    Close(*best);
+    return true;
+  }
+
+  // A one-line 503 where the socket takes it at once (plain HTTP only; a TLS client would not
+  // understand it), then close.
+  void RefuseConnection(int fd, const std::string& why) {
     refused_.fetch_add(1);
     bool tls = false;
     {
@@ -283,15 +391,102 @@ class HttpServer::Impl {
       tls = tls_ != nullptr;
     }
     if (!tls) {
-      const std::string answer = SerializeResponse(
-          HttpResponse::Text(503, "over " + std::to_string(options_.limits.max_connections) +
-                                      " connections open; retry"),
-          /*close=*/true, /*head_only=*/false);
+      const std::string answer = SerializeResponse(HttpResponse::Text(503, why),
+                                                   /*close=*/true, /*head_only=*/false);
       (void)::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     (void)::close(fd);
-    LogRefusal(last_capacity_log_, "connection refused: too many open",
-               std::to_string(options_.limits.max_connections));
+    LogRefusal(last_capacity_log_, "connection refused", why);
+  }
+
+  // ---- peers -----------------------------------------------------------------------------------
+
+  Peer& PeerFor(std::string key) {
+    auto [it, added] = peers_.try_emplace(key);
+    if (added) {
+      it->second.key = std::move(key);
+      peers_count_.store(static_cast<int>(peers_.size()));
+    }
+    return it->second;
+  }
+
+  void ForgetIfUnused(Peer& peer) {
+    if (peer.conns > 0 || peer.buffered > 0) return;
+    peers_.erase(peer.key);
+    peers_count_.store(static_cast<int>(peers_.size()));
+  }
+
+  void SetConns(Peer& peer, int n) {
+    if (peer.conns > 0) by_conns_.erase({peer.conns, &peer});
+    peer.conns = n;
+    if (n > 0) by_conns_.insert({n, &peer});
+  }
+
+  void Attach(Conn& c, Peer& peer) {
+    c.peer = &peer;
+    c.peer_slot = peer.members.size();
+    peer.members.push_back(&c);
+    SetConns(peer, peer.conns + 1);
+    ++live_;
+  }
+
+  void Detach(Conn& c) {
+    Peer& peer = *c.peer;
+    Conn* last = peer.members.back();
+    peer.members[c.peer_slot] = last;
+    last->peer_slot = c.peer_slot;
+    peer.members.pop_back();
+    SetConns(peer, peer.conns - 1);
+    --live_;
+    c.peer = nullptr;
+    ForgetIfUnused(peer);
+  }
+
+  // Counts `total` bytes of body for the request of `c` (which never shrinks while under way);
+  // "" when they fit its peer's share and the listener's budget (after the peer holding the most
+  // gave way, if need be), else why not.
+  std::string Charge(Conn& c, size_t total) {
+    if (total <= c.reserved) return "";
+    const HttpLimits& l = options_.limits;
+    const size_t more = total - c.reserved;
+    Peer& peer = *c.peer;
+    if (peer.buffered + more > l.max_buffered_body_bytes_per_peer) {
+      return "this client's request bodies under way would hold " +
+             std::to_string(peer.buffered + more) + " bytes, over its share of " +
+             std::to_string(l.max_buffered_body_bytes_per_peer) + "; retry";
+    }
+    while (buffered_ + more > l.max_buffered_body_bytes) {
+      if (!GiveWay(peer)) return "too many large requests under way at once; retry";
+    }
+    c.reserved += more;
+    peer.buffered += more;
+    buffered_ += more;
+    return "";
+  }
+
+  // The peer holding the most body bytes, when it holds more than `requester`, refuses (503) its
+  // largest body still arriving; false when there is none such.
+  bool GiveWay(const Peer& requester) {
+    Peer* holder = nullptr;
+    for (auto& [key, p] : peers_) {
+      if (&p != &requester && (holder == nullptr || p.buffered > holder->buffered)) holder = &p;
+    }
+    if (holder == nullptr || holder->buffered <= requester.buffered) return false;
+    Conn* victim = nullptr;
+    for (Conn* c : holder->members) {
+      if (!c->dead && c->phase == Phase::kReading && c->reserved > 0 &&
+          (victim == nullptr || c->reserved > victim->reserved)) {
+        victim = c;
+      }
+    }
+    if (victim == nullptr) return false;
+    evicted_.fetch_add(1);
+    Refuse(*victim, 503,
+           "request body dropped to make room: this client holds the most of the " +
+               std::to_string(options_.limits.max_buffered_body_bytes) +
+               " bytes of bodies this listener buffers; retry");
+    if (!victim->dead) Watch(*victim, Interest(*victim));
+    return true;
   }
 
   void OnEvent(Conn& c, uint32_t events) {
@@ -379,7 +574,8 @@ class HttpServer::Impl {
 
   void StartRequest(Conn& c) {
     c.phase = Phase::kReading;
-    c.deadline = Clock::now() + options_.limits.request_timeout;
+    c.active = Clock::now();
+    c.deadline = c.active + options_.limits.request_timeout;
   }
 
   // Parses what has arrived; dispatches a request once whole, refuses one over the limits.
@@ -405,15 +601,14 @@ class HttpServer::Impl {
                    " bytes");
         return;
       }
-      const size_t need = c.head.chunked ? l.max_body_bytes : c.head.content_length;
-      if (buffered_ + need > l.max_buffered_body_bytes) {
-        Refuse(c, 503, "too many large requests under way at once; retry");
+      // A declared body counts whole from its head (it is coming); a chunked one by the bytes
+      // that have come (below): no more than what arrived is held for a client that trickles.
+      if (std::string why = Charge(c, c.head.chunked ? 0 : c.head.content_length); !why.empty()) {
+        Refuse(c, 503, why);
         return;
       }
-      c.reserved = need;
-      buffered_ += need;
       if (c.head.chunked) c.chunked.emplace(l.max_body_bytes, l.max_head_bytes);
-      if (c.head.expect_continue && need > 0 && c.in.empty()) {
+      if (c.head.expect_continue && (c.head.chunked || c.head.content_length > 0) && c.in.empty()) {
         c.out = "HTTP/1.1 100 Continue\r\n\r\n";
         c.out_off = 0;
         Flush(c);
@@ -426,6 +621,10 @@ class HttpServer::Impl {
       c.in.erase(0, used);
       if (s == ParseState::kError) {
         Refuse(c, c.chunked->error().status, c.chunked->error().message);
+        return;
+      }
+      if (std::string why = Charge(c, c.body.size() + c.in.size()); !why.empty()) {
+        Refuse(c, 503, why);
         return;
       }
       if (s == ParseState::kNeedMore) return;
@@ -464,7 +663,7 @@ class HttpServer::Impl {
       return;
     }
     HttpRequest request{std::move(c.head.method),  std::move(c.head.path), std::move(c.head.query),
-                        std::move(c.head.headers), std::move(c.body),      c.peer};
+                        std::move(c.head.headers), std::move(c.body),      c.peer_address};
     c.body.clear();
     if (route->run_on == RunOn::kIoThread) {
       Answer(c, Call(route->handler, request), close);
@@ -556,7 +755,8 @@ class HttpServer::Impl {
     c.body.clear();
     c.head_only = false;
     c.phase = Phase::kWaiting;
-    c.deadline = Clock::now() + options_.limits.idle_timeout;
+    c.active = Clock::now();
+    c.deadline = c.active + options_.limits.idle_timeout;
     // Bytes already here (a pipelined request, or held inside TLS) show no readiness: look at
     // them on the next turn of the loop (not from here, which may be deep in a call chain).
     ready_.push_back(c.id);
@@ -619,6 +819,7 @@ class HttpServer::Impl {
 
   void Release(Conn& c) {
     buffered_ -= c.reserved;
+    if (c.peer != nullptr) c.peer->buffered -= c.reserved;
     c.reserved = 0;
   }
 
@@ -629,6 +830,7 @@ class HttpServer::Impl {
     c.io.reset();  // TLS state goes before its socket
     (void)::close(c.fd);
     Release(c);
+    if (c.peer != nullptr) Detach(c);
     dead_.push_back(c.id);
   }
 
@@ -711,12 +913,17 @@ class HttpServer::Impl {
   std::vector<uint64_t> dead_;
   uint64_t next_id_ = 2;
   size_t buffered_ = 0;
+  int live_ = 0;  // connections open and not closed (conns_ keeps closed ones until Reap)
+  // Peers by key; their addresses are stable (node-based map), so connections point at them.
+  std::unordered_map<std::string, Peer> peers_;
+  std::set<std::pair<int, Peer*>> by_conns_;  // peers holding connections, by how many
   bool accept_paused_ = false;
   Clock::time_point accept_resume_;
-  Clock::time_point last_accept_error_log_, last_capacity_log_, last_busy_log_;
+  Clock::time_point last_accept_error_log_, last_capacity_log_, last_busy_log_, last_evict_log_;
 
-  std::atomic<uint64_t> accepted_{0}, refused_{0}, timed_out_{0}, too_large_{0}, busy_{0};
-  std::atomic<int> open_{0};
+  std::atomic<uint64_t> accepted_{0}, refused_{0}, evicted_{0}, timed_out_{0}, too_large_{0},
+      busy_{0};
+  std::atomic<int> open_{0}, peers_count_{0};
 };
 
 HttpServer::HttpServer(HttpServerOptions options)
@@ -746,6 +953,10 @@ int HttpServer::port() const {
 
 HttpServerStats HttpServer::stats() const {
   return impl_->stats();
+}
+
+std::string HttpServer::Saturation() const {
+  return impl_->Saturation();
 }
 
 }  // namespace vgpu::net

@@ -46,11 +46,13 @@ struct HttpServerOptions {
 
 struct HttpServerStats {
   uint64_t accepted = 0;
-  uint64_t refused_connections = 0;  // over max_connections
+  uint64_t refused_connections = 0;  // over max_connections (or its peer's) with none idle to close
+  uint64_t evicted = 0;              // closed or refused (503) to make room for another peer's
   uint64_t timed_out = 0;            // closed at a deadline (408 when a request was under way)
   uint64_t too_large = 0;            // 413 and 431 answers
   uint64_t busy = 0;                 // 503: workers' queue full or body budget spent
   int open = 0;                      // connections open now
+  int peers = 0;                     // distinct peers holding connections or bodies now
 };
 
 class HttpServer {
@@ -75,6 +77,9 @@ class HttpServer {
 
   int port() const;
   HttpServerStats stats() const;
+  // "" while a request from a new client would be served; else why not (every worker busy and
+  // the queue full). For readiness probes: a listener that refuses good requests is not ready.
+  std::string Saturation() const;
 
  private:
   class Impl;

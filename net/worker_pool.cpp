@@ -15,14 +15,23 @@ WorkerPool::~WorkerPool() {
 bool WorkerPool::TryPost(std::function<void()> job) {
   {
     std::lock_guard lock(mu_);
-    // Jobs that free workers are about to take do not wait: they do not count against the queue.
-    // A worker is free unless it runs a job, also before its thread first waits (a request that
-    // came right after the start was refused as "workers busy", HttpServerTest).
-    if (stopping_ || jobs_.size() >= max_queued_ + (workers_ - running_)) return false;
+    if (FullLocked()) return false;
     jobs_.push_back(std::move(job));
   }
   cv_.notify_one();
   return true;
+}
+
+bool WorkerPool::Full() const {
+  std::lock_guard lock(mu_);
+  return FullLocked();
+}
+
+// Jobs that free workers are about to take do not wait: they do not count against the queue.
+// A worker is free unless it runs a job, also before its thread first waits (a request that
+// came right after the start was refused as "workers busy", HttpServerTest).
+bool WorkerPool::FullLocked() const {
+  return stopping_ || jobs_.size() >= max_queued_ + (workers_ - running_);
 }
 
 void WorkerPool::Shutdown() {

@@ -24,14 +24,17 @@ class WorkerPool {
   // False when `max_queued` jobs are waiting already beyond those idle workers are taking (0: run
   // only on an idle worker), or after Shutdown.
   bool TryPost(std::function<void()> job);
+  // Whether TryPost would refuse a job now.
+  bool Full() const;
   // Jobs running finish; jobs still queued are dropped. Idempotent.
   void Shutdown();
 
  private:
   void Run();
+  bool FullLocked() const;
 
   const size_t max_queued_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;
   const size_t workers_;

@@ -7,24 +7,51 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
 namespace vgpu::net::testing {
 
+// Descriptors this process may open: RLIMIT_NOFILE's soft limit, raised towards `want` as far as
+// the hard limit lets it. Tests that hold thousands of connections scale to what they get.
+inline size_t EnsureDescriptors(size_t want) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (lim.rlim_cur < want && lim.rlim_cur != RLIM_INFINITY) {
+    rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max == RLIM_INFINITY ? want : std::min<rlim_t>(want, lim.rlim_max);
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  return lim.rlim_cur == RLIM_INFINITY ? want : static_cast<size_t>(lim.rlim_cur);
+}
+
 class RawHttpClient {
  public:
-  // Connects to 127.0.0.1:port; connected() tells whether it worked.
-  explicit RawHttpClient(int port, int receive_timeout_s = 10) {
+  // Connects to 127.0.0.1:port; connected() tells whether it worked. `source`: the client's own
+  // address ("127.0.0.2": any of 127.0.0.0/8 is this host's), so that one test plays several
+  // peers; null: the kernel's choice (127.0.0.1).
+  explicit RawHttpClient(int port, int receive_timeout_s = 10, const char* source = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) return;
     timeval tv{receive_timeout_s, 0};
     (void)::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (source != nullptr) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      if (::inet_pton(AF_INET, source, &local.sin_addr) != 1 ||
+          ::bind(fd_, reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
