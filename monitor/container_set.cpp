@@ -60,17 +60,17 @@ void ContainerSet::Refresh() {
     for (auto& [name, container] : containers_) RefreshContainer(name, container);
     return;
   }
-  auto entries = ListDirectory(fd_.get());
-  if (!entries.ok()) {
+  auto listing = ListDirectory(fd_.get());
+  if (!listing.ok()) {
     log_->Report("containers-dir",
-                 "containers directory " + dir_ + ": " + entries.status().message());
+                 "containers directory " + dir_ + ": " + listing.status().message());
     listed_.reset();
     return;
   }
   listed_ = stamp;
   listed_at_ns_ = now_ns;
   std::set<std::string> present;
-  for (const DirEntry& e : *entries) {
+  for (const DirEntry& e : listing->entries) {
     if (e.type != S_IFDIR) continue;
     auto name = ParseContainerDirName(e.name);
     if (!name.ok()) {
@@ -87,23 +87,42 @@ void ContainerSet::Refresh() {
     if (present.contains(it->first)) {
       ++it;
     } else {
-      log_->ResolvePrefix("file:" + it->first + "/");
+      ForgetProblems(it->first);
       it = containers_.erase(it);
     }
   }
 }
 
+void ContainerSet::NoteFileProblem(const std::string& dir_name, WatchedContainer& c,
+                                   const std::string& file, const std::string& what,
+                                   const Status& s) {
+  const std::string where = dir_ + "/" + dir_name + "/" + SafeText(file);
+  log_->Report("file:" + dir_name + "/" + file, what + " " + where + ": " + s.message(),
+               dir_ + "/" + dir_name);
+  // Being created (or not readable now): it may become a region. Anything else is refused.
+  const bool pending = s.code() == StatusCode::kUnavailable;
+  ++(pending ? c.findings.pending : c.findings.refused);
+  // The problem shown is the one of the state (container_folder.h): over the limits first, then
+  // the first file refused, then the first being created.
+  const bool worse = c.problem.empty() || (!pending && c.findings.refused == 1);
+  if (worse && OverLimitsMessage(c.findings).empty()) {
+    c.problem = SafeText(file) + ": " + s.message();
+  }
+}
+
 void ContainerSet::RefreshContainer(const std::string& dir_name, WatchedContainer& c) {
+  const std::string source = dir_ + "/" + dir_name;
   const std::optional<DirStamp> stamp = StampOf(fd_.get(), dir_name);
   const int64_t now_ns = RealtimeNs();
   if (!c.fd.valid() || !SameDirectory(c.listed, stamp)) {
     c.listed.reset();
     auto dir = OpenDirectory(fd_.get(), dir_name);
     if (!dir.ok()) {
-      log_->Report("dir:" + dir_name,
-                   "skipping " + dir_ + "/" + dir_name + ": " + dir.status().message());
+      log_->Report("dir:" + dir_name, "skipping " + source + ": " + dir.status().message(), source);
       c.fd.Reset();
       c.regions.clear();
+      c.findings = FolderFindings{.unreadable = true};
+      c.problem = "folder: " + dir.status().message();
       return;
     }
     c.fd = std::move(*dir);
@@ -114,9 +133,8 @@ void ContainerSet::RefreshContainer(const std::string& dir_name, WatchedContaine
     // that it was not truncated or overwritten.
     for (auto it = c.regions.begin(); it != c.regions.end();) {
       if (Status s = it->second->CheckContent(); !s.ok()) {
-        log_->Report(
-            "file:" + dir_name + "/" + it->first,
-            "region " + dir_ + "/" + dir_name + "/" + it->first + " dropped: " + s.message());
+        --c.findings.usable;
+        NoteFileProblem(dir_name, c, it->first, "region dropped:", s);
         it = c.regions.erase(it);
         c.all_usable = false;
       } else {
@@ -125,50 +143,74 @@ void ContainerSet::RefreshContainer(const std::string& dir_name, WatchedContaine
     }
     return;
   }
-  auto entries = ListDirectory(c.fd.get());
-  if (!entries.ok()) {
-    log_->Report("dir:" + dir_name,
-                 "skipping " + dir_ + "/" + dir_name + ": " + entries.status().message());
+  auto listing = ListDirectory(c.fd.get(), kMaxFolderEntries);
+  if (!listing.ok()) {
+    log_->Report("dir:" + dir_name, "skipping " + source + ": " + listing.status().message(),
+                 source);
     c.regions.clear();
     c.listed.reset();
+    c.findings = FolderFindings{.unreadable = true};
+    c.problem = "folder: " + listing.status().message();
     return;
   }
   log_->Resolve("dir:" + dir_name);
   c.listed = stamp;
   c.listed_at_ns = now_ns;
   c.all_usable = true;
+  c.findings = FolderFindings{.entries_truncated = listing->truncated};
+  c.problem.clear();
   std::set<std::string> present;
-  for (const DirEntry& e : *entries) {
+  for (const DirEntry& e : listing->entries) {
     if (!e.name.ends_with(kRegionSuffix)) continue;
+    if (present.size() == kMaxRegionFiles) {
+      ++c.findings.region_files_ignored;
+      continue;
+    }
     present.insert(e.name);
     const std::string key = "file:" + dir_name + "/" + e.name;
-    const std::string where = dir_ + "/" + dir_name + "/" + e.name;
     auto it = c.regions.find(e.name);
     if (it != c.regions.end()) {
       if (Status s = it->second->Check(c.fd.get(), e.name); !s.ok()) {
-        log_->Report(key, "region " + where + " dropped: " + s.message());
+        NoteFileProblem(dir_name, c, e.name, "region dropped:", s);
         c.regions.erase(it);
         c.all_usable = false;
+      } else {
+        ++c.findings.usable;
       }
       continue;
     }
     auto region = RegionFile::Open(c.fd.get(), e.name);
     if (!region.ok()) {
-      log_->Report(key, "skipping " + where + ": " + region.status().message());
       c.all_usable = false;  // retried every tick: a region being created becomes valid
+      if (region.status().code() == StatusCode::kNotFound) continue;  // gone since the listing
+      NoteFileProblem(dir_name, c, e.name, "skipping", region.status());
       continue;
     }
     log_->Resolve(key);
     c.regions.emplace(e.name, std::move(*region));
+    ++c.findings.usable;
   }
   for (auto it = c.regions.begin(); it != c.regions.end();) {
     it = present.contains(it->first) ? std::next(it) : c.regions.erase(it);
   }
+  if (const std::string over = OverLimitsMessage(c.findings); !over.empty()) {
+    // One stable line per container (no counts in it: they change as the flood goes on).
+    log_->Report("limits:" + dir_name, "container folder " + source + " " + over, source);
+    c.problem = "folder " + over;
+  } else {
+    log_->Resolve("limits:" + dir_name);
+  }
+}
+
+void ContainerSet::ForgetProblems(const std::string& dir_name) {
+  log_->ResolvePrefix("file:" + dir_name + "/");
+  log_->Resolve("dir:" + dir_name);
+  log_->Resolve("limits:" + dir_name);
+  log_->ForgetSource(dir_ + "/" + dir_name);
 }
 
 void ContainerSet::Forget(const std::string& dir_name) {
-  log_->ResolvePrefix("file:" + dir_name + "/");
-  log_->Resolve("dir:" + dir_name);
+  ForgetProblems(dir_name);
   containers_.erase(dir_name);
 }
 

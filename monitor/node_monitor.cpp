@@ -15,6 +15,7 @@
 #include "core/codec/container_dir.h"
 #include "core/codec/node_inventory.h"
 #include "core/monitor/cleanup_rule.h"
+#include "core/monitor/container_folder.h"
 #include "core/monitor/device_use.h"
 #include "core/monitor/host_pid_match.h"
 #include "core/monitor/sharing.h"
@@ -126,17 +127,34 @@ NodeSnapshot Assemble(const std::vector<NvmlGpu>& nvml_gpus, std::vector<PlacedV
     v.memory_utilization_percent = g.memory_utilization;
     gpus.emplace(g.uuid, std::move(v));
   }
-  std::set<std::string> region_only;
+  // A GPU NVML does not list is known from the regions only, which the containers write: its size
+  // is the one recorded by the most containers (on a tie the largest: a tenant's tiny figure would
+  // put every unlimited container over its "limit"), its use their sum (saturating), so that one
+  // container's figures set the GPU's only if it outnumbers the other containers on it.
+  std::map<std::string, std::map<uint64_t, std::set<std::string>>> region_totals;
   for (PlacedView& p : views) {
     auto [it, fresh] = gpus.try_emplace(p.uuid);
     if (fresh) {
       it->second.index = -1;
       it->second.uuid = p.uuid;
-      it->second.memory_total_bytes = p.gpu_memory;
-      region_only.insert(p.uuid);
+      region_totals[p.uuid];
     }
-    if (region_only.contains(p.uuid)) it->second.memory_used_bytes += p.view.memory_used_bytes;
+    if (auto totals = region_totals.find(p.uuid); totals != region_totals.end()) {
+      totals->second[p.gpu_memory].insert(p.dir_name);
+      uint64_t& used = it->second.memory_used_bytes;
+      uint64_t sum = 0;
+      used = __builtin_add_overflow(used, p.view.memory_used_bytes, &sum) ? UINT64_MAX : sum;
+    }
     it->second.containers.push_back(std::move(p.view));
+  }
+  for (const auto& [uuid, totals] : region_totals) {
+    size_t most = 0;
+    for (const auto& [total, containers] : totals) {  // ascending: a later tie is larger
+      if (containers.size() >= most) {
+        most = containers.size();
+        gpus[uuid].memory_total_bytes = total;
+      }
+    }
   }
   NodeSnapshot snap;
   for (auto& [uuid, gpu] : gpus) {
@@ -203,7 +221,10 @@ class Engine final : public NodeMonitor {
   // Matches slots to host processes and writes the host PIDs; false when some slot could not be
   // verified (then NVML's processes cannot be told apart from the containers').
   bool MatchAndWriteHostPids(std::vector<RegionTick>& regions);
+  // Removes the folders of pods that are gone; the folders removed or being removed.
   std::set<std::string> CleanUp(const std::vector<RegionTick>& regions);
+  // Each watched container's state (core/monitor/container_folder.h).
+  std::vector<ContainerStatusView> ContainerStates(const std::set<std::string>& removed);
 
   const NodeMonitorOptions options_;
   const PodDirectory* const pods_;
@@ -216,6 +237,8 @@ class Engine final : public NodeMonitor {
   std::map<OwnerKey, SlotMatch> owners_;  // the slots' owners found by earlier ticks
   int ticks_to_proc_refresh_ = 0;
   int sweeps_started_ = 0;  // spreads the regions' periodic sweeps over the ticks
+  // Container folders being removed (over several ticks), with their pods' UIDs.
+  std::map<std::string, std::string> removing_;
   TickDurations tick_durations_;
 
   mutable std::mutex snapshot_mu_;
@@ -259,6 +282,10 @@ std::vector<RegionTick> Engine::ReadRegions() {
         r.devices.push_back(rf->Device(d));
         totals.push_back(r.devices.back().mem_used);
       }
+      // Checked at the refresh, but the container may have written the records since: what this
+      // tick passes on (UUIDs into labels and JSON) is checked on the copies it uses. A region
+      // that fails is left out of this tick; the next refresh drops and reports it.
+      if (!ValidateDevices(r.devices).ok()) continue;
       RegionFile::SlotMemo& memo = rf->slot_memo();
       const auto identity = [rf](int i) { return rf->Identity(i); };
       const auto sweep = [&] {
@@ -397,22 +424,24 @@ bool Engine::MatchAndWriteHostPids(std::vector<RegionTick>& regions) {
 }
 
 std::set<std::string> Engine::CleanUp(const std::vector<RegionTick>& regions) {
-  std::set<std::string> removed;
   const int fd = containers_.containers_fd();
+  std::set<std::string> removed;  // removed, or on their way out: not in the snapshot
+  for (const auto& [dir_name, uid] : removing_) removed.insert(dir_name);
   if (fd < 0 || !pods_->Synced()) return removed;
   std::set<std::string> in_use;
   for (const RegionTick& r : regions) {
     if (r.in_use) in_use.insert(*r.dir_name);
   }
   const auto now = std::chrono::system_clock::now();
-  std::vector<std::pair<std::string, std::string>> doomed;  // (directory, pod UID)
   for (const auto& [dir_name, container] : containers_.containers()) {
+    if (removing_.contains(dir_name)) continue;
     CleanupFacts facts;
     facts.pods_synced = true;
     facts.pod_exists = pods_->Find(container.name.pod_uid).has_value();
     facts.in_use = in_use.contains(dir_name);
     if (facts.pod_exists || facts.in_use) continue;
-    auto newest = NewestChange(fd, dir_name);
+    // Bounded: the folder is the container's, and may hold millions of entries.
+    auto newest = NewestChange(fd, dir_name, kMaxTreeEntriesVisited, kMaxTreeDepth);
     if (!newest.ok()) {
       log_.Report("clean:" + dir_name, "cannot clean up " + options_.vgpu_dir + "/containers/" +
                                            dir_name + ": " + newest.status().message());
@@ -420,25 +449,61 @@ std::set<std::string> Engine::CleanUp(const std::vector<RegionTick>& regions) {
     }
     facts.newest_change = *newest;
     if (ShouldRemoveContainerDir(facts, now, options_.cleanup_grace)) {
-      doomed.emplace_back(dir_name, container.name.pod_uid);
+      removing_.emplace(dir_name, container.name.pod_uid);
     }
   }
-  for (const auto& [dir_name, uid] : doomed) {
+  // A removal goes on over ticks until done (removing changes the folder's times, so its grace is
+  // not looked at again), at most max_removals_per_tick entries a tick over all of them.
+  size_t budget = options_.max_removals_per_tick;
+  for (auto it = removing_.begin(); it != removing_.end() && budget > 0;) {
+    const std::string& dir_name = it->first;
+    removed.insert(dir_name);
     containers_.Forget(dir_name);  // unmapped before it goes
     const std::string path = options_.vgpu_dir + "/containers/" + dir_name;
-    if (Status s = RemoveTree(fd, dir_name); !s.ok()) {
-      log_.Report("clean:" + dir_name, "cannot remove " + path + ": " + s.message());
+    Result<bool> done = RemoveTree(fd, dir_name, &budget);
+    if (!done.ok()) {
+      log_.Report("clean:" + dir_name, "cannot remove " + path + ": " + done.status().message());
+      it = removing_.erase(it);  // looked at again from the start next tick
+      continue;
+    }
+    if (!*done) {
+      log_.Report("clean:" + dir_name,
+                  "removing " + path + ": more entries than a tick removes; going on next tick");
+      ++it;
       continue;
     }
     log_.Resolve("clean:" + dir_name);
     std::string line = "removed " + path;
-    line += ": pod " + uid;
+    line += ": pod " + it->second;
     line += " is gone and nothing there changed for ";
     line += std::to_string(options_.cleanup_grace.count()) + " s";
     log_.Log(line);
-    removed.insert(dir_name);
+    it = removing_.erase(it);
   }
+  for (const auto& [dir_name, uid] : removing_) removed.insert(dir_name);
   return removed;
+}
+
+std::vector<ContainerStatusView> Engine::ContainerStates(const std::set<std::string>& removed) {
+  std::vector<ContainerStatusView> out;
+  for (const auto& [dir_name, c] : containers_.containers()) {
+    if (removed.contains(dir_name)) continue;
+    ContainerStatusView& v = out.emplace_back();
+    if (const std::optional<PodIdentity> pod = pods_->Find(c.name.pod_uid)) {
+      v.namespace_name = pod->namespace_name;
+      v.pod = pod->name;
+    }
+    v.pod_uid = c.name.pod_uid;
+    v.container = c.name.container;
+    v.state = DecideContainerState(c.findings);
+    v.regions = static_cast<int>(c.regions.size());
+    v.problem = c.problem;
+  }
+  std::sort(out.begin(), out.end(), [](const ContainerStatusView& a, const ContainerStatusView& b) {
+    return std::tie(a.namespace_name, a.pod, a.container, a.pod_uid) <
+           std::tie(b.namespace_name, b.pod, b.container, b.pod_uid);
+  });
+  return out;
 }
 
 void Engine::Tick() {
@@ -511,6 +576,7 @@ void Engine::Tick() {
   std::erase_if(views, [&](const PlacedView& v) { return removed.contains(v.dir_name); });
 
   NodeSnapshot snap = Assemble(nvml_gpus, std::move(views));
+  snap.containers = ContainerStates(removed);
   snap.node = options_.node_name;
   snap.time_unix_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now_wall.time_since_epoch()).count();

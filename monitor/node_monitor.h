@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/base/status.h"
+#include "core/monitor/container_folder.h"
 #include "core/monitor/snapshot.h"
 #include "monitor/pod_directory.h"
 
@@ -27,6 +28,9 @@ struct NodeMonitorOptions {
   std::chrono::milliseconds tick{1000};
   // A directory whose pod is gone is removed once it has not changed for this long (HAMi: 5 min).
   std::chrono::seconds cleanup_grace{300};
+  // Entries of the folders of gone pods removed per tick at most: a folder of a million files is
+  // removed over many ticks instead of stopping one for seconds (tests lower it).
+  size_t max_removals_per_tick = kMaxRemovalsPerTick;
   // Where host processes are read (tests point it elsewhere).
   std::string proc_root = "/proc";
   // libnvidia-ml.so.1 to dlopen; empty: no host GPU figures (the snapshot lists GPUs from the

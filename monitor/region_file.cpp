@@ -22,26 +22,77 @@ T Load(const T& field) {
   return __atomic_load_n(&field, __ATOMIC_RELAXED);
 }
 
-std::string Errno(const char* what) {
-  return std::string(what) + ": " + std::system_category().message(errno);
+std::string Errno(const std::string& what) {
+  return what + ": " + std::system_category().message(errno);
+}
+
+const char* KindOf(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFSOCK:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
+// A region is a regular file with one name. A link is never followed (it may point anywhere on
+// the host, another container's region included); anything else is never opened. A second name
+// (hard link) could only be made inside the same folder (link(2) does not cross the container's
+// bind mount): a region read under two names would be counted twice.
+Status CheckRegionFileType(const struct stat& st) {
+  if (S_ISLNK(st.st_mode)) {
+    return InvalidArgument(
+        "a symbolic link, not a region (links in a container's folder are "
+        "never followed)");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return InvalidArgument(std::string("not a regular file (") + KindOf(st.st_mode) + ")");
+  }
+  if (st.st_nlink != 1) {
+    return InvalidArgument("has " + std::to_string(st.st_nlink) +
+                           " names (hard links); a region file has one");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
 Result<std::unique_ptr<RegionFile>> RegionFile::Open(int dir_fd, const std::string& name) {
-  // O_NONBLOCK: a FIFO planted by the container must not hang the monitor (it is refused below).
-  UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (!fd.valid()) {
-    return Unavailable(errno == ELOOP ? std::string("a symbolic link, not a region")
-                                      : Errno("cannot open"));
+  // O_PATH: the name is looked up without opening what it names. Opening a FIFO could block, and
+  // opening a device node the container planted (it may hold CAP_MKNOD; the device cgroup that
+  // keeps it from opening the node does not bind the monitor) could act on the host's device: a
+  // watchdog started, a tape rewound. Only a regular file, seen through this descriptor, is opened.
+  UniqueFd path_fd(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!path_fd.valid()) {
+    if (errno == ENOENT) return NotFound("gone");
+    return Unavailable(Errno("cannot open"));
   }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Unavailable(Errno("cannot stat"));
-  if (!S_ISREG(st.st_mode)) return InvalidArgument("not a regular file");
+  if (::fstat(path_fd.get(), &st) != 0) return Unavailable(Errno("cannot stat"));
+  VGPU_RETURN_IF_ERROR(CheckRegionFileType(st));
+  // The same inode, opened for reading and writing through the descriptor: no second lookup of
+  // the name, which the container may have replaced meanwhile.
+  const std::string self = "/proc/self/fd/" + std::to_string(path_fd.get());
+  UniqueFd fd(::open(self.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) return Unavailable(Errno("cannot open through " + self));
+  struct stat opened {};
+  if (::fstat(fd.get(), &opened) != 0) return Unavailable(Errno("cannot stat"));
+  if (opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {
+    return Unavailable("replaced while it was opened");
+  }
+  VGPU_RETURN_IF_ERROR(CheckRegionFileType(opened));
   vgpu_region_header header{};
   const ssize_t n = ::pread(fd.get(), &header, sizeof header, 0);
   if (n < 0) return Unavailable(Errno("cannot read"));
-  VGPU_RETURN_IF_ERROR(ValidateRegionHeader(header, static_cast<uint64_t>(st.st_size)));
+  VGPU_RETURN_IF_ERROR(ValidateRegionHeader(header, static_cast<uint64_t>(opened.st_size)));
   void* map = ::mmap(nullptr, sizeof(vgpu_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (map == MAP_FAILED) return Unavailable(Errno("cannot map"));
   if (!GuardMapping(map, sizeof(vgpu_region))) {
@@ -49,8 +100,11 @@ Result<std::unique_ptr<RegionFile>> RegionFile::Open(int dir_fd, const std::stri
     return ResourceExhausted("too many region files mapped at once to guard them all");
   }
   const FileId id{major(st.st_dev), minor(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-  return std::unique_ptr<RegionFile>(
+  std::unique_ptr<RegionFile> file(
       new RegionFile(std::move(fd), static_cast<vgpu_region*>(map), id, st.st_dev, st.st_ino));
+  // The device records too, before anything is read from them.
+  VGPU_RETURN_IF_ERROR(file->CheckContent());
+  return file;
 }
 
 RegionFile::RegionFile(UniqueFd fd, vgpu_region* region, FileId id, dev_t dev, ino_t ino)
@@ -86,7 +140,22 @@ Status RegionFile::CheckContent() const {
   copy.max_devices = Load(h.max_devices);
   copy.max_procs = Load(h.max_procs);
   copy.device_count = Load(h.device_count);
-  return ValidateRegionHeader(copy, static_cast<uint64_t>(st.st_size));
+  VGPU_RETURN_IF_ERROR(ValidateRegionHeader(copy, static_cast<uint64_t>(st.st_size)));
+  if (st.st_nlink != 1) return CheckRegionFileType(st);
+  // The device records whose figures and UUIDs the tick passes on.
+  std::vector<RegionDevice> devices;
+  for (uint32_t d = 0; d < copy.device_count; ++d) devices.push_back(Device(d));
+  return ValidateDevices(devices);
+}
+
+Status ValidateDevices(std::span<const RegionDevice> devices) {
+  std::array<DeviceRecordFields, VGPU_REGION_MAX_DEVICES> records{};
+  const size_t count = std::min<size_t>(devices.size(), VGPU_REGION_MAX_DEVICES);
+  for (size_t d = 0; d < count; ++d) {
+    records[d] = DeviceRecordFields{devices[d].uuid, devices[d].uuid_terminated,
+                                    devices[d].sm_limit, devices[d].sm_policy};
+  }
+  return ValidateDeviceRecords(std::span<const DeviceRecordFields>(records.data(), count));
 }
 
 uint32_t RegionFile::DeviceCount() const {
@@ -101,6 +170,7 @@ RegionDevice RegionFile::Device(uint32_t index) const {
   char uuid[VGPU_REGION_UUID_LEN];
   for (size_t i = 0; i < sizeof uuid; ++i) uuid[i] = Load(d.uuid[i]);
   out.uuid.assign(uuid, strnlen(uuid, sizeof uuid));
+  out.uuid_terminated = out.uuid.size() < sizeof uuid;
   out.mem_limit = Load(d.mem_limit);
   out.mem_physical = Load(d.mem_physical);
   out.mem_used = Load(d.mem_used);

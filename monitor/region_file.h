@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,8 @@
 namespace vgpu::monitor {
 
 struct RegionDevice {
-  std::string uuid;
+  std::string uuid;             // up to its NUL
+  bool uuid_terminated = true;  // false: the record's UUID buffer held no NUL
   uint64_t mem_limit = 0;
   uint64_t mem_physical = 0;
   uint64_t mem_used = 0;  // the record's total over the live slots
@@ -32,6 +34,11 @@ struct RegionDevice {
   int32_t sm_sharing = 0;
   uint64_t sm_busy_ns = 0;
 };
+
+// Whether device records read from a region make sense (core/monitor/region_header.h
+// ValidateDeviceRecords): checked again on the copies a tick uses, as the container may write the
+// records between a check and the reads.
+Status ValidateDevices(std::span<const RegionDevice> devices);
 
 struct RegionSlot {
   int32_t pid = 0;
@@ -45,9 +52,12 @@ struct RegionSlot {
 
 class RegionFile {
  public:
-  // Opens `name` in the directory `dir_fd` without following a symlink or blocking on a FIFO,
-  // checks that it is a regular file holding a region of this layout (ValidateRegionHeader: one
-  // message per problem) and maps it.
+  // Opens `name` in the directory `dir_fd` without following a symlink and without opening
+  // anything but a regular file with one name (a FIFO, a device node, a directory is looked at
+  // through an O_PATH descriptor only), checks that it holds a region of this layout
+  // (ValidateRegionHeader, ValidateDevices: one message per problem) and maps it. NotFound: the
+  // name is gone; Unavailable: the file may become a region (being created) or could not be read;
+  // InvalidArgument: it is no usable region.
   static Result<std::unique_ptr<RegionFile>> Open(int dir_fd, const std::string& name);
   ~RegionFile();
   RegionFile(const RegionFile&) = delete;
@@ -58,7 +68,8 @@ class RegionFile {
   // Whether `name` in `dir_fd` is still this file, of a region's size, with a valid header. A file
   // truncated between this check and the tick's reads reads as zeros there (mapping_guard.h).
   Status Check(int dir_fd, const std::string& name) const;
-  // The same without looking at the name (its directory did not change): size and header.
+  // The same without looking at the name (its directory did not change): size, names, header and
+  // device records.
   Status CheckContent() const;
 
   uint32_t DeviceCount() const;  // records [0, DeviceCount()) are valid

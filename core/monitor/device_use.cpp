@@ -6,26 +6,41 @@
 
 namespace vgpu::monitor {
 
+namespace {
+
+// The counters are the container's to write: a sum saturates instead of wrapping to a small figure.
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+// ns from `then` to `now` (CLOCK_MONOTONIC), 0 when `then` is not before `now`: a time written in
+// the future (or beyond int64) reads as "just now", and nothing overflows.
+uint64_t NsSince(uint64_t then, int64_t now) {
+  const uint64_t n = now > 0 ? static_cast<uint64_t>(now) : 0;
+  return then < n ? n - then : 0;
+}
+
+}  // namespace
+
 DeviceUse SummarizeDeviceUse(const std::vector<SlotUse>& live, int64_t now_mono_ns,
                              bool single_device) {
   DeviceUse u;
   uint64_t newest_kernel = 0;
   for (const SlotUse& s : live) {
-    const uint64_t memory = s.mem_used + s.mem_overhead;
-    u.memory_buffer += s.mem_used;
-    u.memory_context += s.mem_overhead;
-    u.memory_used += memory;
+    const uint64_t memory = SaturatingAdd(s.mem_used, s.mem_overhead);
+    u.memory_buffer = SaturatingAdd(u.memory_buffer, s.mem_used);
+    u.memory_context = SaturatingAdd(u.memory_context, s.mem_overhead);
+    u.memory_used = SaturatingAdd(u.memory_used, memory);
     newest_kernel = std::max(newest_kernel, s.last_kernel_ns);
-    const bool recent_kernel =
-        s.last_kernel_ns != 0 &&
-        now_mono_ns - static_cast<int64_t>(s.last_kernel_ns) < kRecentKernelNs;
+    const bool recent_kernel = s.last_kernel_ns != 0 && NsSince(s.last_kernel_ns, now_mono_ns) <
+                                                            static_cast<uint64_t>(kRecentKernelNs);
     const bool uses = memory > 0 || recent_kernel;
     u.on_gpu = u.on_gpu || uses;
     if (uses || single_device) u.processes.push_back(ProcessView{s.pid, s.host_pid, memory});
   }
   if (newest_kernel != 0) {
-    const int64_t ago = now_mono_ns - static_cast<int64_t>(newest_kernel);
-    u.last_kernel_seconds_ago = static_cast<double>(std::max<int64_t>(ago, 0)) / 1e9;
+    u.last_kernel_seconds_ago = static_cast<double>(NsSince(newest_kernel, now_mono_ns)) / 1e9;
   }
   return u;
 }

@@ -110,6 +110,15 @@ std::string RenderMetrics(const NodeSnapshot& snapshot, int64_t now_unix_ms,
                  "Containers with a region whose pod the monitor does not know (yet); they are "
                  "left out of the per-container metrics",
                  {}};
+  Family region_state{
+      "vgpu_container_region_state",
+      "1 for the state of the container's folder as the monitor reads it: ok, pending (a region "
+      "being created), unusable (a region file refused: corrupt, foreign, a link; its processes "
+      "are not seen) or over_limits (more files than the monitor reads; the rest ignored)",
+      {}};
+  Family states{"vgpu_monitor_containers",
+                "Container folders the monitor watches, by state (unknown pods included)",
+                {}};
   Family age{"vgpu_monitor_snapshot_age_seconds",
              "Seconds between the monitor's last tick and this scrape",
              {}};
@@ -206,6 +215,22 @@ std::string RenderMetrics(const NodeSnapshot& snapshot, int64_t now_unix_ms,
     }
   }
   unknown.Add({}, static_cast<double>(unknown_containers.size()));
+  std::map<ContainerState, int> by_state = {{ContainerState::kOk, 0},
+                                            {ContainerState::kPending, 0},
+                                            {ContainerState::kUnusable, 0},
+                                            {ContainerState::kOverLimits, 0}};
+  for (const ContainerStatusView& c : snapshot.containers) {
+    ++by_state[c.state];
+    if (c.namespace_name.empty() || c.pod.empty()) continue;  // as the per-container families
+    region_state.Add({{"namespace", c.namespace_name},
+                      {"pod", c.pod},
+                      {"container", c.container},
+                      {"state", ContainerStateName(c.state)}},
+                     1);
+  }
+  for (const auto& [state, count] : by_state) {
+    states.Add({{"state", ContainerStateName(state)}}, count);
+  }
   if (snapshot.time_unix_ms > 0) age.Add({}, age_s);
 
   // client_golang writes families sorted by name; hami_build_info (no zone) is one of them.
@@ -219,10 +244,10 @@ std::string RenderMetrics(const NodeSnapshot& snapshot, int64_t now_unix_ms,
         prom::MetricType::kHistogram);
     f.AddHistogram({{"zone", kZone}}, TickDurations::kBounds, t.cumulative, t.sum_seconds, t.count);
   }
-  for (Family* f :
-       {&host_mem,    &host_util, &host_mc, &used,     &limit,   &ctr_mem, &ctr_util, &last_kernel,
-        &ctx,         &module,    &buffer,  &sm_limit, &sharing, &unknown, &age,      &l_host_mem,
-        &l_host_util, &l_used,    &l_limit, &l_desc,   &l_util,  &l_kernel}) {
+  for (Family* f : {&host_mem,    &host_util,   &host_mc, &used,         &limit,  &ctr_mem,
+                    &ctr_util,    &last_kernel, &ctx,     &module,       &buffer, &sm_limit,
+                    &sharing,     &unknown,     &age,     &region_state, &states, &l_host_mem,
+                    &l_host_util, &l_used,      &l_limit, &l_desc,       &l_util, &l_kernel}) {
     if (f->samples.empty()) continue;
     prom::MetricFamily& out = families.emplace_back(f->name, f->help);
     for (const auto& [labels, value] : f->samples) out.Add(labels, value);

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "core/monitor/container_folder.h"
+
 namespace vgpu::monitor {
 namespace {
 
@@ -19,13 +21,13 @@ std::string Hex(uint64_t v) {
 
 Status ValidateRegionHeader(const vgpu_region_header& h, uint64_t file_size) {
   constexpr uint64_t kRegionSize = sizeof(vgpu_region);
-  if (file_size == 0) return InvalidArgument("empty (being created, or its creator died)");
+  if (file_size == 0) return Unavailable("empty (being created, or its creator died)");
   if (file_size < sizeof(vgpu_region_header)) {
     return InvalidArgument("truncated: " + std::to_string(file_size) + " bytes, a region has " +
                            std::to_string(kRegionSize));
   }
   if (h.magic == 0) {
-    return InvalidArgument("not laid out yet (no magic: being created, or its creator died)");
+    return Unavailable("not laid out yet (no magic: being created, or its creator died)");
   }
   if (static_cast<uint32_t>(h.magic) == kHamiCoreMagic) {
     return InvalidArgument("a HAMi-core region (magic 19920718), not vgpu's");
@@ -60,6 +62,33 @@ Status ValidateRegionHeader(const vgpu_region_header& h, uint64_t file_size) {
     return InvalidArgument((file_size < kRegionSize ? "truncated: " : "oversized: ") +
                            std::to_string(file_size) + " bytes, a region has " +
                            std::to_string(kRegionSize));
+  }
+  return Status::Ok();
+}
+
+Status ValidateDeviceRecords(std::span<const DeviceRecordFields> records) {
+  for (size_t d = 0; d < records.size(); ++d) {
+    const DeviceRecordFields& r = records[d];
+    const std::string where = "corrupt: device record " + std::to_string(d) + ": ";
+    if (!r.uuid_terminated) return InvalidArgument(where + "UUID without an end");
+    const std::string_view uuid = r.uuid;
+    for (const char c : uuid) {
+      const bool ok =
+          (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+      if (!ok)
+        return InvalidArgument(where + "UUID \"" + SafeText(uuid, 96) + "\" is no NVML UUID");
+    }
+    for (size_t e = 0; e < d && !uuid.empty(); ++e) {
+      if (records[e].uuid == uuid) {
+        return InvalidArgument(where + "names the GPU of record " + std::to_string(e) + " again");
+      }
+    }
+    if (r.sm_limit > 100) {
+      return InvalidArgument(where + "SM limit " + std::to_string(r.sm_limit) + " %");
+    }
+    if (r.sm_policy > 2) {
+      return InvalidArgument(where + "SM policy " + std::to_string(r.sm_policy));
+    }
   }
   return Status::Ok();
 }

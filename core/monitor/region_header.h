@@ -6,6 +6,8 @@
 // created, HAMi-core's region, garbage. Each case gets its own message; the monitor skips the file.
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 #include "core/base/status.h"
 #include "vgpu/region_layout.h"
@@ -13,7 +15,25 @@
 namespace vgpu::monitor {
 
 // `header` holds the file's first bytes (zero-filled past the end of a short file); `file_size`
-// is the file's size as fstat reports it.
+// is the file's size as fstat reports it. A file being created (empty, or full-sized with no magic
+// yet) is Unavailable: it may become valid; every other problem is InvalidArgument.
 Status ValidateRegionHeader(const vgpu_region_header& header, uint64_t file_size);
+
+// The fields of a device record that the monitor passes on (snapshot, metric labels, the sharing
+// decision), as read from the region.
+struct DeviceRecordFields {
+  std::string_view uuid;        // up to its NUL
+  bool uuid_terminated = true;  // false: the UUID buffer held no NUL
+  uint32_t sm_limit = 0;
+  uint32_t sm_policy = 0;
+};
+
+// Records [0, device_count) of a region as libvgpu writes them: a UUID is NUL-terminated and
+// either empty or an NVML UUID (letters, digits, '-'); no two records name the same GPU; sm_limit
+// is a percent (0-100); sm_policy is 0, 1 or 2. Anything else was scribbled by the container:
+// InvalidArgument ("corrupt: device record N: ..."), and the region is refused. A UUID goes into
+// metric labels and JSON: bytes that are not UTF-8 would make Prometheus reject the node's whole
+// page and the JSON API fail for every container.
+Status ValidateDeviceRecords(std::span<const DeviceRecordFields> records);
 
 }  // namespace vgpu::monitor

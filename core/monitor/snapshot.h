@@ -19,9 +19,19 @@ namespace vgpu::monitor {
 enum class Sharing { kUnknown, kShared, kAlone };
 // GPU_CORE_UTILIZATION_POLICY of the container's processes.
 enum class CorePolicy { kDefault, kForce, kDisable };
+// What the monitor can read of a container's folder (core/monitor/container_folder.h):
+//  ok          every region file there is read (or there is none yet: no CUDA process ran);
+//  pending     a region file is being created (empty, or not laid out yet);
+//  unusable    a region file is refused: corrupt (a scribbled header or device record), not a
+//              vgpu region, a link, not a regular file, hard-linked. Its processes are not seen
+//              and libvgpu in the container may be enforcing limits per process only;
+//  over_limits the folder holds more entries or region files than the monitor reads: the rest
+//              is ignored (a tenant flooding its folder).
+enum class ContainerState { kOk, kPending, kUnusable, kOverLimits };
 
-const char* SharingName(Sharing s);        // "unknown", "shared", "alone"
-const char* CorePolicyName(CorePolicy p);  // "default", "force", "disable"
+const char* SharingName(Sharing s);                // "unknown", "shared", "alone"
+const char* CorePolicyName(CorePolicy p);          // "default", "force", "disable"
+const char* ContainerStateName(ContainerState s);  // "ok", "pending", "unusable", "over_limits"
 
 struct ProcessView {
   int32_t pid = 0;            // in the container's PID namespace
@@ -78,10 +88,23 @@ struct TickDurations {
   }
 };
 
+// One container folder the monitor watches, whether or not a GPU view came from it: how usable
+// its regions are. Containers by namespace, pod, container, pod UID.
+struct ContainerStatusView {
+  std::string namespace_name;  // empty while the pod is not known to the monitor
+  std::string pod;
+  std::string pod_uid;
+  std::string container;
+  ContainerState state = ContainerState::kOk;
+  int regions = 0;      // region files read
+  std::string problem;  // what is wrong ("" when ok), printable ASCII, at most a few hundred bytes
+};
+
 struct NodeSnapshot {
   std::string node;
   int64_t time_unix_ms = 0;
   std::vector<GpuView> gpus;
+  std::vector<ContainerStatusView> containers;
   TickDurations tick_durations;  // up to the tick that made this snapshot
 };
 

@@ -11,6 +11,7 @@ using nlohmann::json;
 
 const char* const kSharingNames[] = {"unknown", "shared", "alone"};
 const char* const kPolicyNames[] = {"default", "force", "disable"};
+const char* const kStateNames[] = {"ok", "pending", "unusable", "over_limits"};
 
 json Optional(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
@@ -91,6 +92,9 @@ const char* SharingName(Sharing s) {
 const char* CorePolicyName(CorePolicy p) {
   return kPolicyNames[static_cast<int>(p)];
 }
+const char* ContainerStateName(ContainerState s) {
+  return kStateNames[static_cast<int>(s)];
+}
 
 std::string SnapshotToJson(const NodeSnapshot& s) {
   json gpus = json::array();
@@ -127,7 +131,23 @@ std::string SnapshotToJson(const NodeSnapshot& s) {
                     {"memory_utilization_percent", Optional(g.memory_utilization_percent)},
                     {"containers", containers}});
   }
-  return json{{"node", s.node}, {"time_unix_ms", s.time_unix_ms}, {"gpus", gpus}}.dump();
+  json containers = json::array();
+  for (const ContainerStatusView& c : s.containers) {
+    containers.push_back({{"namespace", c.namespace_name},
+                          {"pod", c.pod},
+                          {"pod_uid", c.pod_uid},
+                          {"container", c.container},
+                          {"state", ContainerStateName(c.state)},
+                          {"regions", c.regions},
+                          {"problem", c.problem}});
+  }
+  // Bytes that are not UTF-8 become U+FFFD instead of failing the whole answer: the snapshot
+  // carries text from the containers' folders (the monitor also keeps it printable ASCII).
+  return json{{"node", s.node},
+              {"time_unix_ms", s.time_unix_ms},
+              {"gpus", gpus},
+              {"containers", containers}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<NodeSnapshot> SnapshotFromJson(const std::string& text) {
@@ -174,6 +194,17 @@ Result<NodeSnapshot> SnapshotFromJson(const std::string& text) {
         pr.Number("memory_bytes", p.memory_bytes);
       });
     });
+  });
+  top.Array("containers", [&](const json& cj, const std::string& cpath) {
+    ContainerStatusView& c = s.containers.emplace_back();
+    Reader r(cj, cpath, &error);
+    r.Text("namespace", c.namespace_name);
+    r.Text("pod", c.pod);
+    r.Text("pod_uid", c.pod_uid);
+    r.Text("container", c.container);
+    r.Enum("state", kStateNames, c.state);
+    r.Number("regions", c.regions);
+    r.Text("problem", c.problem);
   });
   if (!error.empty()) return InvalidArgument(error);
   return s;

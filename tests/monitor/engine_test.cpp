@@ -19,6 +19,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -201,6 +202,31 @@ class MonitorEngineTest : public ::testing::Test {
     return -1;
   }
 
+  // A region file laid out by hand (one device, kGpu0, no slots), changed by `mutate` first.
+  static void WriteRegion(const std::string& path,
+                          const std::function<void(vgpu_region&)>& mutate = {}) {
+    auto r = std::make_unique<vgpu_region>();
+    std::memset(r.get(), 0, sizeof(vgpu_region));
+    r->header.magic = VGPU_REGION_MAGIC;
+    r->header.version = VGPU_REGION_VERSION;
+    r->header.header_size = sizeof(vgpu_region_header);
+    r->header.file_size = sizeof(vgpu_region);
+    r->header.max_devices = VGPU_REGION_MAX_DEVICES;
+    r->header.max_procs = VGPU_REGION_MAX_PROCS;
+    r->header.device_count = 1;
+    (void)std::snprintf(r->devices[0].uuid, sizeof r->devices[0].uuid, "%s", kGpu0);
+    r->devices[0].mem_physical = 16ULL << 30;
+    if (mutate) mutate(*r);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(r.get()), sizeof(vgpu_region));
+  }
+  static const ContainerStatusView* FindState(const NodeSnapshot& s, const std::string& uid) {
+    for (const ContainerStatusView& c : s.containers) {
+      if (c.pod_uid == uid) return &c;
+    }
+    return nullptr;
+  }
+
   // The region's device record 0 and the slot of `pid`, read as another process would.
   static vgpu_region_device RegionDevice0(const std::string& path) {
     vgpu_region_device d{};
@@ -341,6 +367,26 @@ TEST_F(MonitorEngineTest, WithoutNvmlTheRegionsNameTheGpus) {
   EXPECT_FALSE(s.gpus[0].utilization_percent.has_value());
   ASSERT_EQ(s.gpus[0].containers.size(), 1U);
   EXPECT_EQ(s.gpus[0].containers[0].sharing, Sharing::kAlone);
+}
+
+// Without NVML a GPU's size comes from the regions, which the tenants write: one tenant (even with
+// four region files claiming the GPU, its folder sorted first) does not set it for the others.
+// Before, the first region listed set it: 1 MiB for a 16 GiB GPU.
+TEST_F(MonitorEngineTest, WithoutNvmlOneTenantDoesNotSetTheGpusSize) {
+  auto p = Hold(ContainerEnv(ContainerDir("uid-a_main"), ""));
+  const std::string evil = containers_ + "/uid-0evil_main";
+  fs::create_directories(evil);
+  for (int i = 0; i < 4; ++i) {
+    WriteRegion(evil + "/r" + std::to_string(i) + ".cache",
+                [](vgpu_region& r) { r.devices[0].mem_physical = kMiB; });
+  }
+  NodeMonitorOptions o = Options();
+  o.nvml_library = "";
+  StartMonitor(o);
+  const NodeSnapshot s = monitor_->Snapshot();
+  ASSERT_EQ(s.gpus.size(), 1U);
+  EXPECT_EQ(s.gpus[0].memory_total_bytes, 16ULL << 30);
+  EXPECT_EQ(s.gpus[0].memory_used_bytes, 12 * kMiB);
 }
 
 // Directories of pods that are gone are removed once the pod directory is synced and nothing in
@@ -523,20 +569,7 @@ TEST_F(MonitorEngineTest, HostPidsLetLibvgpuChargeContextMemory) {
 // out by hand and writes its own slots into it.
 TEST_F(MonitorEngineTest, SlotsAwayFromTheLowestFreeOneAreFoundBySweeps) {
   const std::string path = ContainerDir("uid-s_main");
-  {
-    auto r = std::make_unique<vgpu_region>();
-    std::memset(r.get(), 0, sizeof(vgpu_region));
-    r->header.magic = VGPU_REGION_MAGIC;
-    r->header.version = VGPU_REGION_VERSION;
-    r->header.header_size = sizeof(vgpu_region_header);
-    r->header.file_size = sizeof(vgpu_region);
-    r->header.max_devices = VGPU_REGION_MAX_DEVICES;
-    r->header.max_procs = VGPU_REGION_MAX_PROCS;
-    r->header.device_count = 1;
-    (void)std::snprintf(r->devices[0].uuid, sizeof r->devices[0].uuid, "%s", kGpu0);
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(r.get()), sizeof(vgpu_region));
-  }
+  WriteRegion(path, [](vgpu_region& r) { r.devices[0].mem_physical = 0; });
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   void* map = mmap(nullptr, sizeof(vgpu_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -585,6 +618,135 @@ TEST_F(MonitorEngineTest, SlotsAwayFromTheLowestFreeOneAreFoundBySweeps) {
   EXPECT_LE(ticks, 30);
   EXPECT_EQ(monitor_->Snapshot().tick_durations.count, static_cast<uint64_t>(ticks + 3));
   munmap(map, sizeof(vgpu_region));
+}
+
+// What the monitor cannot read of a container's folder is the container's state in the snapshot,
+// with the problem in words: a region being created, a region scribbled (device count 2^32-1) —
+// before, such a region was only a log line and the container was simply missing —, a folder
+// flooded with entries or with region files. None of it costs a well-behaved container beside
+// them its figures.
+TEST_F(MonitorEngineTest, ContainerStatesShowWhatTheMonitorCannotRead) {
+  pods_.Add("uid-ok", "team", "train");
+  pods_.Add("uid-bad", "team", "evil");
+  auto good = Hold(ContainerEnv(ContainerDir("uid-ok_main"), "100m"));
+  const std::ofstream pending(ContainerDir("uid-pend_main"));  // empty: being created
+  WriteRegion(ContainerDir("uid-bad_main"),
+              [](vgpu_region& r) { r.header.device_count = 0xffffffffu; });
+  const std::string flood = containers_ + "/uid-flood_main";
+  fs::create_directories(flood);
+  for (int i = 0; i < 300; ++i) {
+    const std::ofstream junk(flood + "/junk" + std::to_string(i));
+  }
+  const std::string many = containers_ + "/uid-many_main";
+  fs::create_directories(many);
+  for (int i = 0; i < 6; ++i) WriteRegion(many + "/r" + std::to_string(i) + ".cache");
+  const std::string late = ContainerDir("uid-late_main");
+  WriteRegion(late);
+
+  StartMonitor(Options());
+  NodeSnapshot s = monitor_->Snapshot();
+  ASSERT_EQ(s.containers.size(), 6u);
+  const ContainerStatusView* ok = FindState(s, "uid-ok");
+  ASSERT_NE(ok, nullptr);
+  EXPECT_EQ(ok->state, ContainerState::kOk);
+  EXPECT_EQ(ok->namespace_name, "team");
+  EXPECT_EQ(ok->pod, "train");
+  EXPECT_EQ(ok->regions, 1);
+  EXPECT_EQ(ok->problem, "");
+  const ContainerStatusView* pend = FindState(s, "uid-pend");
+  ASSERT_NE(pend, nullptr);
+  EXPECT_EQ(pend->state, ContainerState::kPending);
+  EXPECT_EQ(pend->problem, "r.cache: empty (being created, or its creator died)");
+  const ContainerStatusView* bad = FindState(s, "uid-bad");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->state, ContainerState::kUnusable);
+  EXPECT_EQ(bad->pod, "evil");
+  EXPECT_EQ(bad->regions, 0);
+  EXPECT_EQ(bad->problem, "r.cache: corrupt: device_count 4294967295 exceeds 16");
+  const ContainerStatusView* flooded = FindState(s, "uid-flood");
+  ASSERT_NE(flooded, nullptr);
+  EXPECT_EQ(flooded->state, ContainerState::kOverLimits);
+  EXPECT_TRUE(flooded->problem.starts_with("folder holds more than 256 entries;"))
+      << flooded->problem;
+  const ContainerStatusView* too_many = FindState(s, "uid-many");
+  ASSERT_NE(too_many, nullptr);
+  EXPECT_EQ(too_many->state, ContainerState::kOverLimits);
+  EXPECT_EQ(too_many->regions, 4);
+  EXPECT_TRUE(too_many->problem.starts_with("folder holds more than 4 *.cache files;"))
+      << too_many->problem;
+  EXPECT_EQ(FindState(s, "uid-late")->state, ContainerState::kOk);
+  EXPECT_NE(FindContainer(s, "uid-late"), nullptr);
+  // The good container's figures.
+  const ContainerGpuView* g = FindContainer(s, "uid-ok");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->memory_used_bytes, 12 * kMiB);
+  ASSERT_EQ(g->processes.size(), 1u);
+  EXPECT_EQ(g->processes[0].host_pid, good->pid());
+  EXPECT_EQ(LogLinesWith("uid-flood_main", "more than 256 entries"), 1)
+      << ::testing::PrintToString(Log());
+
+  // A region scribbled after it was read: dropped at the next tick, its container unusable, and
+  // none of its records in the snapshot.
+  {
+    const int fd = open(late.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    const char bad_uuid[] = "GPU-\xff\n";
+    ASSERT_EQ(pwrite(fd, bad_uuid, sizeof bad_uuid, offsetof(vgpu_region, devices)),
+              static_cast<ssize_t>(sizeof bad_uuid));
+    close(fd);
+  }
+  monitor_->TickNow();
+  s = monitor_->Snapshot();
+  EXPECT_EQ(FindContainer(s, "uid-late"), nullptr);
+  ASSERT_NE(FindState(s, "uid-late"), nullptr);
+  EXPECT_EQ(FindState(s, "uid-late")->state, ContainerState::kUnusable);
+  EXPECT_EQ(FindState(s, "uid-late")->problem,
+            "r.cache: corrupt: device record 0: UUID \"GPU-\\xff\\x0a\" is no NVML UUID");
+  for (const GpuView& gpu : s.gpus) EXPECT_EQ(gpu.uuid.find('\xff'), std::string::npos);
+  EXPECT_EQ(FindContainer(s, "uid-ok")->memory_used_bytes, 12 * kMiB);
+}
+
+// A folder a gone pod left with thousands of files nested 30 levels deep: removed over a few ticks
+// (at most max_removals_per_tick entries a tick: 20,000 in production, 1,000 here), while the other
+// containers stay listed. Before, the cleanup refused a tree deeper than 8 levels: such a folder
+// stayed forever.
+TEST_F(MonitorEngineTest, AGonePodsHugeDeepFolderIsRemovedOverTicks) {
+  pods_.Add("uid-here", "ns", "here");
+  WriteRegion(ContainerDir("uid-here_main"));
+  const std::string gone = containers_ + "/uid-gone_main";
+  std::string deep = gone;
+  for (int level = 0; level < 30; ++level) deep += "/d";
+  fs::create_directories(deep);
+  for (int i = 0; i < 2'500; ++i) {
+    const int fd =
+        open((gone + "/f" + std::to_string(i)).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    close(fd);
+  }
+  std::ofstream(deep + "/bottom") << "x";
+  const time_t old = time(nullptr) - 3600;
+  const timespec times[2] = {{old, 0}, {old, 0}};
+  for (const auto& e : fs::recursive_directory_iterator(gone)) {
+    ASSERT_EQ(utimensat(AT_FDCWD, e.path().c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  }
+  ASSERT_EQ(utimensat(AT_FDCWD, gone.c_str(), times, 0), 0);
+
+  NodeMonitorOptions o = Options();
+  o.nvml_library = "";
+  o.max_removals_per_tick = 1'000;
+  StartMonitor(o);  // its first tick starts the removal
+  int ticks = 1;
+  while (fs::exists(gone) && ticks < 10) {
+    EXPECT_EQ(FindState(monitor_->Snapshot(), "uid-gone"), nullptr) << "on its way out";
+    monitor_->TickNow();
+    ++ticks;
+  }
+  EXPECT_FALSE(fs::exists(gone));
+  EXPECT_EQ(ticks, 3);  // 2,532 entries, 1,000 a tick
+  EXPECT_EQ(LogLinesWith("removed", "uid-gone_main"), 1) << ::testing::PrintToString(Log());
+  const NodeSnapshot s = monitor_->Snapshot();
+  EXPECT_NE(FindContainer(s, "uid-here"), nullptr);
+  EXPECT_EQ(FindState(s, "uid-gone"), nullptr);
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ class MonitorProcess {
   MonitorProcess& operator=(const MonitorProcess&) = delete;
 
   bool spawned() const { return spawned_; }
+  pid_t pid() const { return pid_; }
   std::string stderr_text() const { return ReadFile(stderr_path_); }
 
   // The port from "listening on 127.0.0.1:PORT", or 0 when it did not come (or the process

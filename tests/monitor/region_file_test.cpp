@@ -7,12 +7,16 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <thread>
 
 namespace vgpu::monitor {
 namespace {
@@ -105,20 +109,112 @@ TEST_F(RegionFileTest, RefusesWhatIsNotARegion) {
   ASSERT_EQ(symlink((dir_ + "/good.cache").c_str(), (dir_ + "/link.cache").c_str()), 0);
   ASSERT_EQ(mkfifo((dir_ + "/fifo.cache").c_str(), 0600), 0);
   fs::create_directories(dir_ + "/dir.cache");
+  MakeRegion("twice.cache");
+  ASSERT_EQ(link((dir_ + "/twice.cache").c_str(), (dir_ + "/other-name.cache").c_str()), 0);
+  ASSERT_EQ(symlink("/etc/shadow", (dir_ + "/shadow.cache").c_str()), 0);
+  ASSERT_EQ(symlink(dir_.c_str(), (dir_ + "/dirlink.cache").c_str()), 0);
+  const bool have_device =
+      mknod((dir_ + "/null.cache").c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0;
   struct Case {
     const char* name;
     const char* want;
+    StatusCode code;
   };
-  const Case cases[] = {{"short.cache", "truncated: 10 bytes"},
-                        {"link.cache", "symbolic link"},
-                        {"fifo.cache", "not a regular file"},  // and it did not block
-                        {"dir.cache", "cannot open"},
-                        {"missing.cache", "cannot open"}};
+  const Case cases[] = {
+      {"short.cache", "truncated: 10 bytes", StatusCode::kInvalidArgument},
+      {"link.cache", "symbolic link", StatusCode::kInvalidArgument},
+      {"shadow.cache", "symbolic link", StatusCode::kInvalidArgument},
+      {"dirlink.cache", "symbolic link", StatusCode::kInvalidArgument},
+      {"fifo.cache", "not a regular file (a FIFO)", StatusCode::kInvalidArgument},
+      {"dir.cache", "not a regular file (a directory)", StatusCode::kInvalidArgument},
+      {"twice.cache", "has 2 names (hard links)", StatusCode::kInvalidArgument},
+      {"other-name.cache", "has 2 names (hard links)", StatusCode::kInvalidArgument},
+      {"null.cache", "not a regular file (a character device)", StatusCode::kInvalidArgument},
+      {"missing.cache", "gone", StatusCode::kNotFound}};
   for (const Case& c : cases) {
+    if (std::string(c.name) == "null.cache" && !have_device) continue;  // no CAP_MKNOD here
     auto f = RegionFile::Open(dir_fd_.get(), c.name);
     ASSERT_FALSE(f.ok()) << c.name;
     EXPECT_NE(f.status().message().find(c.want), std::string::npos)
         << c.name << ": " << f.status().message();
+    EXPECT_EQ(f.status().code(), c.code) << c.name;
+  }
+}
+
+// Only a regular file is ever opened: a FIFO (or a device node) is looked at through an O_PATH
+// descriptor. Seen from the FIFO: a writer waiting for a reader stays waiting. Before, the monitor
+// opened it (O_RDWR | O_NONBLOCK), which let the writer through — and opening a device node the
+// container made (with CAP_MKNOD) acts on the host's device.
+TEST_F(RegionFileTest, NeverOpensAFifo) {
+  const std::string fifo = dir_ + "/fifo.cache";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::atomic<bool> writer_in{false};
+  std::thread writer([&] {
+    const int fd = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // blocks until a reader opens it
+    writer_in = true;
+    if (fd >= 0) close(fd);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    auto f = RegionFile::Open(dir_fd_.get(), "fifo.cache");
+    EXPECT_FALSE(f.ok());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(writer_in) << "the monitor opened the FIFO";
+  // Let the writer go.
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  writer.join();
+  if (reader >= 0) close(reader);
+}
+
+// The device records are the container's: a record scribbled after the region was opened (a UUID
+// with bytes that would break the metrics page and the JSON answer, an SM limit of 2^32-1, a
+// device count of 2^32-1) is found by the next check, not read into the snapshot.
+TEST_F(RegionFileTest, ScribbledHeaderAndDeviceRecordsFailTheCheck) {
+  struct Case {
+    const char* name;
+    std::function<void(vgpu_region&)> scribble;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"device count", [](vgpu_region& r) { r.header.device_count = 0xffffffffu; },
+       "corrupt: device_count 4294967295"},
+      {"UUID bytes", [](vgpu_region& r) { std::memcpy(r.devices[0].uuid, "GPU-\xff\n", 7); },
+       "corrupt: device record 0: UUID"},
+      {"UUID without its NUL",
+       [](vgpu_region& r) { std::memset(r.devices[0].uuid, 'A', sizeof r.devices[0].uuid); },
+       "UUID without an end"},
+      {"SM limit", [](vgpu_region& r) { r.devices[0].sm_limit = 0xffffffffu; },
+       "SM limit 4294967295"},
+      {"same GPU twice",
+       [](vgpu_region& r) {
+         r.header.device_count = 2;
+         std::memcpy(r.devices[1].uuid, r.devices[0].uuid, sizeof r.devices[0].uuid);
+       },
+       "names the GPU of record 0 again"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    MakeRegion("a.cache");
+    auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_TRUE((*a)->CheckContent().ok());
+    const int fd = open((dir_ + "/a.cache").c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    void* map = mmap(nullptr, sizeof(vgpu_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    ASSERT_NE(map, MAP_FAILED);
+    c.scribble(*static_cast<vgpu_region*>(map));
+    munmap(map, sizeof(vgpu_region));
+    const Status s = (*a)->CheckContent();
+    EXPECT_NE(s.message().find(c.want), std::string::npos) << s.ToString();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    a->reset();
+    auto again = RegionFile::Open(dir_fd_.get(), "a.cache");
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.status().message().find(c.want), std::string::npos)
+        << again.status().ToString();
+    ASSERT_EQ(unlink((dir_ + "/a.cache").c_str()), 0);
   }
 }
 

@@ -87,6 +87,28 @@ TEST(SummarizeDeviceUse, SumsLiveSlotsAndFindsUse) {
   EXPECT_EQ(u.processes[0].memory_bytes, 130u);
 }
 
+// The counters are written by the container: any value must give figures that make sense (no
+// wrap to a small number, no overflow — UBSan ends the process on one in the dev build).
+TEST(SummarizeDeviceUse, ScribbledCountersNeitherWrapNorOverflow) {
+  const uint64_t huge = UINT64_MAX - 5;
+  const DeviceUse sums =
+      SummarizeDeviceUse({{7, 0, huge, huge, 0}, {8, 0, huge, 10, 0}}, kNow, true);
+  EXPECT_EQ(sums.memory_used, UINT64_MAX);
+  EXPECT_EQ(sums.memory_buffer, UINT64_MAX);
+  EXPECT_EQ(sums.memory_context, UINT64_MAX);
+  ASSERT_EQ(sums.processes.size(), 2u);
+  EXPECT_EQ(sums.processes[0].memory_bytes, UINT64_MAX);
+  EXPECT_TRUE(sums.on_gpu);
+  for (const uint64_t stamp : {uint64_t{1} << 63, UINT64_MAX, (uint64_t{1} << 63) + 1}) {
+    SCOPED_TRACE(stamp);
+    const DeviceUse u = SummarizeDeviceUse({{7, 0, 0, 0, stamp}}, kNow, true);
+    EXPECT_EQ(u.last_kernel_seconds_ago, 0.0) << "a time after now reads as just now";
+    EXPECT_TRUE(u.on_gpu);
+  }
+  const DeviceUse early = SummarizeDeviceUse({{7, 0, 0, 0, 1}}, INT64_MIN, true);
+  EXPECT_EQ(early.last_kernel_seconds_ago, 0.0);
+}
+
 TEST(ContainerUtilization, NvmlSamplesElseBusyTime) {
   const std::map<int32_t, double> samples{{4242, 30}, {4243, 25.5}, {9999, 40}};
   struct Case {

@@ -198,6 +198,7 @@ TEST(MonitorMetrics, FamiliesLabelsAndSeriesAreOrderedAsClientGolangWritesThem) 
                           "hami_vgpu_memory_used_bytes",
                           "vgpu_container_sm_limit_ratio",
                           "vgpu_container_sm_sharing",
+                          "vgpu_monitor_containers",
                           "vgpu_monitor_snapshot_age_seconds",
                           "vgpu_monitor_unknown_pod_containers",
                       }));
@@ -289,6 +290,13 @@ TEST(MonitorMetrics, AWholePageForOneContainer) {
           "vgpu_container_sm_limit_ratio" +
           l +
           " 100\n"
+          "# HELP vgpu_monitor_containers Container folders the monitor watches, by state "
+          "(unknown pods included)\n"
+          "# TYPE vgpu_monitor_containers gauge\n"
+          "vgpu_monitor_containers{state=\"ok\",zone=\"vGPU\"} 0\n"
+          "vgpu_monitor_containers{state=\"over_limits\",zone=\"vGPU\"} 0\n"
+          "vgpu_monitor_containers{state=\"pending\",zone=\"vGPU\"} 0\n"
+          "vgpu_monitor_containers{state=\"unusable\",zone=\"vGPU\"} 0\n"
           "# HELP vgpu_monitor_snapshot_age_seconds Seconds between the monitor's last tick "
           "and this scrape\n"
           "# TYPE vgpu_monitor_snapshot_age_seconds gauge\n"
@@ -340,6 +348,29 @@ TEST(MonitorMetrics, AnEmptyNodeStillWritesBuildInfoAndTheMonitorsOwn) {
   EXPECT_TRUE(HasLine(page, R"(vgpu_monitor_unknown_pod_containers{zone="vGPU"} 0)"));
   EXPECT_EQ(page.find("snapshot_age"), std::string::npos) << "no tick yet";
   EXPECT_EQ(page.find("hami_vgpu"), std::string::npos);
+}
+
+// Each container folder's state: per known pod (as the other per-container families), and counted
+// by state for the whole node, unknown pods included, every state written (0 when none).
+TEST(MonitorMetrics, ContainerStatesPerKnownPodAndCountedForTheNode) {
+  NodeSnapshot s = Sample();
+  s.containers.push_back({"default", "train-0", "uid-a", "main", ContainerState::kOk, 1, ""});
+  s.containers.push_back(
+      {"team", "evil", "uid-e", "main", ContainerState::kOverLimits, 4, "folder holds more"});
+  s.containers.push_back({"", "", "uid-x", "c", ContainerState::kUnusable, 0, "r.cache: corrupt"});
+  const std::string page = RenderMetrics(s, kScrapeMs);
+  EXPECT_TRUE(HasLine(
+      page,
+      R"(vgpu_container_region_state{container="main",namespace="default",pod="train-0",state="ok",zone="vGPU"} 1)"));
+  EXPECT_TRUE(HasLine(
+      page,
+      R"(vgpu_container_region_state{container="main",namespace="team",pod="evil",state="over_limits",zone="vGPU"} 1)"));
+  EXPECT_EQ(page.find(R"(vgpu_container_region_state{container="c")"), std::string::npos)
+      << "an unknown pod has no per-container series";
+  EXPECT_TRUE(HasLine(page, R"(vgpu_monitor_containers{state="ok",zone="vGPU"} 1)"));
+  EXPECT_TRUE(HasLine(page, R"(vgpu_monitor_containers{state="over_limits",zone="vGPU"} 1)"));
+  EXPECT_TRUE(HasLine(page, R"(vgpu_monitor_containers{state="unusable",zone="vGPU"} 1)"));
+  EXPECT_TRUE(HasLine(page, R"(vgpu_monitor_containers{state="pending",zone="vGPU"} 0)"));
 }
 
 TEST(MonitorMetrics, TickDurationIsAHistogramOnceATickRan) {

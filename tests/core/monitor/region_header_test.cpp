@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace vgpu::monitor {
 namespace {
@@ -53,6 +55,57 @@ TEST(ValidateRegionHeader, OneMessagePerProblem) {
       EXPECT_TRUE(s.ok()) << c.name << ": " << s.ToString();
     } else {
       EXPECT_NE(s.message().find(c.want), std::string::npos) << c.name << ": " << s.ToString();
+    }
+  }
+}
+
+// A file being created may become a region (Unavailable: retried); anything else is not one.
+TEST(ValidateRegionHeader, BeingCreatedIsToldApartFromBroken) {
+  vgpu_region_header h = Good();
+  EXPECT_EQ(ValidateRegionHeader({}, 0).code(), StatusCode::kUnavailable);
+  h.magic = 0;
+  EXPECT_EQ(ValidateRegionHeader(h, sizeof(vgpu_region)).code(), StatusCode::kUnavailable);
+  h = Good();
+  h.device_count = 0xffffffffu;
+  const Status s = ValidateRegionHeader(h, sizeof(vgpu_region));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("corrupt: device_count 4294967295"), std::string::npos) << s.message();
+}
+
+// Device records are the container's to write; what the monitor passes on from them (UUIDs into
+// metric labels and JSON, SM limits and policies into the snapshot) must be what libvgpu writes.
+TEST(ValidateDeviceRecords, OneMessagePerScribble) {
+  const std::string a = "GPU-00000000-0000-0000-0000-000000000000";
+  const std::string b = "MIG-11111111-2222-3333-4444-555555555555";
+  struct Case {
+    const char* name;
+    std::vector<DeviceRecordFields> records;
+    const char* want;  // "" = valid
+  };
+  const std::string bad_bytes = std::string("GPU-\xff\"\n", 7);
+  const Case cases[] = {
+      {"none", {}, ""},
+      {"two GPUs", {{a, true, 30, 0}, {b, true, 100, 2}}, ""},
+      {"being registered (empty)", {{"", true, 0, 0}}, ""},
+      {"no NUL", {{a, false, 0, 0}}, "device record 0: UUID without an end"},
+      {"bytes",
+       {{a, true, 0, 0}, {bad_bytes, true, 0, 0}},
+       "device record 1: UUID \"GPU-\\xff\"\\x0a\" is no NVML UUID"},
+      {"a space", {{"GPU-1 2", true, 0, 0}}, "is no NVML UUID"},
+      {"the same GPU twice",
+       {{a, true, 0, 0}, {a, true, 0, 0}},
+       "device record 1: names the GPU of record 0 again"},
+      {"SM limit", {{a, true, 4294967295u, 0}}, "device record 0: SM limit 4294967295 %"},
+      {"SM policy", {{a, true, 0, 3}}, "device record 0: SM policy 3"},
+  };
+  for (const Case& c : cases) {
+    const Status s = ValidateDeviceRecords(c.records);
+    if (*c.want == '\0') {
+      EXPECT_TRUE(s.ok()) << c.name << ": " << s.ToString();
+    } else {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.name;
+      EXPECT_NE(s.message().find(c.want), std::string::npos) << c.name << ": " << s.ToString();
+      EXPECT_TRUE(s.message().starts_with("corrupt: ")) << c.name;
     }
   }
 }

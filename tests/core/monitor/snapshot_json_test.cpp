@@ -48,6 +48,42 @@ TEST(SnapshotJson, RoundTripsEveryField) {
   EXPECT_EQ(back->gpus[0].utilization_percent, 42.5);
 }
 
+TEST(SnapshotJson, ContainerStatesRoundTrip) {
+  NodeSnapshot s = Sample();
+  s.containers.push_back({"default", "train", "u-1", "main", ContainerState::kOk, 1, ""});
+  s.containers.push_back(
+      {"", "", "u-2", "side", ContainerState::kUnusable, 0, "r.cache: corrupt: device_count"});
+  s.containers.push_back({"", "", "u-3", "c", ContainerState::kOverLimits, 4, "folder holds"});
+  s.containers.push_back({"", "", "u-4", "c", ContainerState::kPending, 0, "r.cache: empty"});
+  const std::string text = SnapshotToJson(s);
+  EXPECT_NE(text.find(R"("state":"over_limits")"), std::string::npos) << text;
+  auto back = SnapshotFromJson(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(SnapshotToJson(*back), text);
+  ASSERT_EQ(back->containers.size(), 4u);
+  EXPECT_EQ(back->containers[1].state, ContainerState::kUnusable);
+  EXPECT_EQ(back->containers[1].problem, "r.cache: corrupt: device_count");
+  EXPECT_EQ(back->containers[2].regions, 4);
+  EXPECT_EQ(back->containers[3].state, ContainerState::kPending);
+  // A monitor from before the states: no "containers", still read.
+  auto old = SnapshotFromJson(R"({"node": "n", "gpus": []})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE(old->containers.empty());
+}
+
+// Text that came from a container (a GPU UUID a tenant wrote into its region) is no reason to fail
+// the whole answer for every container: bytes that are not UTF-8 are replaced.
+TEST(SnapshotJson, BytesThatAreNotUtf8DoNotFailTheAnswer) {
+  NodeSnapshot s = Sample();
+  s.gpus[0].uuid = "GPU-\xff\xfe\"\n}";
+  s.containers.push_back({"", "", "u-2", "c\xc3", ContainerState::kUnusable, 0, "\x80"});
+  std::string text;
+  EXPECT_NO_THROW(text = SnapshotToJson(s));
+  auto back = SnapshotFromJson(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->gpus[0].uuid, "GPU-\xef\xbf\xbd\xef\xbf\xbd\"\n}");
+}
+
 TEST(SnapshotJson, BadInputNamesTheField) {
   const struct {
     const char* text;
@@ -61,6 +97,8 @@ TEST(SnapshotJson, BadInputNamesTheField) {
        "snapshot.gpus[0].containers[0].sharing is not one of the known names"},
       {R"({"gpus": [{"containers": [{"processes": [{"pid": "1"}]}]}]})",
        "snapshot.gpus[0].containers[0].processes[0].pid is not a number"},
+      {R"({"containers": [{"state": "fine"}]})",
+       "snapshot.containers[0].state is not one of the known names"},
   };
   for (const auto& c : cases) {
     auto r = SnapshotFromJson(c.text);
