@@ -7,6 +7,7 @@
 #include "net/http_server.h"
 #include "net/peer_address.h"
 #include "net/tls_server_context.h"
+#include "scheduler/request_body.h"
 
 namespace vgpu::scheduler {
 
@@ -32,22 +33,6 @@ net::HttpResponse Reply(const VerbResult& r) {
   res.content_type = "application/json";
   res.body = r.Text();
   return res;
-}
-
-template <typename Verb>
-net::HttpResponse Handle(const net::HttpRequest& req, SchedulerMetrics& metrics, Verb verb) {
-  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) {
-    metrics.bad_requests.fetch_add(1, std::memory_order_relaxed);
-    return Reply({400, json{{"error", "request body is not valid JSON"}}});
-  }
-  try {
-    return Reply(verb(body));
-  } catch (const std::exception& e) {
-    // JSON type surprises deep in an object must not take the scheduler down.
-    metrics.bad_requests.fetch_add(1, std::memory_order_relaxed);
-    return Reply({400, json{{"error", std::string("malformed request: ") + e.what()}}});
-  }
 }
 
 net::HttpResponse Ok() {
@@ -94,9 +79,12 @@ Server::~Server() {
 
 void Server::RouteApi(net::HttpServer& s, bool webhook_only) {
   s.Route("POST", "/webhook", [this](const net::HttpRequest& req) {
-    return Handle(req, metrics_, [this](const json& b) { return extender_.Admit(b); });
+    return Reply(RunAdmission(req.body, metrics_, extender_));
   });
-  // The probes: on the I/O thread, so that they answer while binds hold every worker.
+  // The probes: on the I/O thread, so that they answer while binds hold every worker. Liveness
+  // says the listener's I/O thread is alive, whatever clients do: restarting never helps against
+  // a client, and would hand one a way to kill the pod (and, with failurePolicy Ignore, to have
+  // pods admitted unchecked while it restarts). Readiness says whether a request would be served.
   s.Route(
       "GET", "/healthz", [](const net::HttpRequest&) { return Ok(); }, net::RunOn::kIoThread);
   if (webhook_only) return;
@@ -112,7 +100,8 @@ void Server::RouteApi(net::HttpServer& s, bool webhook_only) {
                                               "127.0.0.1, or start vgpu-scheduler with "
                                               "--extender-allow-remote (docs/security.md)"}}});
       }
-      return Handle(req, metrics_, [this, call](const json& b) { return (extender_.*call)(b); });
+      return Reply(RunJsonVerb(req.body, metrics_,
+                               [this, call](const json& b) { return (extender_.*call)(b); }));
     };
   };
   s.Route("POST", "/filter", verb("/filter", &Extender::Filter));
@@ -121,12 +110,18 @@ void Server::RouteApi(net::HttpServer& s, bool webhook_only) {
   // On the I/O thread too: readyz_note takes the elector's mutex, which is never held over I/O.
   s.Route(
       "GET", "/readyz",
-      [this](const net::HttpRequest&) {
-        const bool ready = ready_.load();
+      [this, &s](const net::HttpRequest&) {
+        bool ready = ready_.load();
         // A standby replica is ready too: it serves filter, prioritize and the webhook; only
         // bind needs the leader, and a readiness that followed leadership would stall rolling
         // updates.
         std::string text = ready ? "ready" : "waiting for the first node and pod lists";
+        // Not while the listener refuses requests (every worker busy, the queue full): another
+        // replica serves them meanwhile. The per-client limits keep one client from causing it.
+        if (const std::string saturated = s.Saturation(); ready && !saturated.empty()) {
+          ready = false;
+          text = "not taking requests now: " + saturated;
+        }
         if (options_.readyz_note) text += "\n" + options_.readyz_note();
         return net::HttpResponse::Text(ready ? 200 : 503, std::move(text));
       },
