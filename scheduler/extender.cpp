@@ -180,6 +180,7 @@ Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api
   admission_.scheduler_name = options_.scheduler_name;
   admission_.core_policy = options_.core_policy;
   admission_.overrides = options_.overrides;
+  admission_.system_users = options_.system_users;
 }
 
 void Extender::Remember(const std::string& uid, std::shared_ptr<const PendingPod> pending) {
@@ -598,21 +599,10 @@ VerbResult Extender::Admit(const json& review) {
   }
   json response = {{"uid", StrField(*request, "uid")}, {"allowed", true}};
   const std::string operation = StrField(*request, "operation");
-  if (!operation.empty() && operation != "CREATE") {
-    return {200,
-            json{{"apiVersion", api_version}, {"kind", "AdmissionReview"}, {"response", response}}};
-  }
   const json* kind = Field(*request, "kind");
   const json* object = Field(*request, "object");
   const bool is_pod = kind != nullptr && StrField(*kind, "kind") == "Pod";
-  if (is_pod && object != nullptr && object->is_object()) {
-    json pod = *object;
-    std::string ns = Meta(pod, "namespace");
-    if (ns.empty()) ns = StrField(*request, "namespace");
-    if (ns.empty()) ns = "default";
-    if (!pod.contains("metadata") || !pod["metadata"].is_object()) pod["metadata"] = json::object();
-    pod["metadata"]["namespace"] = ns;
-    sched::AdmissionDecision d = sched::AdmitPod(pod, admission_, model_.Quota(ns));
+  const auto answer = [&](const sched::AdmissionDecision& d) {
     response["allowed"] = d.allowed;
     if (!d.allowed) {
       metrics_.webhook_denied.fetch_add(1, std::memory_order_relaxed);
@@ -623,7 +613,34 @@ VerbResult Extender::Admit(const json& review) {
         response["patchType"] = "JSONPatch";
         response["patch"] = Base64(d.patch.dump());
       }
+      if (!d.warnings.empty()) response["warnings"] = d.warnings;
     }
+  };
+  if (operation == "UPDATE" && is_pod) {
+    // Between the bind and Allocate the device plugin trusts what the bind wrote: only the
+    // system's own accounts may change it (docs/security.md).
+    if (object == nullptr || !object->is_object()) {
+      return BadRequest(metrics_, "AdmissionReview request for a Pod UPDATE has no object");
+    }
+    const json* old_object = Field(*request, "oldObject");
+    const json* user = Field(*request, "userInfo");
+    answer(sched::AdmitPodUpdate(old_object != nullptr ? *old_object : json(), *object,
+                                 user != nullptr ? StrField(*user, "username") : "", admission_));
+    return {200,
+            json{{"apiVersion", api_version}, {"kind", "AdmissionReview"}, {"response", response}}};
+  }
+  if (!operation.empty() && operation != "CREATE") {
+    return {200,
+            json{{"apiVersion", api_version}, {"kind", "AdmissionReview"}, {"response", response}}};
+  }
+  if (is_pod && object != nullptr && object->is_object()) {
+    json pod = *object;
+    std::string ns = Meta(pod, "namespace");
+    if (ns.empty()) ns = StrField(*request, "namespace");
+    if (ns.empty()) ns = "default";
+    if (!pod.contains("metadata") || !pod["metadata"].is_object()) pod["metadata"] = json::object();
+    pod["metadata"]["namespace"] = ns;
+    answer(sched::AdmitPod(pod, admission_, model_.Quota(ns)));
   } else if (is_pod) {
     return BadRequest(metrics_, "AdmissionReview request for a Pod has no object");
   }

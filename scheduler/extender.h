@@ -34,6 +34,9 @@ struct ExtenderOptions {
   std::string scheduler_name = "hami-scheduler";
   std::string core_policy;          // GPU_CORE_UTILIZATION_POLICY added by the webhook
   sched::OverridePolicy overrides;  // what the webhook lets pods set of vgpu's own
+  // Usernames that may change vgpu's own pod annotations on UPDATE (the scheduler's and the
+  // device plugin's ServiceAccounts, --webhook-system-accounts).
+  std::vector<std::string> system_users;
   bool check_handshake = true;
   std::chrono::seconds handshake_timeout{60};
   NodeLockOptions lock;
@@ -69,9 +72,10 @@ class Extender {
   VerbResult Filter(const nlohmann::json& args);      // ExtenderArgs -> ExtenderFilterResult
   VerbResult Prioritize(const nlohmann::json& args);  // ExtenderArgs -> HostPriorityList
   VerbResult Bind(const nlohmann::json& args);  // ExtenderBindingArgs -> ExtenderBindingResult
-  // AdmissionReview v1/v1beta1. Decides pod CREATE only: any other operation (a registration
-  // that also sends UPDATE would carry the scheduler's and the device plugin's own annotation
-  // writes) is allowed untouched.
+  // AdmissionReview v1/v1beta1. Pod CREATE: defaults, the scheduler's name, refusals
+  // (sched::AdmitPod). Pod UPDATE: refuses changes to the annotations only vgpu writes unless
+  // request.userInfo is one of `system_users` (sched::AdmitPodUpdate); never patches. Any other
+  // operation is allowed untouched.
   VerbResult Admit(const nlohmann::json& review);
 
   const ExtenderOptions& options() const { return options_; }

@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
   if (!reach.ok()) return Fail(reach.status().message());
   const scheduler::ServerOptions& server = reach->server;
   ext.overrides = reach->overrides;
+  ext.system_users = reach->system_users;
 
   config::NvidiaConfig nvidia;
   if (!device_config.empty()) {

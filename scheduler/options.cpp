@@ -30,6 +30,11 @@ void AddAccessFlags(CLI::App& app, AccessFlags& f) {
   app.add_option("--webhook-override-namespaces", f.override_namespaces,
                  "comma list of namespaces whose pods may set all of them")
       ->delimiter(',');
+  app.add_option("--webhook-system-accounts", f.system_accounts,
+                 "comma list of <namespace>:<name> ServiceAccounts that may change vgpu's own pod "
+                 "annotations after creation (the scheduler's and the device plugin's); the "
+                 "webhook refuses such pod updates from anyone else (docs/security.md)")
+      ->delimiter(',');
 }
 
 Result<Access> ResolveAccess(const AccessFlags& f) {
@@ -64,6 +69,11 @@ Result<Access> ResolveAccess(const AccessFlags& f) {
   a.overrides.namespaces = f.override_namespaces;
   VGPU_RETURN_IF_ERROR(sched::ValidateOverridePolicy({.namespaces = f.override_namespaces})
                            .WithContext("--webhook-override-namespaces"));
+  for (const std::string& account : f.system_accounts) {
+    Result<std::string> user = sched::ServiceAccountUser(account);
+    if (!user.ok()) return user.status().WithContext("--webhook-system-accounts");
+    a.system_users.push_back(std::move(*user));
+  }
   return a;
 }
 

@@ -24,6 +24,9 @@ struct AccessFlags {
   std::string hami_http_bind;  // HAMi's --http_bind: everything on one listener
   std::vector<std::string> allow_overrides;
   std::vector<std::string> override_namespaces;
+  // <namespace>:<name> of the ServiceAccounts that may change vgpu's own pod annotations on
+  // UPDATE (the scheduler's and the device plugin's).
+  std::vector<std::string> system_accounts;
 };
 
 // Registers the flags (each with --help text) on `app`, writing into `flags`.
@@ -32,10 +35,11 @@ void AddAccessFlags(CLI::App& app, AccessFlags& flags);
 struct Access {
   ServerOptions server;
   sched::OverridePolicy overrides;
+  std::vector<std::string> system_users;  // usernames of --webhook-system-accounts
 };
 
-// Combines and checks the flags: malformed addresses, a TLS listener without its files and
-// override names the webhook does not guard are errors naming the flag.
+// Combines and checks the flags: malformed addresses, a TLS listener without its files, override
+// names the webhook does not guard and malformed accounts are errors naming the flag.
 Result<Access> ResolveAccess(const AccessFlags& flags);
 
 }  // namespace vgpu::scheduler

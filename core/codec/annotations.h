@@ -33,6 +33,11 @@ inline constexpr std::string_view kBindTime = "hami.io/bind-time";
 // up, so that kube-scheduler re-queues it (scheduler/requeue.h).
 inline constexpr std::string_view kCapacityFreedAt = "vgpu.io/capacity-freed-at";
 
+// Label that keeps a pod (or, on a namespace, its pods) away from the admission webhook, HAMi's
+// opt-out ("ignore"). A pod may be created with it; only vgpu's own accounts may change it later,
+// because a pod carrying it before and after an update is never sent to the webhook again.
+inline constexpr std::string_view kWebhookSelectorLabel = "hami.io/webhook";
+
 // Values of kBindPhase.
 inline constexpr std::string_view kBindPhaseAllocating = "allocating";
 inline constexpr std::string_view kBindPhaseSuccess = "success";

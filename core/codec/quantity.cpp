@@ -89,9 +89,11 @@ Int128 Pow10(int n) {  // n <= 30
   return r;
 }
 
-// ceil(mantissa * mult * 10^(dec_exp - frac_digits) / divisor), or -1 on overflow.
+// ceil(mantissa * mult * 10^(dec_exp - frac_digits) / divisor), or -1 on overflow; `*inexact`
+// says whether the division left a remainder (the value was not a whole multiple of divisor).
 // mantissa < 10^30 (at most 30 digits), mult <= 2^60, divisor <= 2^20, -60 <= exp <= 30.
-Int128 Value(const Parsed& p, Int128 divisor) {
+Int128 Value(const Parsed& p, Int128 divisor, bool* inexact) {
+  *inexact = false;
   Int128 mantissa = p.mantissa;
   int frac_digits = p.frac_digits;
   for (; frac_digits > 0 && mantissa % 10 == 0; --frac_digits) mantissa /= 10;  // "1.000Gi"
@@ -100,12 +102,17 @@ Int128 Value(const Parsed& p, Int128 divisor) {
   const int exp = p.dec_exp - frac_digits;
   if (exp > 0) {
     if (exp > 30 || !MulLimited(num, Pow10(exp), &num)) return -1;  // 1e30 * 10^30
+    *inexact = num % divisor != 0;
     return (num + divisor - 1) / divisor;
   }
   // A negative exponent beyond the digits' reach (10^-31 .. 10^-60; only without a binary
   // suffix, so num < 10^30): a positive value below 1, rounded up.
-  if (-exp > 30) return num > 0 ? 1 : 0;
+  if (-exp > 30) {
+    *inexact = num > 0;
+    return num > 0 ? 1 : 0;
+  }
   const Int128 den = divisor * Pow10(-exp);  // < 2^20 * 10^30 < 2^120: no overflow
+  *inexact = num % den != 0;
   return (num + den - 1) / den;
 }
 
@@ -116,22 +123,37 @@ Result<int64_t> ToInt64(std::string_view text, Int128 v) {
   return static_cast<int64_t>(v);
 }
 
-}  // namespace
-
-Result<int64_t> ParseQuantity(std::string_view text) {
-  auto p = Parse(text);
-  if (!p.ok()) return p.status();
-  return ToInt64(text, Value(*p, 1));
+// The quantity's own value must be whole under Fraction::kRefuse.
+Status CheckWhole(std::string_view text, const Parsed& p, Fraction fraction) {
+  if (fraction == Fraction::kRoundUp) return Status::Ok();
+  bool inexact = false;
+  (void)Value(p, 1, &inexact);
+  if (!inexact) return Status::Ok();
+  return InvalidArgument("quantity " + Quote(text) +
+                         " is not a whole number; vGPU resources are counted in whole units "
+                         "(Kubernetes accepts only whole numbers for them)");
 }
 
-Result<int64_t> ParseMemoryMiB(std::string_view text) {
+}  // namespace
+
+Result<int64_t> ParseQuantity(std::string_view text, Fraction fraction) {
   auto p = Parse(text);
   if (!p.ok()) return p.status();
+  VGPU_RETURN_IF_ERROR(CheckWhole(text, *p, fraction));
+  bool inexact = false;
+  return ToInt64(text, Value(*p, 1, &inexact));
+}
+
+Result<int64_t> ParseMemoryMiB(std::string_view text, Fraction fraction) {
+  auto p = Parse(text);
+  if (!p.ok()) return p.status();
+  VGPU_RETURN_IF_ERROR(CheckWhole(text, *p, fraction));
   // Only a binary suffix says "bytes". kube-apiserver canonicalises a plain "3000" to "3k", so
   // decimal suffixes and exponents must keep HAMi's meaning: a number of MiB.
   const bool binary_suffix = p->mult != 1;
-  if (!binary_suffix) return ToInt64(text, Value(*p, 1));
-  return ToInt64(text, Value(*p, Int128(1) << 20));
+  bool inexact = false;
+  if (!binary_suffix) return ToInt64(text, Value(*p, 1, &inexact));
+  return ToInt64(text, Value(*p, Int128(1) << 20, &inexact));
 }
 
 }  // namespace vgpu::codec

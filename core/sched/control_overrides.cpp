@@ -78,6 +78,9 @@ const std::vector<ControlledName>& ControlledNames() {
       {anno::kBindTime, Kind::kAnnotation, "orders the pods the device plugin serves"},
       {anno::kCapacityFreedAt, Kind::kAnnotation, "the scheduler's re-queue nudge"},
       {anno::kVgpuNode, Kind::kLabel, "written by the scheduler with the annotation of that name"},
+      {anno::kWebhookSelectorLabel, Kind::kUpdateLabel,
+       "a pod that carries it before and after an update is never sent to the webhook again, so "
+       "its later updates go unchecked"},
       {VGPU_ENV_DISABLE_CONTROL, Kind::kEnv,
        "the device plugin leaves libvgpu.so out of the container (HAMi's always, vgpu's with "
        "--allow-disable-control): no GPU limits at all"},
@@ -204,6 +207,93 @@ std::string OverrideDenial(const json& pod, const std::vector<const json*>& gpu_
                          : ", or everything in this namespace with "
                            "--webhook-override-namespaces=" +
                                ns) +
+             " (chart: scheduler.admissionWebhook.allowOverrides, overrideNamespaces)";
+  return message;
+}
+
+Result<std::string> ServiceAccountUser(std::string_view account) {
+  const size_t colon = account.find(':');
+  const bool well_formed = colon != std::string_view::npos && colon > 0 &&
+                           colon + 1 < account.size() &&
+                           account.find(':', colon + 1) == std::string_view::npos &&
+                           account.find_first_of(" ,/") == std::string_view::npos;
+  if (!well_formed) {
+    return InvalidArgument("'" + std::string(account) +
+                           "' is not a ServiceAccount as <namespace>:<name> (e.g. "
+                           "vgpu:vgpu-scheduler)");
+  }
+  return "system:serviceaccount:" + std::string(account);
+}
+
+std::string UpdateDenial(const json& old_pod, const json& new_pod, const std::string& username,
+                         const std::vector<std::string>& system_users,
+                         const OverridePolicy& policy) {
+  if (!username.empty() &&
+      std::find(system_users.begin(), system_users.end(), username) != system_users.end()) {
+    return "";
+  }
+  const auto meta_of = [](const json& pod) -> const json* {
+    if (!pod.is_object()) return nullptr;
+    auto m = pod.find("metadata");
+    return m != pod.end() && m->is_object() ? &*m : nullptr;
+  };
+  const json* old_meta = meta_of(old_pod);
+  const json* new_meta = meta_of(new_pod);
+  const std::string ns = new_meta != nullptr ? Str(*new_meta, "namespace") : "";
+  if (!ns.empty() && std::find(policy.namespaces.begin(), policy.namespaces.end(), ns) !=
+                         policy.namespaces.end()) {
+    return "";
+  }
+  // The value of one annotation or label; null when absent.
+  const auto value = [](const json* meta, const char* field, std::string_view name) {
+    if (meta == nullptr) return json();
+    auto map = meta->find(field);
+    if (map == meta->end() || !map->is_object()) return json();
+    auto v = map->find(std::string(name));
+    return v == map->end() ? json() : *v;
+  };
+  std::vector<Found> found;
+  for (const ControlledName& n : ControlledNames()) {
+    if (n.kind != Kind::kAnnotation && n.kind != Kind::kLabel && n.kind != Kind::kUpdateLabel) {
+      continue;
+    }
+    const char* field = n.kind == Kind::kAnnotation ? "annotations" : "labels";
+    const json before = value(old_meta, field, n.name);
+    const json after = value(new_meta, field, n.name);
+    if (before == after || Allowed(policy, n.name)) continue;
+    const char* change = before.is_null() ? "adds" : after.is_null() ? "removes" : "changes";
+    found.push_back({std::string(change) +
+                         (n.kind == Kind::kAnnotation ? " annotation " : " label ") +
+                         std::string(n.name),
+                     n.name, std::string(n.effect)});
+  }
+  if (found.empty()) return "";
+  std::string message = "the update ";
+  std::string list;
+  for (size_t i = 0; i < found.size(); ++i) {
+    message += (i ? "; " : "") + found[i].what + " (" + found[i].effect + ")";
+    if (list.find(found[i].name) == std::string::npos) {
+      list += (list.empty() ? "" : ",") + std::string(found[i].name);
+    }
+  }
+  message +=
+      ", which only vgpu's scheduler and device plugin may change after the pod is "
+      "created; the request came from " +
+      (username.empty() ? std::string("an unnamed user") : "user " + username) + ". ";
+  if (system_users.empty()) {
+    message +=
+        "vgpu-scheduler knows no accounts that may: start it with "
+        "--webhook-system-accounts=<namespace>:<scheduler's ServiceAccount>,<namespace>:<device "
+        "plugin's> (the chart passes them)";
+  } else {
+    message += "Only ";
+    for (size_t i = 0; i < system_users.size(); ++i) {
+      message += (i ? ", " : "") + system_users[i];
+    }
+    message += " may (vgpu-scheduler --webhook-system-accounts)";
+  }
+  message += "; a cluster admin can allow the change with --webhook-allow-overrides=" + list +
+             (ns.empty() ? std::string() : " or --webhook-override-namespaces=" + ns) +
              " (chart: scheduler.admissionWebhook.allowOverrides, overrideNamespaces)";
   return message;
 }

@@ -26,10 +26,11 @@ struct OverridePolicy {
 // One name the webhook guards.
 struct ControlledName {
   enum class Kind {
-    kAnnotation,  // on every pod
-    kLabel,       // on every pod
-    kEnv,         // in a container asking for vGPU resources
-    kEnvFamily,   // the name and every `<name>_<suffix>`, in such a container
+    kAnnotation,   // on every pod
+    kLabel,        // on every pod
+    kUpdateLabel,  // a label a pod may be created with, but not change later
+    kEnv,          // in a container asking for vGPU resources
+    kEnvFamily,    // the name and every `<name>_<suffix>`, in such a container
   };
   std::string_view name;
   Kind kind;
@@ -51,5 +52,20 @@ Status ValidateOverridePolicy(const OverridePolicy& policy);
 std::string OverrideDenial(const nlohmann::json& pod,
                            const std::vector<const nlohmann::json*>& gpu_containers,
                            const std::string& core_policy, const OverridePolicy& policy);
+
+// The username of a ServiceAccount given as "<namespace>:<name>" (kubectl's spelling):
+// "system:serviceaccount:<namespace>:<name>". Errors name what is wrong with `account`.
+Result<std::string> ServiceAccountUser(std::string_view account);
+
+// The changes an UPDATE of a pod (`old_pod` -> `new_pod`, the AdmissionReview's oldObject and
+// object) makes to the annotations and labels only vgpu writes (the kAnnotation, kLabel and
+// kUpdateLabel names: adding, changing or removing one), as one denial message naming each and
+// who may change them; "" when there are none, when `username` (request.userInfo.username) is
+// one of `system_users` (the scheduler's and the device plugin's ServiceAccounts), or when
+// `policy` allows the names (as on creation). With no `system_users` every such change is
+// refused: fail closed, with the flag to set in the message.
+std::string UpdateDenial(const nlohmann::json& old_pod, const nlohmann::json& new_pod,
+                         const std::string& username, const std::vector<std::string>& system_users,
+                         const OverridePolicy& policy);
 
 }  // namespace vgpu::sched

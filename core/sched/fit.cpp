@@ -229,7 +229,11 @@ std::optional<Reason> CheckGpu(const GpuDevice& gpu, const DeviceUsage& used, bo
   if (req.cores == 0 && gpu.cores > 0 && used.cores >= gpu.cores) {
     return Reason::kCardComputeUnitsExhausted;  // someone holds the card exclusively
   }
-  if (gpu.mem_mib - used.mem_mib < MemoryNeeded(req, gpu)) return Reason::kCardInsufficientMemory;
+  const int64_t need = MemoryNeeded(req, gpu);
+  // A 0-MiB vGPU would be handed to the container as CUDA_DEVICE_MEMORY_LIMIT_<i>=0m, which
+  // libvgpu.so (HAMi-core) reads as "unlimited": a card too small for the percentage (1 % of
+  // 50 MiB) or a request that slipped past the parser never gets one.
+  if (need <= 0 || gpu.mem_mib - used.mem_mib < need) return Reason::kCardInsufficientMemory;
   if (gpu.cores - used.cores < req.cores) return Reason::kCardInsufficientCore;
   return std::nullopt;
 }

@@ -53,15 +53,16 @@ bool PodRequest::wants_gpu() const {
 ContainerRequest ApplyDefaults(const codec::ContainerRequest& ask,
                                const RequestDefaults& defaults) {
   ContainerRequest r;
-  if (ask.count > 0) {
-    r.count = ask.count;
-  } else if (ask.memory_mib || ask.memory_percentage || ask.cores) {
-    r.count = defaults.gpu_num;  // only memory or cores asked: HAMi's defaultGPUNum
-  }
-  if (r.count == 0) return {};
+  if (!ask.AsksForGpu()) return {};
+  // An explicit count decides (0 asked for no GPU above); only memory or cores asked: HAMi's
+  // defaultGPUNum.
+  r.count = ask.count_given ? ask.count : defaults.gpu_num;
+  if (r.count <= 0) return {};
+  // A memory or percentage of 0 reads as unset, as HAMi reads them (HAMi #2156): the default
+  // applies. Never 0 MiB: libvgpu.so (HAMi-core) reads a 0 limit as "unlimited".
   if (ask.memory_mib && *ask.memory_mib > 0) {
     r.mem_mib = *ask.memory_mib;
-  } else if (ask.memory_percentage) {
+  } else if (ask.memory_percentage && *ask.memory_percentage > 0) {
     r.mem_percent = *ask.memory_percentage;
   } else if (defaults.mem_mib > 0) {
     r.mem_mib = defaults.mem_mib;

@@ -30,6 +30,33 @@ bool HasEnv(const json& c, const std::string& name) {
   return false;
 }
 
+// Values HAMi reads other than their face value (they are admitted: HAMi users' pods carry them).
+void ZeroValueWarnings(const json& c, const codec::ContainerRequest& ask,
+                       const AdmissionConfig& cfg, std::vector<std::string>& warnings) {
+  const std::string where = "container " + Str(c, "name", "?") + ": ";
+  const bool other = ask.memory_mib || ask.memory_percentage || ask.cores;
+  if (ask.count_given && ask.count == 0) {
+    if (other) {
+      warnings.push_back(where + cfg.names.count +
+                         " is 0, so the container gets no GPU; its other vGPU resources are "
+                         "ignored (ask for 1 or more, or drop them)");
+    }
+    return;
+  }
+  const bool zero_mem = ask.memory_mib && *ask.memory_mib == 0;
+  const bool zero_pct = ask.memory_percentage && *ask.memory_percentage == 0;
+  if (!(zero_mem || zero_pct) || (ask.memory_mib && *ask.memory_mib > 0) ||
+      (ask.memory_percentage && *ask.memory_percentage > 0)) {
+    return;
+  }
+  const std::string default_mem = cfg.defaults.mem_mib > 0
+                                      ? std::to_string(cfg.defaults.mem_mib) + " MiB per vGPU"
+                                      : std::string("the whole card's memory");
+  warnings.push_back(where + (zero_mem ? cfg.names.memory : cfg.names.memory_percentage) +
+                     " 0 means unset (as in HAMi), not 0 MiB: the container gets the default, " +
+                     default_mem);
+}
+
 // Collects the additions for one container into `patch`; returns a denial message or "".
 std::string MutateContainer(const json& c, const codec::ContainerRequest& ask,
                             const std::string& path, const AdmissionConfig& cfg, json& patch,
@@ -130,6 +157,7 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
       std::string denial =
           MutateContainer((*list)[i], (*asks)[k], path, config, d.patch, d.asks_vgpu);
       if (!denial.empty()) return Deny(denial);
+      ZeroValueWarnings((*list)[i], (*asks)[k], config, d.warnings);
       if ((*asks)[k].AsksForGpu()) gpu_containers.push_back(&(*list)[i]);
     }
   }
@@ -162,6 +190,14 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
                        {"value", config.scheduler_name}});
   }
   return d;
+}
+
+AdmissionDecision AdmitPodUpdate(const json& old_pod, const json& new_pod,
+                                 const std::string& username, const AdmissionConfig& config) {
+  std::string denial =
+      UpdateDenial(old_pod, new_pod, username, config.system_users, config.overrides);
+  if (!denial.empty()) return Deny(std::move(denial));
+  return {};
 }
 
 }  // namespace vgpu::sched

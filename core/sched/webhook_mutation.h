@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/sched/control_overrides.h"
 #include "core/sched/pod_request.h"
@@ -21,6 +22,9 @@ struct AdmissionConfig {
   std::string core_policy;
   // Which of vgpu's own annotations and enforcement variables pods may set (none by default).
   OverridePolicy overrides;
+  // Usernames that may change vgpu's own annotations of a pod after its creation: the
+  // scheduler's and the device plugin's ServiceAccounts (ServiceAccountUser). Empty: nobody.
+  std::vector<std::string> system_users;
 };
 
 struct AdmissionDecision {
@@ -28,12 +32,23 @@ struct AdmissionDecision {
   std::string message;                             // why it was denied
   nlohmann::json patch = nlohmann::json::array();  // empty when nothing changes
   bool asks_vgpu = false;
+  // What the pod's author should know although the pod is admitted: a value HAMi reads in a way
+  // that may surprise (gpumem 0 is the default memory, not 0 MiB). AdmissionReview `warnings`:
+  // kubectl prints them.
+  std::vector<std::string> warnings;
 };
 
 // Decides for `pod` (the AdmissionReview's request.object of a CREATE). Applying the patch and
 // admitting the result again yields an empty patch (reinvocation-safe).
 AdmissionDecision AdmitPod(const nlohmann::json& pod, const AdmissionConfig& config,
                            const std::optional<NamespaceQuota>& quota);
+
+// Decides for an UPDATE of a pod by `username` (request.userInfo.username): denied when it
+// changes the annotations and labels only vgpu writes and `username` is none of
+// config.system_users (UpdateDenial); otherwise allowed, never patched (a pod's spec is fixed once
+// created, and the system's own writes must pass unchanged).
+AdmissionDecision AdmitPodUpdate(const nlohmann::json& old_pod, const nlohmann::json& new_pod,
+                                 const std::string& username, const AdmissionConfig& config);
 
 // "a/b~c" -> "a~1b~0c" (RFC 6901).
 std::string JsonPointerEscape(const std::string& token);

@@ -521,7 +521,14 @@ def case_default(kube):
     F.equal(wh["name"], "vgpu.hami.io", "default: webhook name")
     F.equal(wh["objectSelector"]["matchExpressions"][0], {"key": "hami.io/webhook", "operator": "NotIn", "values": ["ignore"]},
             "default: objectSelector")
-    F.equal(wh["rules"][0]["operations"], ["CREATE"], "default: webhook operations")
+    # issue 42: UPDATE too, so that only the scheduler's and the device plugin's ServiceAccounts
+    # may change the annotations Allocate trusts between the bind and Allocate.
+    F.equal(wh["rules"][0]["operations"], ["CREATE", "UPDATE"], "default: webhook operations")
+    F.equal(flag_value(sargs, "--webhook-system-accounts", "default"),
+            "kube-system:vgpu-scheduler,kube-system:vgpu-device-plugin", "default: --webhook-system-accounts")
+    F.equal(pod_spec(dep)["serviceAccountName"], "vgpu-scheduler", "default: scheduler ServiceAccount")
+    F.equal(pod_spec(dss["vgpu-device-plugin"])["serviceAccountName"], "vgpu-device-plugin",
+            "default: device plugin ServiceAccount")
     openssl_verify(base64.b64decode(secret["data"]["ca.crt"]), base64.b64decode(secret["data"]["tls.crt"]),
                    dns_name="vgpu-scheduler.kube-system.svc")
     svc = one(docs, "Service", "-scheduler")
@@ -773,6 +780,16 @@ def case_overrides():
     F.equal(flag_value(sargs, "--webhook-allow-overrides", what), "CUDA_DISABLE_CONTROL",
             f"{what}: allowDisableControl alone")
     F.check(not flag_values(sargs, "--webhook-override-namespaces"), f"{what}: namespaces passed: {sargs}")
+    # Who may change vgpu's own pod annotations on UPDATE: HAMi's device plugin in place of ours.
+    docs = render(sets=["devicePlugin.enabled=false",
+                        "scheduler.admissionWebhook.systemAccounts={hami-system:hami-device-plugin}"])
+    sargs = container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--webhook-system-accounts", what),
+            "kube-system:vgpu-scheduler,hami-system:hami-device-plugin", f"{what}: --webhook-system-accounts")
+    # No webhook, no webhook flags.
+    docs = render(sets=["scheduler.admissionWebhook.enabled=false"])
+    sargs = container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.check(not flag_values(sargs, "--webhook-system-accounts"), f"{what}: webhook off, accounts passed: {sargs}")
 
 
 def case_bad_values():

@@ -510,17 +510,29 @@ TEST_F(ExtenderTest, QuotaLimitsNamespaceCharge) {
             std::string::npos);
 }
 
-// The webhook decides pod creation. A pod created with the annotations the scheduler writes at
-// bind is refused with a message naming them; the scheduler's and the device plugin's own writes
-// are updates (PATCH), which pass untouched even where the webhook is registered for UPDATE too.
-TEST_F(ExtenderTest, WebhookRefusesSystemAnnotationsOnCreateOnly) {
+// The webhook decides pod creation and updates. A pod created with the annotations the scheduler
+// writes at bind is refused with a message naming them. Updates of them (issue 42: a tenant who may
+// patch its pod rewrote what Allocate trusts between the bind and Allocate) pass only from the
+// scheduler's and the device plugin's ServiceAccounts; other operations pass untouched.
+TEST_F(ExtenderTest, WebhookRefusesSystemAnnotationsOnCreateAndFromTenantsOnUpdate) {
+  const std::string scheduler_sa = "system:serviceaccount:vgpu:vgpu-scheduler";
+  const std::string plugin_sa = "system:serviceaccount:vgpu:vgpu-device-plugin";
+  options_.system_users = {scheduler_sa, plugin_sa};
   json forged = GpuPod("forged", {{"nvidia.com/gpu", "1"}}, "team",
                        {{"hami.io/vgpu-devices-to-allocate", "GPU-a,NVIDIA,80000,100:;"},
                         {"hami.io/bind-phase", "allocating"}});
-  const auto review = [&](const char* operation) {
+  const auto review = [&](const char* operation, const std::string& user = "alice",
+                          const json& old = GpuPod("forged", {{"nvidia.com/gpu", "1"}}, "team")) {
     json r = {{"apiVersion", "admission.k8s.io/v1"},
-              {"request", {{"uid", "u"}, {"kind", {{"kind", "Pod"}}}, {"object", forged}}}};
+              {"request",
+               {{"uid", "u"},
+                {"kind", {{"kind", "Pod"}}},
+                {"object", forged},
+                {"userInfo", {{"username", user}}}}}};
     if (operation != nullptr) r["request"]["operation"] = operation;
+    if (std::string(operation == nullptr ? "" : operation) == "UPDATE") {
+      r["request"]["oldObject"] = old;
+    }
     return r;
   };
   for (const char* create : {"CREATE", static_cast<const char*>(nullptr)}) {
@@ -535,7 +547,30 @@ TEST_F(ExtenderTest, WebhookRefusesSystemAnnotationsOnCreateOnly) {
     EXPECT_NE(message.find("annotation hami.io/bind-phase"), std::string::npos) << message;
     EXPECT_NE(message.find("--webhook-override-namespaces=team"), std::string::npos) << message;
   }
-  for (const char* other : {"UPDATE", "DELETE", "CONNECT"}) {
+  {
+    // A tenant's update that writes them is refused, naming the user and who may.
+    VerbResult r = extender().Admit(review("UPDATE"));
+    ASSERT_EQ(r.http_status, 200);
+    const json resp = r.Json()["response"];
+    ASSERT_FALSE(resp["allowed"].get<bool>()) << resp.dump();
+    EXPECT_EQ(resp["status"]["code"], 403);
+    const std::string message = resp["status"]["message"];
+    EXPECT_NE(message.find("adds annotation hami.io/vgpu-devices-to-allocate"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("user alice"), std::string::npos) << message;
+    EXPECT_NE(message.find("Only " + scheduler_sa + ", " + plugin_sa + " may"), std::string::npos)
+        << message;
+    EXPECT_FALSE(resp.contains("patch"));
+  }
+  for (const std::string& system : {scheduler_sa, plugin_sa}) {
+    VerbResult r = extender().Admit(review("UPDATE", system));
+    const json resp = r.Json()["response"];
+    EXPECT_TRUE(resp["allowed"].get<bool>()) << system << ": " << resp.dump();
+    EXPECT_FALSE(resp.contains("patch")) << system;
+  }
+  // An update that leaves them as they were passes for anyone.
+  EXPECT_TRUE(extender().Admit(review("UPDATE", "alice", forged)).Json()["response"]["allowed"]);
+  for (const char* other : {"DELETE", "CONNECT"}) {
     VerbResult r = extender().Admit(review(other));
     ASSERT_EQ(r.http_status, 200) << other;
     const json resp = r.Json()["response"];
@@ -543,10 +578,63 @@ TEST_F(ExtenderTest, WebhookRefusesSystemAnnotationsOnCreateOnly) {
     EXPECT_FALSE(resp.contains("patch")) << other;
     EXPECT_EQ(resp["uid"], "u");
   }
-  // An admin's allowance reaches the webhook through the extender's options.
+  // An admin's allowance reaches the webhook through the extender's options, for both.
   options_.overrides.namespaces = {"team"};
   extender_.reset();
   EXPECT_TRUE(extender().Admit(review("CREATE")).Json()["response"]["allowed"].get<bool>());
+  EXPECT_TRUE(extender().Admit(review("UPDATE")).Json()["response"]["allowed"].get<bool>());
+}
+
+// issue 42: `nvidia.com/gpumem-percentage: "0"` passed the webhook, was placed as 0 MiB (the
+// device plugin then wrote CUDA_DEVICE_MEMORY_LIMIT_0=0m, which libvgpu.so reads as "unlimited")
+// and charged nothing to the namespace's quota. Now "0" is HAMi's "unset": the webhook admits it
+// with a warning, the bind places the default (here the whole card) and the quota counts it.
+TEST_F(ExtenderTest, ZeroMemoryPercentageIsTheDefaultPlacedAndCharged) {
+  api_.PutNode(GpuNode("n1", 1, 16384));
+  model_.UpsertQuota(json::parse(R"({"metadata":{"name":"q","namespace":"team"},
+      "spec":{"hard":{"limits.nvidia.com/gpumem":"20000"}}})"));
+  json zero =
+      GpuPod("zero", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "0"}}, "team");
+  json review = {{"apiVersion", "admission.k8s.io/v1"},
+                 {"request",
+                  {{"uid", "r"},
+                   {"operation", "CREATE"},
+                   {"kind", {{"kind", "Pod"}}},
+                   {"namespace", "team"},
+                   {"object", zero}}}};
+  const json resp = extender().Admit(review).Json()["response"];
+  EXPECT_TRUE(resp["allowed"].get<bool>()) << resp.dump();
+  ASSERT_TRUE(resp.contains("warnings")) << resp.dump();
+  EXPECT_NE(resp["warnings"][0].get<std::string>().find("0 means unset"), std::string::npos);
+
+  api_.PutPod(zero);
+  ASSERT_EQ(extender().Filter(FilterArgs(zero, {"n1"})).Json()["nodenames"], json({"n1"}));
+  ASSERT_EQ(extender().Bind(BindArgs(zero, "n1")).Json()["error"], "");
+  const std::string devices =
+      api_.Pod("team", "zero")["metadata"]["annotations"]["hami.io/vgpu-devices-to-allocate"];
+  EXPECT_EQ(devices, "GPU-n1-0,NVIDIA,16384,0:;");
+  // 16384 MiB of the namespace's 20000 are charged: a second such pod no longer fits.
+  json second = GpuPod("second", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "4000"}}, "team");
+  api_.PutNode(GpuNode("n2", 1, 16384));
+  VerbResult r = extender().Filter(FilterArgs(second, {"n2"}));
+  EXPECT_EQ(r.Json()["nodenames"].size(), 0u) << r.Text();
+  EXPECT_NE(r.Text().find("ResourceQuotaExceeded"), std::string::npos) << r.Text();
+}
+
+// Values a pod that skipped the webhook can carry are refused by the filter with the parser's
+// message: none of them is placed.
+TEST_F(ExtenderTest, FilterRefusesInvalidResourceValues) {
+  api_.PutNode(GpuNode("n1", 1, 16384));
+  for (const json& limits :
+       {json{{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "-1"}}, json{{"nvidia.com/gpu", "0.5"}},
+        json{{"nvidia.com/gpu", "1"}, {"nvidia.com/gpucores", "101"}},
+        json{{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "99999999999Ei"}}}) {
+    json pod = GpuPod("bad", limits);
+    VerbResult r = extender().Filter(FilterArgs(pod, {"n1"}));
+    EXPECT_EQ(r.Json()["nodenames"].size(), 0u) << limits.dump();
+    EXPECT_NE(r.Json()["error"].get<std::string>().find("container \"main\""), std::string::npos)
+        << limits.dump() << ": " << r.Text();
+  }
 }
 
 TEST_F(ExtenderTest, WebhookAnswersBothVersions) {

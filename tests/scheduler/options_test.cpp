@@ -141,12 +141,33 @@ TEST(SchedulerOptions, BadFlagsAreErrorsNamingTheFlag) {
       {{"--http-bind=host:x"}, "--http-bind: bind address"},
       {{"--metrics-bind=:99999"}, "--metrics-bind: bind address"},
       {{"--http_bind=:x"}, "--http_bind: bind address"},
+      {{"--webhook-system-accounts=vgpu/vgpu-scheduler"},
+       "--webhook-system-accounts: 'vgpu/vgpu-scheduler' is not a ServiceAccount as "
+       "<namespace>:<name>"},
   };
   for (const auto& c : cases) {
     Result<Access> a = Parse(c.args);
     ASSERT_FALSE(a.ok()) << c.args[0];
     EXPECT_NE(a.status().message().find(c.want), std::string::npos) << a.status().message();
   }
+}
+
+// The accounts that may change vgpu's own pod annotations on UPDATE, as kubectl spells them
+// (<namespace>:<name>), become the usernames the API server sends in request.userInfo.
+TEST(SchedulerOptions, WebhookSystemAccounts) {
+  Result<Access> a =
+      Parse({"--webhook-system-accounts=vgpu:vgpu-scheduler,vgpu:vgpu-device-plugin"});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->system_users,
+            (std::vector<std::string>{"system:serviceaccount:vgpu:vgpu-scheduler",
+                                      "system:serviceaccount:vgpu:vgpu-device-plugin"}));
+  Result<Access> none = Parse({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->system_users.empty());
+  // The denial without accounts names this flag.
+  const std::string hint = sched::UpdateDenial(
+      {}, {{"metadata", {{"annotations", {{"hami.io/bind-phase", "x"}}}}}}, "u", {}, {});
+  EXPECT_NE(hint.find("--webhook-system-accounts="), std::string::npos) << hint;
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ TEST(PodResourcesTest, LimitsWinThenRequestsInitFirst) {
     "initContainers":[{"name":"setup"}],
     "containers":[
       {"name":"a","resources":{"limits":{"nvidia.com/gpu":"2","nvidia.com/gpumem":"3000"},
-                               "requests":{"nvidia.com/gpumem":"1000","nvidia.com/gpucores":"30"}}},
+                               "requests":{"nvidia.com/gpumem":"3k","nvidia.com/gpucores":"30"}}},
       {"name":"b","resources":{"requests":{"nvidia.com/gpumem-percentage":50,"nvidia.com/priority":"0"}}},
       {"name":"c","resources":{"limits":{"cpu":"1","nvidia.com/gpumem":"2Gi"}}}
     ]}})");
@@ -58,9 +58,23 @@ TEST(PodResourcesTest, ErrorsNameContainerAndResource) {
       {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpucores":"150"}}}]}})",
        "container \"m\": nvidia.com/gpucores: 150 is above the maximum 100"},
       {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpumem":"lots"}}}]}})",
-       "container \"m\": nvidia.com/gpumem: quantity \"lots\""},
+       "container \"m\": limits.nvidia.com/gpumem: quantity \"lots\""},
       {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":true}}}]}})",
        "limits.nvidia.com/gpu must be a quantity string"},
+      // issue 42: values Kubernetes would refuse for extended resources, and overflows.
+      {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":"1500m"}}}]}})",
+       "container \"m\": limits.nvidia.com/gpu: quantity \"1500m\" is not a whole number"},
+      {R"({"spec":{"containers":[{"name":"m","resources":{"requests":{"nvidia.com/gpucores":"0.5"}}}]}})",
+       "requests.nvidia.com/gpucores: quantity \"0.5\" is not a whole number"},
+      {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpumem":"3000"},
+                                                    "requests":{"nvidia.com/gpumem":"4000"}}}]}})",
+       "limits.nvidia.com/gpumem \"3000\" and requests.nvidia.com/gpumem \"4000\" differ"},
+      {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpumem":"2147483648"}}}]}})",
+       "nvidia.com/gpumem: 2147483648 MiB is more than any GPU has (at most 2147483647)"},
+      {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":18446744073709551615}}}]}})",
+       "quantity \"18446744073709551615\" is too large"},
+      {R"({"spec":{"containers":[{"name":"m","resources":{"limits":{"nvidia.com/gpu":-2}}}]}})",
+       "negative values are not allowed"},
   };
   for (const auto& c : cases) {
     auto r = ExtractPodRequests(json::parse(c.pod));
@@ -68,6 +82,23 @@ TEST(PodResourcesTest, ErrorsNameContainerAndResource) {
     EXPECT_NE(r.status().message().find(c.want), std::string::npos)
         << c.pod << " -> " << r.status().message();
   }
+}
+
+// HAMi's reading of count: named, it decides (0 = no GPU, whatever else is named); not named,
+// memory or cores ask for the default count. Zero memory values are kept (policy code reads them as
+// unset).
+TEST(PodResourcesTest, ExplicitZeroCountAsksForNoGpu) {
+  json pod = json::parse(R"({"spec":{"containers":[
+      {"name":"a","resources":{"limits":{"nvidia.com/gpu":"0","nvidia.com/gpumem":"1000"}}},
+      {"name":"b","resources":{"limits":{"nvidia.com/gpumem-percentage":"0"}}},
+      {"name":"c","resources":{"limits":{"nvidia.com/gpu":"0"}}}]}})");
+  auto reqs = ExtractPodRequests(pod);
+  ASSERT_TRUE(reqs.ok()) << reqs.status().ToString();
+  EXPECT_TRUE((*reqs)[0].count_given);
+  EXPECT_FALSE((*reqs)[0].AsksForGpu());
+  EXPECT_EQ((*reqs)[1].memory_percentage, 0);
+  EXPECT_TRUE((*reqs)[1].AsksForGpu());
+  EXPECT_FALSE((*reqs)[2].AsksForGpu());
 }
 
 }  // namespace

@@ -60,5 +60,37 @@ TEST(QuantityTest, Rejects) {
   }
 }
 
+// Kubernetes accepts only whole numbers for extended resources; the pod's vGPU resources are read
+// with Fraction::kRefuse so that "0.5" GPUs or "1500m" cores are refused instead of rounded up.
+TEST(QuantityTest, WholeNumbersOnlyWhenAsked) {
+  struct Case {
+    const char* text;
+    bool whole;   // the quantity's value is a whole number
+    int64_t mib;  // ParseMemoryMiB with kRefuse, when whole
+  };
+  const Case cases[] = {
+      {"3", true, 3},        {"1.5k", true, 1500},
+      {"3000m", true, 3},    {"0.5Ki", true, 1},
+      {"1.5Gi", true, 1536}, {"1e3", true, 1000},
+      {"0", true, 0},        {"1.000", true, 1},
+      {"0.5", false, 0},     {"1500m", false, 0},
+      {"1n", false, 0},      {"0.1Ki", false, 0},
+      {"1e-1", false, 0},    {"0.00000000000000000000000000001e-30", false, 0},
+  };
+  for (const Case& c : cases) {
+    auto v = ParseQuantity(c.text, Fraction::kRefuse);
+    auto m = ParseMemoryMiB(c.text, Fraction::kRefuse);
+    EXPECT_EQ(v.ok(), c.whole) << c.text;
+    EXPECT_EQ(m.ok(), c.whole) << c.text;
+    EXPECT_TRUE(ParseQuantity(c.text).ok()) << c.text << ": rounding up stays the default";
+    if (!c.whole) {
+      EXPECT_NE(v.status().message().find("is not a whole number"), std::string::npos)
+          << v.status().message();
+    } else if (m.ok()) {
+      EXPECT_EQ(*m, c.mib) << c.text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vgpu::codec

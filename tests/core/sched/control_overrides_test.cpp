@@ -255,5 +255,109 @@ TEST(ControlOverrides, PolicyValidation) {
   EXPECT_FALSE(ValidateOverridePolicy({.namespaces = {""}}).ok());
 }
 
+constexpr const char* kScheduler = "system:serviceaccount:vgpu:vgpu-scheduler";
+constexpr const char* kDevicePlugin = "system:serviceaccount:vgpu:vgpu-device-plugin";
+
+// A pod after the scheduler's bind: the annotations the device plugin's Allocate trusts.
+json Bound() {
+  return Pod({{"hami.io/vgpu-node", "n1"},
+              {"hami.io/vgpu-devices-allocated", "GPU-a,NVIDIA,3000,30:;"},
+              {"hami.io/vgpu-devices-to-allocate", "GPU-a,NVIDIA,3000,30:;"},
+              {"hami.io/bind-phase", "allocating"},
+              {"hami.io/bind-time", "100"},
+              {"team", "mine"}},
+             {{"hami.io/vgpu-node", "n1"}});
+}
+
+// issue 42, the UPDATE bypass: a tenant who may patch its pod rewrote what Allocate trusts between
+// the bind and Allocate; the webhook saw pod creation only.
+TEST(ControlOverrides, UpdatesOfTheSystemsNamesOnlyFromItsAccounts) {
+  const std::vector<std::string> system = {kScheduler, kDevicePlugin};
+  const auto with = [](const char* field, const char* key, json value) {
+    json p = Bound();
+    if (value.is_null()) {
+      p["metadata"][field].erase(key);
+    } else {
+      p["metadata"][field][key] = std::move(value);
+    }
+    return p;
+  };
+  struct Case {
+    const char* name;
+    json after;
+    const char* user;
+    const char* want;  // "" = allowed
+  };
+  const Case cases[] = {
+      {"tenant rewrites the device list",
+       with("annotations", "hami.io/vgpu-devices-to-allocate", "GPU-a,NVIDIA,16384,0:;"), "alice",
+       "changes annotation hami.io/vgpu-devices-to-allocate"},
+      {"tenant drops the record usage is rebuilt from",
+       with("annotations", "hami.io/vgpu-devices-allocated", nullptr), "alice",
+       "removes annotation hami.io/vgpu-devices-allocated"},
+      {"tenant moves the pod to another node", with("labels", "hami.io/vgpu-node", "n2"), "alice",
+       "changes label hami.io/vgpu-node"},
+      {"tenant adds the re-queue nudge", with("annotations", "vgpu.io/capacity-freed-at", "1"),
+       "alice", "adds annotation vgpu.io/capacity-freed-at"},
+      {"tenant opts its pod out of the webhook", with("labels", "hami.io/webhook", "ignore"),
+       "alice", "adds label hami.io/webhook"},
+      {"tenant changes its own annotation", with("annotations", "team", "yours"), "alice", ""},
+      {"the device plugin consumes the list",
+       with("annotations", "hami.io/vgpu-devices-to-allocate", ";"), kDevicePlugin, ""},
+      {"the device plugin finishes the bind", with("annotations", "hami.io/bind-phase", "success"),
+       kDevicePlugin, ""},
+      {"the scheduler marks the bind failed", with("annotations", "hami.io/bind-phase", "failed"),
+       kScheduler, ""},
+      {"another ServiceAccount", with("annotations", "hami.io/bind-phase", "success"),
+       "system:serviceaccount:team:default",
+       "the request came from user system:serviceaccount:team:default"},
+      {"an unnamed user", with("annotations", "hami.io/bind-phase", "success"), "",
+       "an unnamed user"},
+  };
+  for (const Case& c : cases) {
+    const std::string d = UpdateDenial(Bound(), c.after, c.user, system, {});
+    if (std::string(c.want).empty()) {
+      EXPECT_EQ(d, "") << c.name;
+      continue;
+    }
+    EXPECT_NE(d.find(c.want), std::string::npos) << c.name << ": " << d;
+    EXPECT_NE(d.find(std::string("Only ") + kScheduler + ", " + kDevicePlugin + " may"),
+              std::string::npos)
+        << c.name << ": " << d;
+  }
+  // Several at once are all named; the admin's allowances apply as on creation.
+  json forged = with("annotations", "hami.io/vgpu-devices-to-allocate", "GPU-b,NVIDIA,1,0:;");
+  forged["metadata"]["annotations"]["hami.io/bind-phase"] = "allocating2";
+  const std::string both = UpdateDenial(Bound(), forged, "alice", system, {});
+  EXPECT_NE(both.find("hami.io/vgpu-devices-to-allocate"), std::string::npos) << both;
+  EXPECT_NE(both.find("hami.io/bind-phase"), std::string::npos) << both;
+  EXPECT_NE(
+      both.find("--webhook-allow-overrides=hami.io/vgpu-devices-to-allocate,hami.io/bind-phase"),
+      std::string::npos)
+      << both;
+  EXPECT_EQ(UpdateDenial(Bound(), forged, "alice", system, {.namespaces = {"team"}}), "");
+  EXPECT_EQ(UpdateDenial(Bound(), forged, "alice", system,
+                         {.allowed = {"hami.io/vgpu-devices-to-allocate", "hami.io/bind-phase"}}),
+            "");
+  // No accounts configured: fail closed, and say which flag to set.
+  const std::string closed = UpdateDenial(Bound(), forged, kScheduler, {}, {});
+  EXPECT_NE(closed.find("--webhook-system-accounts=<namespace>:<scheduler's ServiceAccount>"),
+            std::string::npos)
+      << closed;
+  // No old object (a malformed review): every system name present counts as added.
+  EXPECT_NE(UpdateDenial(json(), Bound(), "alice", system, {}).find("adds annotation"),
+            std::string::npos);
+}
+
+TEST(ControlOverrides, ServiceAccountUser) {
+  EXPECT_EQ(*ServiceAccountUser("vgpu:vgpu-scheduler"),
+            "system:serviceaccount:vgpu:vgpu-scheduler");
+  for (const char* bad : {"", "vgpu", ":name", "ns:", "a:b:c", "ns/name", "ns:na me"}) {
+    auto r = ServiceAccountUser(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("<namespace>:<name>"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace vgpu::sched

@@ -187,5 +187,32 @@ TEST(Admission, PointerEscape) {
   EXPECT_EQ(JsonPointerEscape("a~b/c"), "a~0b~1c");
 }
 
+// An UPDATE is never patched (a pod's spec is fixed); it is refused when it changes the system's
+// annotations from an account that is not the system's (control_overrides_test.cpp has the table).
+TEST(Admission, UpdatesAreCheckedNeverPatched) {
+  AdmissionConfig cfg;
+  cfg.system_users = {"system:serviceaccount:vgpu:vgpu-device-plugin"};
+  json before = Pod(C({{"nvidia.com/gpu", "1"}}));
+  before["metadata"]["annotations"] = {{"hami.io/vgpu-devices-to-allocate", "GPU-a,NVIDIA,1,1:;"}};
+  json after = before;
+  after["metadata"]["annotations"]["hami.io/vgpu-devices-to-allocate"] = ";";
+  AdmissionDecision by_plugin =
+      AdmitPodUpdate(before, after, "system:serviceaccount:vgpu:vgpu-device-plugin", cfg);
+  EXPECT_TRUE(by_plugin.allowed) << by_plugin.message;
+  EXPECT_EQ(by_plugin.patch, json::array());
+  AdmissionDecision by_tenant = AdmitPodUpdate(before, after, "alice", cfg);
+  EXPECT_FALSE(by_tenant.allowed);
+  EXPECT_NE(by_tenant.message.find("changes annotation hami.io/vgpu-devices-to-allocate"),
+            std::string::npos)
+      << by_tenant.message;
+  // Everything else a tenant may change (its own labels, an image) passes untouched, even a spec
+  // the mutation would have patched on creation.
+  json relabel = before;
+  relabel["metadata"]["labels"] = {{"app", "x"}};
+  AdmissionDecision own = AdmitPodUpdate(before, relabel, "alice", cfg);
+  EXPECT_TRUE(own.allowed);
+  EXPECT_EQ(own.patch, json::array());
+}
+
 }  // namespace
 }  // namespace vgpu::sched

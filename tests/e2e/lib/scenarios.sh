@@ -169,6 +169,13 @@ scenario_single_pod() {
   lock=$(k get node "$node" -o json | jq -r '.metadata.annotations["hami.io/mutex.lock"] // ""')
   [[ -z $lock ]] || fail "node $node still holds hami.io/mutex.lock='$lock' after bind-phase=success"
   check_scheduler_metrics gpu-single "$node" "$mem" 30
+  # The webhook also sees updates: the admin's kubectl (neither the scheduler's nor the device
+  # plugin's account) may not rewrite what Allocate trusts (issue 42, docs/security.md).
+  out=$(k annotate pod gpu-single --overwrite 'hami.io/vgpu-devices-to-allocate=GPU-x,NVIDIA,1,0:;' 2>&1) &&
+    fail "the webhook let a user rewrite hami.io/vgpu-devices-to-allocate: $out"
+  grep -q 'changes annotation hami.io/vgpu-devices-to-allocate' <<<"$out" ||
+    fail "the update of hami.io/vgpu-devices-to-allocate was refused for another reason: $out"
+  log "webhook refused a user's update of hami.io/vgpu-devices-to-allocate"
 
   # Containers start here (containerd with restrict_oom_score_adj); where a sandbox cannot run
   # them, E2E_CONTAINERS_OPTIONAL=1 turns this check into a note.

@@ -54,6 +54,7 @@ start_vgpu_scheduler() {
     --https-bind "127.0.0.1:$web" \
     --tls-cert "$E2E_CERTS/webhook.crt" --tls-key "$E2E_CERTS/webhook.key" \
     --scheduler-name "$E2E_SCHEDULER_NAME" \
+    --webhook-system-accounts "${E2E_SCHEDULER_USER#system:serviceaccount:},${E2E_DEVICE_PLUGIN_USER#system:serviceaccount:}" \
     --metrics-bind "127.0.0.1:$met" "$@" \
     ${E2E_SCHEDULER_ARGS:-} # word-split on purpose: extra flags
   wait_until 30 "$name /readyz" extender_ready "$ext" ||
