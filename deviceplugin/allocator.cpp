@@ -34,9 +34,11 @@ Allocator::Allocator(ClusterApi& api, AllocatorConfig config)
   }
 }
 
-void Allocator::SetNodeGpus(std::set<std::string> uuids) {
+void Allocator::SetNodeGpus(const codec::NodeInventory& registered) {
+  allocate::NodeGpuMemory gpus;
+  for (const codec::DeviceInfo& d : registered) gpus[d.id] = d.devmem;
   std::lock_guard lock(mu_);
-  gpus_ = std::move(uuids);
+  gpus_ = std::move(gpus);
 }
 
 void Allocator::ReleaseLock(const std::string& lock_value) {
@@ -100,6 +102,9 @@ Result<allocate::ContainerResponse> Allocator::AnswerFor(const allocate::PodView
   if (!valid.ok()) {
     return valid.WithContext("container " + container.name);
   }
+  // No more than the container's own (immutable) spec asks, whoever rewrote the annotation.
+  VGPU_RETURN_IF_ERROR(
+      allocate::CheckEntryAgainstSpec(granted, pod, container, config_.spec.defaults, gpus_));
   if (config_.prepare_host) {
     Status prepared = config_.prepare_host(pod.uid, container.name);
     if (!prepared.ok()) {
@@ -218,7 +223,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
   if (owner && owed.empty() && (!kubelet || allocate::KubeletListsUnserved(*kubelet, *owner))) {
     auto owner_pod = api_.GetPod(owner->ns, owner->name);
     if (owner_pod.ok()) {
-      auto view = allocate::PodViewFromJson(*owner_pod);
+      auto view = allocate::PodViewFromJson(*owner_pod, config_.spec.names);
       if (view.ok()) {
         pods.push_back(std::move(*view));
         auto hit = allocate::FindAllocatingPod(node_name, owner, pods);
@@ -242,7 +247,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     pods.clear();
     pods.reserve(pods_json->size());
     for (const auto& p : *pods_json) {
-      auto view = allocate::PodViewFromJson(p);
+      auto view = allocate::PodViewFromJson(p, config_.spec.names);
       if (view.ok()) {
         pods.push_back(std::move(*view));
       }

@@ -15,6 +15,8 @@
 #include "core/allocate/container_response.h"
 #include "core/allocate/misdelivered.h"
 #include "core/allocate/pod_lookup.h"
+#include "core/allocate/spec_check.h"
+#include "core/codec/node_inventory.h"
 #include "core/codec/pod_devices.h"
 #include "deviceplugin/cluster_api.h"
 
@@ -23,6 +25,9 @@ namespace vgpu::deviceplugin {
 struct AllocatorConfig {
   std::string node;
   allocate::ResponseSettings response;
+  // How the scheduler reads a container's ask (device-config.yaml's names and defaults): what
+  // Allocate hands a container is checked against its spec (core/allocate/spec_check.h).
+  allocate::SpecRules spec;
   // Creates the host directory of a container's shared region; may be empty (nothing to do).
   std::function<Status(const std::string& pod_uid, const std::string& container)> prepare_host;
   // Source of the per-container cache ids (uuid4); replaceable for tests.
@@ -41,8 +46,9 @@ class Allocator {
  public:
   Allocator(ClusterApi& api, AllocatorConfig config);
 
-  // The GPUs this node has; entries naming any other GPU are rejected.
-  void SetNodeGpus(std::set<std::string> uuids);
+  // The GPUs this node registers for the scheduler (its inventory: UUIDs, memory after scaling);
+  // entries naming any other GPU, or a memory limit beyond the GPU's, are rejected.
+  void SetNodeGpus(const codec::NodeInventory& registered);
 
   // One answer per container request; `replicas[k]` holds the replica IDs kubelet chose for
   // container request k (only their number matters: the scheduler picked the GPUs).
@@ -75,7 +81,7 @@ class Allocator {
   ClusterApi& api_;
   AllocatorConfig config_;
   std::mutex mu_;  // one Allocate at a time: each is a read-modify-write of the pod's annotations
-  std::set<std::string> gpus_;
+  allocate::NodeGpuMemory gpus_;
   bool kubelet_pods_failing_ = false;  // the last KubeletPods() call failed (guarded by mu_)
 };
 

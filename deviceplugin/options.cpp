@@ -127,6 +127,13 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
       settings->disable_core_limit || settings->gpu_core_policy == config::kCorePolicyDisable;
   o.response.log_level = f.log_level;
   o.response.allow_disable_control = f.allow_disable_control;
+  // The scheduler's reading of a container's ask, to check what Allocate hands it: the same
+  // device-config.yaml; the count is the resource kubelet allocates.
+  o.spec.names = device_config.resource_names();
+  o.spec.names.count = f.resource_name;
+  o.spec.defaults.mem_mib = device_config.default_memory;
+  o.spec.defaults.cores = device_config.default_cores;
+  o.spec.defaults.gpu_num = device_config.default_gpu_num;
   o.libvgpu_source = f.libvgpu;
   o.lock_dir = f.lock_dir;
   o.inventory_format = f.inventory_format == "legacy" ? codec::InventoryFormat::kLegacyText

@@ -150,6 +150,7 @@ DevicePlugin::DevicePlugin(PluginOptions options, std::unique_ptr<ClusterApi> ap
   AllocatorConfig config;
   config.node = options_.node_name;
   config.response = options_.response;
+  config.spec = options_.spec;
   config.resource_name = options_.resource_name;
   if (options_.serve_grpc) {  // a real kubelet beside us writes its checkpoint there
     config.kubelet_answers = [path =
@@ -218,9 +219,7 @@ Status DevicePlugin::Start() {
     std::lock_guard lock(mu_);
     gpus_ = kept;
   }
-  std::set<std::string> uuids;
-  for (const auto& g : kept) uuids.insert(g.uuid);
-  allocator_->SetNodeGpus(uuids);
+  allocator_->SetNodeGpus(BuildInventory(kept, options_.split, {}));
   spdlog::info("msg=\"discovered GPUs\" node={} gpus={} kept={} split={}", options_.node_name,
                gpus->size(), kept.size(), options_.split.split_count);
   ComputePairScores(kept);

@@ -43,6 +43,7 @@ struct PluginOptions {
   std::string resource_name = "nvidia.com/gpu";
   SplitConfig split;
   allocate::ResponseSettings response;  // hook path, libvgpu version, core policy, ...
+  allocate::SpecRules spec;             // how the scheduler reads a container's ask
   std::string libvgpu_source;           // installed into the hook path at start (may be empty)
   bool install_hook = true;
   std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;

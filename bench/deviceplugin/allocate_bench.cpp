@@ -33,7 +33,16 @@ nlohmann::json Pod(const std::string& name, const std::string& phase, const std:
               {"hami.io/bind-time", "100"},
               {"hami.io/vgpu-devices-to-allocate", "GPU-b,NVIDIA,3000,30:;"},
               {"hami.io/vgpu-devices-allocated", "GPU-b,NVIDIA,3000,30:;"}}}}},
-          {"spec", {{"nodeName", "n1"}, {"containers", {{{"name", "main"}}}}}},
+          // What the scheduler placed: Allocate checks the device list against it.
+          {"spec",
+           {{"nodeName", "n1"},
+            {"containers",
+             {{{"name", "main"},
+               {"resources",
+                {{"limits",
+                  {{"nvidia.com/gpu", "1"},
+                   {"nvidia.com/gpumem", "3000"},
+                   {"nvidia.com/gpucores", "30"}}}}}}}}}},
           {"status", {{"phase", phase}}}};
 }
 

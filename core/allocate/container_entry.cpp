@@ -1,5 +1,7 @@
 #include "core/allocate/container_entry.h"
 
+#include <set>
+
 namespace vgpu::allocate {
 
 Result<ContainerView> ContainerForEntry(const PodView& pod, size_t index) {
@@ -13,7 +15,7 @@ Result<ContainerView> ContainerForEntry(const PodView& pod, size_t index) {
 }
 
 Status ValidateEntry(const std::vector<GrantedDevice>& entry, size_t requested_replicas,
-                     const std::set<std::string>& node_uuids, const std::string& node) {
+                     const NodeGpuMemory& node_gpus, const std::string& node) {
   if (entry.size() != requested_replicas) {
     return InvalidArgument("kubelet allocated " + std::to_string(requested_replicas) +
                            " vGPU(s) but the scheduler assigned " + std::to_string(entry.size()) +
@@ -22,7 +24,8 @@ Status ValidateEntry(const std::vector<GrantedDevice>& entry, size_t requested_r
   }
   std::set<std::string> seen;
   for (const auto& d : entry) {
-    if (!node_uuids.contains(d.uuid)) {
+    auto gpu = node_gpus.find(d.uuid);
+    if (gpu == node_gpus.end()) {
       return InvalidArgument("the scheduler assigned GPU " + d.uuid + ", which node " + node +
                              " does not have (stale placement or wrong node)");
     }
@@ -30,6 +33,19 @@ Status ValidateEntry(const std::vector<GrantedDevice>& entry, size_t requested_r
       return InvalidArgument("GPU " + d.uuid +
                              " appears twice in one container's entry; each vGPU of a container "
                              "must be on a different GPU");
+    }
+    if (d.mem_mib < 1 || d.mem_mib > gpu->second) {
+      return InvalidArgument(
+          "GPU " + d.uuid + " is granted a memory limit of " + std::to_string(d.mem_mib) +
+          " MiB; a limit must be 1 to " + std::to_string(gpu->second) +
+          " MiB (the GPU's memory as node " + node +
+          " registers it); refused rather than handed to libvgpu.so, which reads 0 as "
+          "unlimited (a device list written for another card, or changed after the scheduler "
+          "wrote it)");
+    }
+    if (d.cores < 0 || d.cores > 100) {
+      return InvalidArgument("GPU " + d.uuid + " is granted " + std::to_string(d.cores) +
+                             " % of its cores; a share is 0 to 100");
     }
   }
   return Status::Ok();

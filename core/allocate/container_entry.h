@@ -6,7 +6,7 @@
 // empty entry in its place; empty entries keep the entry index equal to the container index.
 
 #include <cstdint>
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,10 +26,16 @@ struct GrantedDevice {
 // than the device list has entries (the list was written for another pod spec).
 Result<ContainerView> ContainerForEntry(const PodView& pod, size_t index);
 
-// Checks an entry against what kubelet asked for and what this node has:
-// the entry's GPU count must equal the number of replica IDs kubelet allocated, and every GPU
-// must be one of `node_uuids`. Errors name the GPU or the counts so an operator can act.
+// This node's GPUs as it registers them for the scheduler: UUID -> memory in MiB (after the
+// memory scaling, hami.io/node-nvidia-register's devmem).
+using NodeGpuMemory = std::map<std::string, int64_t>;
+
+// Checks an entry against what kubelet asked for and what this node has: the entry's GPU count
+// must equal the number of replica IDs kubelet allocated, every GPU must be one of `node_gpus`,
+// once, and every memory limit 1 MiB up to that GPU's memory: 0 would reach libvgpu.so as
+// CUDA_DEVICE_MEMORY_LIMIT_<i>=0m, which HAMi-core reads as "unlimited". Errors name the GPU or
+// the counts so an operator can act.
 Status ValidateEntry(const std::vector<GrantedDevice>& entry, size_t requested_replicas,
-                     const std::set<std::string>& node_uuids, const std::string& node);
+                     const NodeGpuMemory& node_gpus, const std::string& node);
 
 }  // namespace vgpu::allocate

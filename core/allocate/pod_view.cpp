@@ -19,7 +19,7 @@ void AppendContainers(const nlohmann::json& spec, const char* key, bool init, Po
     if (!c.is_object()) {
       continue;
     }
-    ContainerView view{StringAt(c, "name"), init, {}};
+    ContainerView view{StringAt(c, "name"), init, {}, {}};
     if (auto env = c.find("env"); env != c.end() && env->is_array()) {
       for (const auto& e : *env) {
         if (!e.is_object()) {
@@ -37,7 +37,7 @@ void AppendContainers(const nlohmann::json& spec, const char* key, bool init, Po
 
 }  // namespace
 
-Result<PodView> PodViewFromJson(const nlohmann::json& pod) {
+Result<PodView> PodViewFromJson(const nlohmann::json& pod, const codec::ResourceNames& names) {
   if (!pod.is_object()) {
     return InvalidArgument("pod object is not a JSON object");
   }
@@ -66,6 +66,14 @@ Result<PodView> PodViewFromJson(const nlohmann::json& pod) {
     view.node_name = StringAt(*spec, "nodeName");
     AppendContainers(*spec, "initContainers", true, view);
     AppendContainers(*spec, "containers", false, view);
+    auto asks = codec::ExtractPodRequests(pod, names);
+    if (!asks.ok()) {
+      view.resources_error = asks.status().message();
+    } else if (asks->size() != view.containers.size()) {
+      view.resources_error = "the spec lists a container that is not an object";
+    } else {
+      for (size_t i = 0; i < asks->size(); ++i) view.containers[i].ask = std::move((*asks)[i]);
+    }
   }
   return view;
 }

@@ -114,9 +114,7 @@ Status SimNode::StartAllocatorOnly(const NodeSpec& spec, const SimNodeOptions& o
   config.node = spec.name;
   config.response.hook_path = options.dir + "/hook";
   allocator_ = std::make_unique<deviceplugin::Allocator>(*allocator_api_, config);
-  std::set<std::string> uuids;
-  for (const auto& g : gpus) uuids.insert(g.uuid);
-  allocator_->SetNodeGpus(uuids);
+  allocator_->SetNodeGpus(deviceplugin::BuildInventory(gpus, split, {}));
   std::vector<std::string> ids;
   for (const deviceplugin::Replica& r :
        deviceplugin::BuildReplicas(gpus, options.split_count, {})) {

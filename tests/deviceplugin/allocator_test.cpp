@@ -17,6 +17,28 @@ nlohmann::json NodeJson(const std::string& lock) {
   return n;
 }
 
+// The GPUs a node registers (its inventory), `mem` MiB each.
+codec::NodeInventory Registered(const std::vector<std::string>& uuids, int64_t mem = 16384) {
+  codec::NodeInventory inv;
+  for (const auto& u : uuids) {
+    codec::DeviceInfo d;
+    d.id = u;
+    d.devmem = mem;
+    inv.push_back(d);
+  }
+  return inv;
+}
+
+// The resources a container asks for, as the scheduler read them when it wrote `entry` (its
+// count, memory and cores): Allocate checks the entry against them.
+nlohmann::json AsksOf(const codec::ContainerDevices& entry) {
+  if (entry.empty()) return nlohmann::json::object();
+  return {{"limits",
+           {{"nvidia.com/gpu", std::to_string(entry.size())},
+            {"nvidia.com/gpumem", std::to_string(entry[0].mem_mib)},
+            {"nvidia.com/gpucores", std::to_string(entry[0].cores)}}}};
+}
+
 nlohmann::json PodJson(const std::string& name, const std::string& to_allocate,
                        const std::vector<std::string>& init = {},
                        const std::vector<std::string>& app = {"main"}) {
@@ -32,8 +54,16 @@ nlohmann::json PodJson(const std::string& name, const std::string& to_allocate,
                           {"hami.io/vgpu-devices-allocated", to_allocate}}}}},
                       {"spec", {{"nodeName", "n1"}, {"containers", nlohmann::json::array()}}},
                       {"status", {{"phase", "Pending"}}}};
-  for (const auto& c : init) p["spec"]["initContainers"].push_back({{"name", c}});
-  for (const auto& c : app) p["spec"]["containers"].push_back({{"name", c}});
+  auto entries = codec::DecodePodDevices(to_allocate);
+  size_t k = 0;
+  const auto asks = [&] {
+    const size_t i = k++;
+    return entries.ok() && i < entries->size() ? AsksOf((*entries)[i]) : nlohmann::json::object();
+  };
+  for (const auto& c : init) {
+    p["spec"]["initContainers"].push_back({{"name", c}, {"resources", asks()}});
+  }
+  for (const auto& c : app) p["spec"]["containers"].push_back({{"name", c}, {"resources", asks()}});
   return p;
 }
 
@@ -44,7 +74,7 @@ struct Fixture {
   std::vector<allocate::KubeletAnswer> kubelet_holds;  // what kubelet's checkpoint records
   explicit Fixture(const std::string& lock = kLock) : allocator(cluster, Config()) {
     cluster.PutNode(NodeJson(lock));
-    allocator.SetNodeGpus({"GPU-a", "GPU-b"});
+    allocator.SetNodeGpus(Registered({"GPU-a", "GPU-b"}));
   }
   AllocatorConfig Config() {
     AllocatorConfig c;
@@ -236,7 +266,7 @@ TEST(Allocator, UnreadableKubeletRecordIsIgnored) {
     return Result<std::vector<allocate::KubeletAnswer>>(Unavailable("permission denied"));
   };
   Allocator allocator(f.cluster, c);
-  allocator.SetNodeGpus({"GPU-a"});
+  allocator.SetNodeGpus(Registered({"GPU-a"}));
   ASSERT_TRUE(allocator.Allocate({{"GPU-a-0"}}).ok());
   EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
 }
@@ -251,7 +281,7 @@ TEST(Allocator, DeletedPodKubeletAdmitsIsRefusedAndTheLockOwnerKeepsItsAnswer) {
   std::vector<allocate::KubeletPod> kubelet = {{"default", "victim", true}};
   c.kubelet_pods = [&kubelet] { return Result<std::vector<allocate::KubeletPod>>(kubelet); };
   Allocator allocator(f.cluster, c);
-  allocator.SetNodeGpus({"GPU-a"});
+  allocator.SetNodeGpus(Registered({"GPU-a"}));
 
   auto refused = allocator.Allocate({{"GPU-a-0"}});
   ASSERT_FALSE(refused.ok());
@@ -282,7 +312,7 @@ TEST(Allocator, PodKubeletListsAsAdmittedWinsOverLockAndBindTime) {
   std::vector<allocate::KubeletPod> kubelet = {{"default", "p", false}, {"default", "q", true}};
   c.kubelet_pods = [&kubelet] { return Result<std::vector<allocate::KubeletPod>>(kubelet); };
   Allocator allocator(f.cluster, c);
-  allocator.SetNodeGpus({"GPU-a", "GPU-b"});
+  allocator.SetNodeGpus(Registered({"GPU-a", "GPU-b"}));
 
   auto r = allocator.Allocate({{"GPU-b-0"}});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -303,7 +333,7 @@ TEST(Allocator, LockOwnerKubeletListsIsFoundWithOneGet) {
         std::vector<allocate::KubeletPod>{{"default", "p", true}});
   };
   Allocator allocator(f.cluster, c);
-  allocator.SetNodeGpus({"GPU-a"});
+  allocator.SetNodeGpus(Registered({"GPU-a"}));
   ASSERT_TRUE(allocator.Allocate({{"GPU-a-0"}}).ok());
   EXPECT_EQ(f.cluster.pod_gets(), 1);
   EXPECT_EQ(f.cluster.pod_lists(), 0);
@@ -318,9 +348,83 @@ TEST(Allocator, UnreadableKubeletPodListFallsBackToTheLock) {
     return Result<std::vector<allocate::KubeletPod>>(Unavailable("no socket"));
   };
   Allocator allocator(f.cluster, c);
-  allocator.SetNodeGpus({"GPU-a"});
+  allocator.SetNodeGpus(Registered({"GPU-a"}));
   ASSERT_TRUE(allocator.Allocate({{"GPU-a-0"}}).ok());
   EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success");
+}
+
+// issue 42: `nvidia.com/gpumem-percentage: "0"` was placed as 0 MiB and Allocate wrote
+// CUDA_DEVICE_MEMORY_LIMIT_0=0m, which libvgpu.so (HAMi-core) reads as "unlimited". Allocate never
+// writes a limit outside 1 MiB .. the GPU's memory: it refuses the call instead (fail closed).
+TEST(Allocator, MemoryLimitOutsideTheGpuIsRefusedNotHandedToLibvgpu) {
+  for (const char* entry :
+       {"GPU-a,NVIDIA,0,0:;", "GPU-a,NVIDIA,16385,0:;", "GPU-a,NVIDIA,9223372036854775807,0:;"}) {
+    Fixture f;
+    auto pod = PodJson("p", entry);
+    // What the pod asked, as the scheduler placed it before the fix: 0 % (= unset).
+    pod["spec"]["containers"][0]["resources"] = {
+        {"limits", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "0"}}}};
+    f.cluster.PutPod(pod);
+    auto r = f.allocator.Allocate({{"GPU-a-0"}});
+    ASSERT_FALSE(r.ok()) << entry;
+    EXPECT_NE(r.status().message().find("a limit must be 1 to 16384 MiB"), std::string::npos)
+        << entry << ": " << r.status().message();
+    EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "failed") << entry;
+    EXPECT_FALSE(f.LockHeld()) << entry;
+  }
+}
+
+// The UPDATE bypass with the webhook down (failurePolicy: Ignore): the tenant rewrites
+// hami.io/vgpu-devices-to-allocate between the bind and Allocate. Allocate hands the container no
+// more than its own pod spec asks (the spec cannot change; kubelet allocates by it).
+TEST(Allocator, RewrittenDeviceListIsCheckedAgainstThePodSpec) {
+  struct Case {
+    const char* name;
+    const char* rewritten;  // what the tenant wrote over "GPU-a,NVIDIA,3000,30:;"
+    const char* error;      // nullptr = answered
+  };
+  const Case cases[] = {
+      {"as the scheduler wrote it", "GPU-a,NVIDIA,3000,30:;", nullptr},
+      {"the whole card", "GPU-a,NVIDIA,16384,30:;", "asks for 3000 MiB on GPU GPU-a"},
+      {"no compute limit", "GPU-a,NVIDIA,3000,0:;", "no compute limit"},
+      {"onto the sidecar without GPUs", ";GPU-a,NVIDIA,3000,30:;", "container side of pod"},
+      {"zero memory", "GPU-a,NVIDIA,0,30:;", "a limit must be 1 to 16384"},
+  };
+  for (const Case& c : cases) {
+    Fixture f;
+    auto pod = PodJson("p", c.rewritten, {}, {"main", "side"});
+    pod["spec"]["containers"][0]["resources"] = {
+        {"limits",
+         {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}, {"nvidia.com/gpucores", "30"}}}};
+    pod["spec"]["containers"][1]["resources"] = nlohmann::json::object();
+    f.cluster.PutPod(pod);
+    auto r = f.allocator.Allocate({{"GPU-a-0"}});
+    if (c.error == nullptr) {
+      ASSERT_TRUE(r.ok()) << c.name << ": " << r.status().ToString();
+      EXPECT_EQ((*r)[0].envs.at("CUDA_DEVICE_MEMORY_LIMIT_0"), "3000m");
+      continue;
+    }
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_NE(r.status().message().find(c.error), std::string::npos)
+        << c.name << ": " << r.status().message();
+    EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "failed") << c.name;
+  }
+}
+
+// The defaults the scheduler applied come from the same device-config.yaml: a pod that named only
+// a count gets defaultMemory, not the card.
+TEST(Allocator, DefaultsOfTheDeviceConfigBoundWhatASpecLeavesOut) {
+  for (int64_t granted : {5000, 16384}) {
+    Fixture f;
+    AllocatorConfig c = f.Config();
+    c.spec.defaults.mem_mib = 5000;
+    Allocator allocator(f.cluster, c);
+    allocator.SetNodeGpus(Registered({"GPU-a"}));
+    auto pod = PodJson("p", "GPU-a,NVIDIA," + std::to_string(granted) + ",0:;");
+    pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+    f.cluster.PutPod(pod);
+    EXPECT_EQ(allocator.Allocate({{"GPU-a-0"}}).ok(), granted == 5000) << granted;
+  }
 }
 
 TEST(NewUuid4, IsVersion4AndUnique) {

@@ -16,6 +16,7 @@
 
 #include "api.grpc.pb.h"
 #include "core/codec/node_inventory.h"
+#include "core/codec/pod_devices.h"
 #include "sim/apiserver/api_server.h"
 
 extern char** environ;
@@ -147,6 +148,17 @@ class DevicePluginBinaryTest : public ::testing::Test {
                               {"hami.io/vgpu-devices-allocated", devices}}}}},
                           {"spec", {{"nodeName", "n1"}, {"containers", {{{"name", "main"}}}}}},
                           {"status", {{"phase", "Pending"}}}};
+    // What the container asked, as the scheduler read it when it wrote `devices`: Allocate
+    // checks the entry against the spec.
+    auto entries = codec::DecodePodDevices(devices);
+    if (entries.ok() && !entries->empty() && !(*entries)[0].empty()) {
+      const codec::ContainerDevices& e = (*entries)[0];
+      pod["spec"]["containers"][0]["resources"] = {
+          {"limits",
+           {{"nvidia.com/gpu", std::to_string(e.size())},
+            {"nvidia.com/gpumem", std::to_string(e[0].mem_mib)},
+            {"nvidia.com/gpucores", std::to_string(e[0].cores)}}}};
+    }
     auto seeded = api_->Seed("pods", pod);
     EXPECT_TRUE(seeded.ok()) << seeded.status().ToString();
     return seeded.ok() ? *seeded : pod;

@@ -118,7 +118,15 @@ TEST(DevicePluginInProcess, WithoutGrpcServesAllocateDirectly) {
                      {{"hami.io/bind-phase", "allocating"},
                       {"hami.io/vgpu-node", "sim-7"},
                       {"hami.io/vgpu-devices-to-allocate", "GPU-fake-sim-7-1,NVIDIA,100,10:;"}}}}},
-                  {"spec", {{"nodeName", "sim-7"}, {"containers", {{{"name", "c"}}}}}},
+                  {"spec",
+                   {{"nodeName", "sim-7"},
+                    {"containers",
+                     {{{"name", "c"},
+                       {"resources",
+                        {{"limits",
+                          {{"nvidia.com/gpu", "1"},
+                           {"nvidia.com/gpumem", "100"},
+                           {"nvidia.com/gpucores", "10"}}}}}}}}}},
                   {"status", {{"phase", "Pending"}}}});
   PluginOptions o;
   o.node_name = "sim-7";

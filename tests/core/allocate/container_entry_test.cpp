@@ -22,7 +22,7 @@ TEST(ContainerForEntry, MapsEntryIndexToInitThenAppContainers) {
 }
 
 TEST(ValidateEntry, Table) {
-  const std::set<std::string> node = {"GPU-a", "GPU-b"};
+  const NodeGpuMemory node = {{"GPU-a", 16384}, {"GPU-b", 8192}};
   struct Case {
     const char* name;
     std::vector<GrantedDevice> entry;
@@ -36,6 +36,14 @@ TEST(ValidateEntry, Table) {
       {"count mismatch fewer asked", {{"GPU-a", 1, 0}, {"GPU-b", 1, 0}}, 1, "assigned 2"},
       {"unknown gpu", {{"GPU-zz", 1000, 30}}, 1, "GPU-zz"},
       {"duplicate gpu", {{"GPU-a", 1, 0}, {"GPU-a", 1, 0}}, 2, "appears twice"},
+      // issue 42: 0 MiB reached libvgpu.so as CUDA_DEVICE_MEMORY_LIMIT_0=0m, read as unlimited.
+      {"zero memory", {{"GPU-a", 0, 30}}, 1, "memory limit of 0 MiB; a limit must be 1 to 16384"},
+      {"negative memory", {{"GPU-a", -5, 30}}, 1, "memory limit of -5 MiB"},
+      {"whole card", {{"GPU-a", 16384, 100}}, 1, nullptr},
+      {"more than the card", {{"GPU-b", 8193, 0}}, 1, "a limit must be 1 to 8192"},
+      {"huge memory", {{"GPU-a", INT64_MAX, 0}}, 1, "a limit must be 1 to 16384"},
+      {"cores above 100", {{"GPU-a", 1000, 101}}, 1, "a share is 0 to 100"},
+      {"negative cores", {{"GPU-a", 1000, -1}}, 1, "a share is 0 to 100"},
   };
   for (const auto& c : cases) {
     Status s = ValidateEntry(c.entry, c.requested, node, "n1");
