@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <string_view>
 
 #include "vgpu/env_contract.h"
 
@@ -128,6 +129,28 @@ Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string&
   }
   if (options.oom_killer) env[VGPU_ENV_OOM_KILLER] = "true";
   return env;
+}
+
+std::vector<std::string> InheritedLimitsToDrop(const std::vector<std::string>& inherited_names,
+                                               const EnvMap& env) {
+  // NAME or NAME_<digits>, for the limit variables.
+  const auto is_limit = [](const std::string& name) {
+    for (const std::string_view base : {VGPU_ENV_MEMORY_LIMIT, VGPU_ENV_SM_LIMIT}) {
+      if (name.rfind(base, 0) != 0) continue;
+      const std::string_view rest = std::string_view(name).substr(base.size());
+      if (rest.empty()) return true;
+      if (rest.front() == '_' && rest.size() > 1 &&
+          rest.find_first_not_of("0123456789", 1) == std::string_view::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<std::string> drop;
+  for (const std::string& name : inherited_names) {
+    if (is_limit(name) && env.count(name) == 0) drop.push_back(name);
+  }
+  return drop;
 }
 
 Result<std::string> FindLibrary(const std::string& flag, const std::string& env_value,

@@ -43,6 +43,13 @@ Status CheckGpusPresent(const std::vector<std::string>& gpus, const std::vector<
 Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string& library,
                                    const std::string& region, const std::string& inherited_preload);
 
+// Inherited variables that would override or undo the limits `vgpu run` sets, to be removed from
+// the command's environment: every CUDA_DEVICE_MEMORY_LIMIT[_<i>] and CUDA_DEVICE_SM_LIMIT[_<i>]
+// that `env` does not set (libvgpu prefers `_<i>` over the plain variable that `vgpu run` sets
+// without --gpus, so a stale CUDA_DEVICE_MEMORY_LIMIT_0=100g would beat --gpumem 1024).
+std::vector<std::string> InheritedLimitsToDrop(const std::vector<std::string>& inherited_names,
+                                               const EnvMap& env);
+
 // First existing candidate for libvgpu.so: --lib, $VGPU_LIBRARY, <bin>/../lib/libvgpu.so,
 // <bin>/../lib/vgpu/libvgpu.so, the build tree. `exists` is injected for tests.
 Result<std::string> FindLibrary(const std::string& flag, const std::string& env_value,

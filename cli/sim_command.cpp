@@ -4,10 +4,11 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "cli/bounded_read.h"
+#include "cli/flag_values.h"
 #include "cli_app.h"
 #include "sim/cluster/extender_factory.h"
 #include "sim/cluster/generator.h"
@@ -19,6 +20,12 @@ namespace vgpu::cli {
 namespace {
 
 constexpr int kExitError = 1;
+
+// Threads running kubelet Allocate calls: each waits on one node's Allocate, so more than the
+// API server and the plugins can serve only adds threads (a run at 100,000 aborted in
+// std::thread); 64 is 16 times the default.
+constexpr int kMaxKubeletWorkers = 64;
+constexpr int kMaxRows = 1000000;
 
 struct SimFlags {
   std::string scenario_file;
@@ -41,18 +48,15 @@ struct SimFlags {
 
 Result<sim::Scenario> LoadScenario(const SimFlags& f) {
   if (!f.scenario_file.empty()) {
-    std::ifstream in(f.scenario_file);
-    if (!in) return InvalidArgument("cannot read scenario file " + f.scenario_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto sc = sim::ParseScenarioYaml(text.str());
+    // A regular file of bounded size: /dev/zero or a FIFO would be read forever.
+    auto text =
+        ReadBoundedFile(f.scenario_file, sim::ScenarioLimits::kMaxFileBytes, "scenario file");
+    if (!text.ok()) return text.status();
+    auto sc = sim::ParseScenarioYaml(*text);
     if (!sc.ok()) return sc.status().WithContext(f.scenario_file);
     return sc;
   }
-  if (f.nodes > 0 || f.pods > 0) {
-    if (f.nodes <= 0 || f.pods <= 0 || f.gpus_per_node <= 0) {
-      return InvalidArgument("--nodes, --gpus-per-node and --pods must all be > 0");
-    }
+  if (f.nodes > 0) {  // the flags' checks made --nodes and --pods come together, each > 0
     sim::GeneratorOptions g;
     g.nodes = f.nodes;
     g.gpus_per_node = f.gpus_per_node;
@@ -165,37 +169,71 @@ int RunSim(const SimFlags& f, Io io) {
   return ok ? kExitOk : kExitError;
 }
 
+// A policy word, checked against the scheduler's own list (sim::IsKnown*Policy).
+CLI::Validator Policy(bool (*known)(std::string_view), const std::string& kind,
+                      const std::string& words) {
+  return CLI::Validator(
+      [known, kind, words](std::string& text) -> std::string {
+        return known(text) ? "" : "'" + text + "' is not a " + kind + " policy (" + words + ")";
+      },
+      words);
+}
+
 Action RegisterSim(CLI::App& parent, Io io) {
+  using Limits = sim::ScenarioLimits;
   CLI::App* cmd = parent.add_subcommand(
       "sim",
       "Run a simulated cluster (API server, device plugins with fake GPUs, kubelets, the real "
       "extender); without options, a built-in binpack vs spread demo");
   auto f = std::make_shared<SimFlags>();
-  cmd->add_option("--scenario", f->scenario_file, "scenario YAML file (see docs/sim.md)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--nodes", f->nodes, "generate a scenario with this many nodes");
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per generated node")
-      ->capture_default_str();
-  cmd->add_option("--pods", f->pods, "generate this many pods of mixed requests");
-  cmd->add_option("--seed", f->seed, "seed of the generated scenario")->capture_default_str();
-  cmd->add_option("--node-policy", f->node_policy, "run only this node policy: binpack|spread");
+  CLI::Option* scenario =
+      cmd->add_option("--scenario", f->scenario_file, "scenario YAML file (see docs/sim.md)")
+          ->check(NotEmpty());
+  CLI::Option* nodes =
+      cmd->add_option("--nodes", f->nodes, "generate a scenario with this many nodes")
+          ->check(WholeNumber(1, Limits::kMaxNodes));
+  CLI::Option* gpus =
+      cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per generated node")
+          ->check(WholeNumber(1, Limits::kMaxGpusPerNode))
+          ->capture_default_str();
+  CLI::Option* pods =
+      cmd->add_option("--pods", f->pods, "generate this many pods of mixed requests")
+          ->check(WholeNumber(1, Limits::kMaxPods));
+  CLI::Option* seed = cmd->add_option("--seed", f->seed, "seed of the generated scenario")
+                          ->check(WholeNumber(0, INT64_MAX))
+                          ->capture_default_str();
+  // A generated scenario needs both counts; a file or the demo takes none of the generator's.
+  nodes->needs(pods);
+  pods->needs(nodes);
+  gpus->needs(nodes);
+  seed->needs(nodes);
+  for (CLI::Option* generator : {nodes, pods, gpus, seed}) scenario->excludes(generator);
+  cmd->add_option("--node-policy", f->node_policy, "run only this node policy: binpack|spread")
+      ->check(Policy(sim::IsKnownNodePolicy, "node", "binpack or spread"));
   cmd->add_option("--gpu-policy", f->gpu_policy,
-                  "run only this GPU policy: binpack|spread|topology-aware");
+                  "run only this GPU policy: binpack|spread|topology-aware")
+      ->check(Policy(sim::IsKnownGpuPolicy, "GPU", "binpack, spread or topology-aware"));
   cmd->add_option("--topology", f->topology,
                   "GPU topology of every node, whose pair scores the device plugins publish: "
-                  "nvlink-pairs, pcie, or pairs such as 0-1=node+nv4,*=system (docs/sim.md)");
+                  "nvlink-pairs, pcie, or pairs such as 0-1=node+nv4,*=system (docs/sim.md)")
+      ->check(NotEmpty());
   cmd->add_option(
          "--plugins", f->plugins,
          "kubelet to device plugin: grpc (real unix sockets), inprocess (direct calls "
          "into the plugin), allocator (only the plugin's Allocate logic, no servers), auto "
          "(grpc up to 200 nodes, inprocess up to 1000, allocator above)")
+      ->check(OneOf({"grpc", "inprocess", "allocator", "auto"}))
       ->capture_default_str();
   cmd->add_option("--kubelet-workers", f->kubelet_workers, "threads running kubelet Allocate calls")
+      ->check(WholeNumber(1, kMaxKubeletWorkers))
       ->capture_default_str();
-  cmd->add_option("--max-rows", f->max_rows, "rows per table (0 = all)")->capture_default_str();
+  cmd->add_option("--max-rows", f->max_rows, "rows per table (0 = all)")
+      ->check(WholeNumber(0, kMaxRows))
+      ->capture_default_str();
   cmd->add_option("--async-bind", f->async_bind,
                   "bind while the next pod is filtered, as kube-scheduler does: on, off, auto (on "
                   "above 200 nodes); off makes runs reproducible")
+      ->check(OneOf({"on", "off", "auto"}))
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "machine-readable output");
   cmd->add_flag("--no-progress", f->no_progress, "no progress bar even on a terminal");

@@ -12,15 +12,15 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/bounded_read.h"
+#include "cli/flag_values.h"
 #include "cli/top_view.h"
 #include "cli_app.h"
 #include "core/base/strings.h"
@@ -53,12 +53,12 @@ struct Source {
   std::function<Result<std::string>()> fetch;
 };
 
+// A node's snapshot is a few MiB at most (the monitor's table holds 4,096 containers); a file or
+// an answer beyond this is not one, and is not read on.
+constexpr size_t kMaxSnapshotBytes = size_t{64} << 20;
+
 Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read snapshot file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadBoundedFile(path, kMaxSnapshotBytes, "snapshot file");
 }
 
 #ifdef VGPU_TOP_HTTP
@@ -83,7 +83,17 @@ Result<std::string> FetchHttp(const top::MonitorUrl& url) {
   // answers in milliseconds or not at all.
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(5, 0);
-  httplib::Result res = client.Get(url.path);
+  std::string body;
+  bool too_large = false;
+  httplib::Result res = client.Get(url.path, [&](const char* data, size_t length) {
+    too_large = body.size() + length > kMaxSnapshotBytes;
+    if (!too_large) body.append(data, length);
+    return !too_large;
+  });
+  if (too_large) {
+    return Unavailable("the answer of " + url.Full() + " is larger than " +
+                       std::to_string(kMaxSnapshotBytes) + " bytes: not a node monitor's snapshot");
+  }
   if (!res) {
     return Unavailable("cannot reach the node monitor at " + url.Full() + ": " +
                        DescribeHttpError(res.error()));
@@ -91,9 +101,9 @@ Result<std::string> FetchHttp(const top::MonitorUrl& url) {
   if (res->status != 200) {
     return Unavailable("node monitor at " + url.Full() + " answered HTTP " +
                        std::to_string(res->status) + ": " +
-                       std::string(TrimSpace(res->body.substr(0, 200))));
+                       std::string(TrimSpace(std::string_view(body).substr(0, 200))));
   }
-  return std::move(res->body);
+  return body;
 }
 #endif
 
@@ -405,10 +415,12 @@ Action RegisterTop(CLI::App& parent, Io io) {
   CLI::Option* url = cmd->add_option(
       "--url", f->url,
       std::string("the node monitor (default $") + kUrlEnv + ", else " + kDefaultUrl + ")");
+  url->check(NotEmpty());
   cmd->add_option("--file", f->file, "read a snapshot JSON file instead (re-read every frame)")
+      ->check(NotEmpty())
       ->excludes(url);
   cmd->add_option("--width", f->width, "columns to fit (default: the terminal's, else 80)")
-      ->check(CLI::Range(size_t{20}, size_t{1000}));
+      ->check(WholeNumber(20, 1000));
   return [cmd, f, io]() {
     if (!cmd->parsed()) return kNotSelected;
     return RunTop(*f, io);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "sim/cluster/gpu_uuid.h"
 
@@ -53,6 +54,20 @@ Status CheckKeys(const YAML::Node& map, const std::string& where,
   return Status::Ok();
 }
 
+constexpr int kMaxNuma = 255;
+
+// A virtual time in seconds: a finite number within 0..kMaxVirtualSeconds (NaN and infinities
+// would leave the event clock and the sort by arrival without an order).
+Status CheckSeconds(const std::string& where, double seconds) {
+  if (!(seconds >= 0 && seconds <= ScenarioLimits::kMaxVirtualSeconds)) {
+    std::ostringstream text;
+    text << where << ": must be 0.." << ScenarioLimits::kMaxVirtualSeconds << " seconds, got "
+         << seconds;
+    return InvalidArgument(text.str());
+  }
+  return Status::Ok();
+}
+
 Status ParseGpus(const YAML::Node& list, const std::string& where, const std::string& node_name,
                  std::vector<GpuSpec>& out) {
   if (!list || !list.IsSequence() || list.size() == 0) {
@@ -70,8 +85,21 @@ Status ParseGpus(const YAML::Node& list, const std::string& where, const std::st
     VGPU_RETURN_IF_ERROR(WithDefault(g, "count", gw, count));
     VGPU_RETURN_IF_ERROR(WithDefault(g, "numa", gw, spec.numa));
     if (spec.model.empty()) return InvalidArgument(gw + ".model: required (e.g. NVIDIA A100)");
-    if (spec.memory_mib <= 0) return InvalidArgument(gw + ".memory: required, MiB > 0");
-    if (count <= 0 || count > 64) return InvalidArgument(gw + ".count: must be 1..64");
+    if (spec.memory_mib <= 0 || spec.memory_mib > ScenarioLimits::kMaxGpuMemoryMiB) {
+      return InvalidArgument(gw + ".memory: required, MiB in 1.." +
+                             std::to_string(ScenarioLimits::kMaxGpuMemoryMiB));
+    }
+    if (spec.numa < 0 || spec.numa > kMaxNuma) {
+      return InvalidArgument(gw + ".numa: must be 0.." + std::to_string(kMaxNuma));
+    }
+    if (count <= 0 || count > ScenarioLimits::kMaxGpusPerNode) {
+      return InvalidArgument(gw + ".count: must be 1.." +
+                             std::to_string(ScenarioLimits::kMaxGpusPerNode));
+    }
+    if (out.size() + static_cast<size_t>(count) > ScenarioLimits::kMaxGpusPerNode) {
+      return InvalidArgument(where + ".gpus: more than " +
+                             std::to_string(ScenarioLimits::kMaxGpusPerNode) + " GPUs on one node");
+    }
     std::vector<std::string> uuids;
     if (const YAML::Node u = g["uuids"]; u && !u.IsNull()) {
       if (!u.IsSequence() || static_cast<int>(u.size()) != count) {
@@ -98,6 +126,7 @@ Status ParseNodes(const YAML::Node& list, Scenario& sc) {
   if (!list || !list.IsSequence() || list.size() == 0) {
     return InvalidArgument("nodes: expected a non-empty list");
   }
+  size_t gpus = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     const YAML::Node n = list[i];
     const std::string where = "nodes[" + std::to_string(i) + "]";
@@ -110,16 +139,26 @@ Status ParseNodes(const YAML::Node& list, Scenario& sc) {
     VGPU_RETURN_IF_ERROR(WithDefault(n, "topology", where, topology));
     VGPU_RETURN_IF_ERROR(Optional(n, "count", where, count));
     if (name.empty()) return InvalidArgument(where + ".name: required");
-    if (count && (*count <= 0 || *count > 100000)) {
-      return InvalidArgument(where + ".count: must be 1..100000");
+    if (count && (*count <= 0 || *count > ScenarioLimits::kMaxNodes)) {
+      return InvalidArgument(where + ".count: must be 1.." +
+                             std::to_string(ScenarioLimits::kMaxNodes));
     }
-    // With `count`, `name` is a prefix: node-a-0, node-a-1, ...
+    // With `count`, `name` is a prefix: node-a-0, node-a-1, ... Expanded within the limits only.
     const int copies = count.value_or(1);
     for (int k = 0; k < copies; ++k) {
+      if (sc.nodes.size() >= ScenarioLimits::kMaxNodes) {
+        return InvalidArgument(where + ": more than " + std::to_string(ScenarioLimits::kMaxNodes) +
+                               " nodes in the scenario (the most `vgpu sim` runs)");
+      }
       NodeSpec node;
       node.name = count ? name + "-" + std::to_string(k) : name;
       node.topology = topology;
       VGPU_RETURN_IF_ERROR(ParseGpus(n["gpus"], where, node.name, node.gpus));
+      gpus += node.gpus.size();
+      if (gpus > ScenarioLimits::kMaxGpus) {
+        return InvalidArgument(where + ": more than " + std::to_string(ScenarioLimits::kMaxGpus) +
+                               " GPUs in the scenario (the most `vgpu sim` runs)");
+      }
       sc.nodes.push_back(std::move(node));
     }
   }
@@ -159,12 +198,19 @@ Status ParsePods(const YAML::Node& list, Scenario& sc) {
       }
     }
     if (spec.name.empty()) return InvalidArgument(where + ".name: required");
-    if (count && (*count <= 0 || *count > 1000000)) {
-      return InvalidArgument(where + ".count: must be 1..1000000");
+    if (count && (*count <= 0 || *count > ScenarioLimits::kMaxPods)) {
+      return InvalidArgument(where + ".count: must be 1.." +
+                             std::to_string(ScenarioLimits::kMaxPods));
     }
-    if (interval < 0) return InvalidArgument(where + ".interval: must be >= 0");
+    VGPU_RETURN_IF_ERROR(CheckSeconds(where + ".arrival", spec.arrival_s));
+    VGPU_RETURN_IF_ERROR(CheckSeconds(where + ".interval", interval));
+    if (spec.duration_s) VGPU_RETURN_IF_ERROR(CheckSeconds(where + ".duration", *spec.duration_s));
     const int copies = count.value_or(1);
     for (int k = 0; k < copies; ++k) {
+      if (sc.pods.size() >= ScenarioLimits::kMaxPods) {
+        return InvalidArgument(where + ": more than " + std::to_string(ScenarioLimits::kMaxPods) +
+                               " pods in the scenario (the most `vgpu sim` runs)");
+      }
       PodSpec one = spec;
       if (count) one.name = spec.name + "-" + std::to_string(k);
       one.arrival_s = spec.arrival_s + interval * k;
@@ -257,17 +303,37 @@ Status ValidateScenario(const Scenario& sc) {
                            std::to_string(sc.split_count));
   }
   if (sc.nodes.empty()) return InvalidArgument("nodes: a scenario needs at least one node");
+  if (sc.nodes.size() > ScenarioLimits::kMaxNodes) {
+    return InvalidArgument(std::to_string(sc.nodes.size()) + " nodes: at most " +
+                           std::to_string(ScenarioLimits::kMaxNodes));
+  }
+  if (sc.pods.size() > ScenarioLimits::kMaxPods) {
+    return InvalidArgument(std::to_string(sc.pods.size()) + " pods: at most " +
+                           std::to_string(ScenarioLimits::kMaxPods));
+  }
+  size_t gpus = 0;
   std::set<std::string> names;
   std::set<std::string> uuids;
   for (const NodeSpec& n : sc.nodes) {
     if (!names.insert(n.name).second) return InvalidArgument("node '" + n.name + "' is repeated");
     if (n.gpus.empty()) return InvalidArgument("node '" + n.name + "' has no GPUs");
+    if (n.gpus.size() > ScenarioLimits::kMaxGpusPerNode) {
+      return InvalidArgument("node '" + n.name + "' has " + std::to_string(n.gpus.size()) +
+                             " GPUs: at most " + std::to_string(ScenarioLimits::kMaxGpusPerNode));
+    }
+    gpus += n.gpus.size();
+    if (gpus > ScenarioLimits::kMaxGpus) {
+      return InvalidArgument("more than " + std::to_string(ScenarioLimits::kMaxGpus) +
+                             " GPUs in the scenario");
+    }
     for (const GpuSpec& g : n.gpus) {
       if (!uuids.insert(g.uuid).second) {
         return InvalidArgument("GPU UUID '" + g.uuid + "' appears twice (node " + n.name + ")");
       }
-      if (g.memory_mib <= 0)
-        return InvalidArgument("node '" + n.name + "': GPU memory must be > 0");
+      if (g.memory_mib <= 0 || g.memory_mib > ScenarioLimits::kMaxGpuMemoryMiB) {
+        return InvalidArgument("node '" + n.name + "': GPU memory must be 1.." +
+                               std::to_string(ScenarioLimits::kMaxGpuMemoryMiB) + " MiB");
+      }
     }
     if (Result<std::optional<codec::GpuTopology>> t = NodeTopology(n); !t.ok()) return t.status();
   }
@@ -275,11 +341,15 @@ Status ValidateScenario(const Scenario& sc) {
   for (const PodSpec& p : sc.pods) {
     const std::string who = "pod '" + p.ns + "/" + p.name + "'";
     if (!names.insert(p.ns + "/" + p.name).second) return InvalidArgument(who + " is repeated");
-    if (p.arrival_s < 0) return InvalidArgument(who + ": arrival must be >= 0");
+    VGPU_RETURN_IF_ERROR(CheckSeconds(who + ": arrival", p.arrival_s));
     if (p.duration_s && *p.duration_s <= 0) return InvalidArgument(who + ": duration must be > 0");
+    if (p.duration_s) VGPU_RETURN_IF_ERROR(CheckSeconds(who + ": duration", *p.duration_s));
     if (p.gpus && (*p.gpus < 0 || *p.gpus > 64))
       return InvalidArgument(who + ": gpu must be 0..64");
-    if (p.mem_mib && *p.mem_mib < 0) return InvalidArgument(who + ": gpumem must be >= 0");
+    if (p.mem_mib && (*p.mem_mib < 0 || *p.mem_mib > ScenarioLimits::kMaxGpuMemoryMiB)) {
+      return InvalidArgument(who + ": gpumem must be 0.." +
+                             std::to_string(ScenarioLimits::kMaxGpuMemoryMiB) + " (MiB)");
+    }
     if (p.mem_percent && (*p.mem_percent < 0 || *p.mem_percent > 100)) {
       return InvalidArgument(who + ": gpumem-percentage must be 0..100");
     }

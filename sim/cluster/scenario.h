@@ -79,11 +79,26 @@ struct Scenario {
   std::vector<PolicyPair> policies;
 };
 
+// What one `vgpu sim` run is sized for (docs/sim.md, "Limits"): bounds on operator input, so that
+// a typo or a hostile file is a clear error, not memory grown until the machine gives out. The
+// largest run measured is 5,000 nodes x 8 GPUs with 10,000 pods (release build, ~1 GiB); 20,000
+// nodes took 2.4 GiB and 3.6 minutes to start under ASan. Twice the nodes, ten times the pods.
+struct ScenarioLimits {
+  static constexpr int kMaxNodes = 10000;
+  static constexpr int kMaxGpusPerNode = 64;
+  static constexpr int kMaxGpus = 100000;  // over all nodes
+  static constexpr int kMaxPods = 100000;
+  static constexpr int64_t kMaxGpuMemoryMiB = int64_t{1} << 24;  // 16 TiB: beyond any card
+  static constexpr double kMaxVirtualSeconds = 1e9;              // arrival, interval, duration
+  static constexpr size_t kMaxFileBytes = size_t{4} << 20;       // a scenario file
+};
+
 // Parses the YAML scenario format documented in docs/sim.md. Errors name the offending entry.
+// Counts are expanded only within ScenarioLimits.
 Result<Scenario> ParseScenarioYaml(std::string_view text);
 
 // Checks a scenario built in code or parsed: unique node/pod/GPU names, positive sizes, known
-// policies, percentages and cores within 0-100. Sorts nothing.
+// policies, percentages and cores within 0-100, finite times, ScenarioLimits. Sorts nothing.
 Status ValidateScenario(const Scenario& scenario);
 
 // True for the policy words HAMi accepts for nodes / GPUs.

@@ -127,6 +127,25 @@ TEST(CheckGpusPresent, IndicesAndUuids) {
   EXPECT_EQ(none.message(), "--gpus 0: no such GPU (this node has no GPU)");
 }
 
+// Inherited limit variables would beat the flags (libvgpu prefers `_<i>`): they are removed, the
+// rest of the environment is the caller's.
+TEST(InheritedLimitsToDrop, LimitVariablesTheRunDoesNotSet) {
+  const EnvMap env{{"CUDA_DEVICE_MEMORY_LIMIT", "1024m"}, {"LD_PRELOAD", "/l.so"}};
+  const std::vector<std::string> inherited = {"CUDA_DEVICE_MEMORY_LIMIT",
+                                              "CUDA_DEVICE_MEMORY_LIMIT_0",
+                                              "CUDA_DEVICE_MEMORY_LIMIT_15",
+                                              "CUDA_DEVICE_SM_LIMIT",
+                                              "CUDA_DEVICE_SM_LIMIT_3",
+                                              "CUDA_DEVICE_MEMORY_LIMIT_X",
+                                              "CUDA_DEVICE_MEMORY_LIMIT_",
+                                              "CUDA_DEVICE_MEMORY_SHARED_CACHE",
+                                              "PATH",
+                                              "LD_PRELOAD"};
+  EXPECT_EQ(InheritedLimitsToDrop(inherited, env),
+            (std::vector<std::string>{"CUDA_DEVICE_MEMORY_LIMIT_0", "CUDA_DEVICE_MEMORY_LIMIT_15",
+                                      "CUDA_DEVICE_SM_LIMIT", "CUDA_DEVICE_SM_LIMIT_3"}));
+}
+
 std::set<std::string>* g_files;
 bool Exists(const std::string& p) {
   return g_files->count(p) != 0;

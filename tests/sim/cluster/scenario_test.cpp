@@ -114,6 +114,70 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
   }
 }
 
+// Counts expand only within ScenarioLimits, checked while expanding (a file of entries each within
+// its own bound cannot add up to millions of nodes); sizes and times are bounded and finite.
+// Before: `count` was checked per entry only (100,000 nodes, 1,000,000 pods each), times could be
+// NaN or infinite, and memory and gpumem had no ceiling.
+TEST(Scenario, CountsAndSizesAreBounded) {
+  std::string many_nodes = "nodes:\n";
+  for (int i = 0; i < 2; ++i) {
+    many_nodes +=
+        "  - {name: n" + std::to_string(i) + ", count: 6000, gpus: [{model: m, memory: 1}]}\n";
+  }
+  std::string many_gpus = "nodes:\n";
+  for (int i = 0; i < 2; ++i) {
+    many_gpus += "  - {name: n" + std::to_string(i) +
+                 ", count: 1000, gpus: [{model: m, memory: 1, count: 64}]}\n";
+  }
+  const std::string node = "nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\n";
+  const std::string many_pods =
+      node + "pods:\n  - {name: p, count: 60000}\n  - {name: q, count: 60000}\n";
+  const struct {
+    std::string yaml;
+    std::string message;
+  } cases[] = {
+      {many_nodes, "nodes[1]: more than 10000 nodes in the scenario"},
+      {many_gpus, "nodes[1]: more than 100000 GPUs in the scenario"},
+      {many_pods, "pods[1]: more than 100000 pods in the scenario"},
+      {"nodes: [{name: a, count: 10001, gpus: [{model: m, memory: 1}]}]",
+       "nodes[0].count: must be 1..10000"},
+      {node + "pods: [{name: p, count: 100001}]", "pods[0].count: must be 1..100000"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, count: 40}, {model: m, memory: 1, count: "
+       "40}]}]",
+       "nodes[0].gpus: more than 64 GPUs on one node"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 16777217}]}]",
+       "memory: required, MiB in 1..16777216"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, numa: -1}]}]", "numa: must be 0..255"},
+      {node + "pods: [{name: p, gpumem: 16777217}]", "gpumem must be 0..16777216"},
+      {node + "pods: [{name: p, arrival: .nan}]",
+       "pods[0].arrival: must be 0..1e+09 seconds, got nan"},
+      {node + "pods: [{name: p, arrival: .inf}]",
+       "pods[0].arrival: must be 0..1e+09 seconds, got inf"},
+      {node + "pods: [{name: p, arrival: -1}]", "pods[0].arrival: must be 0..1e+09"},
+      {node + "pods: [{name: p, interval: .inf, count: 2}]", "pods[0].interval: must be 0..1e+09"},
+      {node + "pods: [{name: p, duration: .nan}]", "pods[0].duration: must be 0..1e+09"},
+      {node + "pods: [{name: p, arrival: 900000000, interval: 900000000, count: 2}]",
+       "pod 'default/p-1': arrival: must be 0..1e+09 seconds"},
+  };
+  for (const auto& c : cases) {
+    Result<Scenario> sc = ParseScenarioYaml(c.yaml);
+    ASSERT_FALSE(sc.ok()) << c.yaml;
+    EXPECT_NE(sc.status().message().find(c.message), std::string::npos)
+        << c.yaml.substr(0, 200) << " -> " << sc.status().message();
+  }
+  // At the bounds: accepted.
+  Result<Scenario> edge = ParseScenarioYaml(
+      "nodes: [{name: a, count: 2, gpus: [{model: m, memory: 16777216, count: 64, numa: 255}]}]\n"
+      "pods: [{name: p, count: 3, arrival: 1000, interval: 0.5, duration: 1000000000}]");
+  ASSERT_TRUE(edge.ok()) << edge.status().message();
+  EXPECT_EQ(edge->nodes.size(), 2u);
+  EXPECT_EQ(edge->pods.size(), 3u);
+  // Built in code (the generator's path): ValidateScenario holds the same totals.
+  Scenario big;
+  big.nodes.resize(ScenarioLimits::kMaxNodes + 1);
+  EXPECT_NE(ValidateScenario(big).message().find("10001 nodes: at most 10000"), std::string::npos);
+}
+
 // A node's topology is a preset or the device plugin's own spec text over its GPUs in list order;
 // NodeTopology turns it into what the fake GPU backend reports.
 TEST(Scenario, NodeTopologyPresetsAndSpecs) {

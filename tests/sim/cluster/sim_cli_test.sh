@@ -54,7 +54,7 @@ printf 'nodes: [{name: a, gpus: [{model: m, memory: lots}]}]\n' >"$TMP/bad.yaml"
 grep -q "cannot read 'lots'" "$TMP/err" || { cat "$TMP/err"; fail "bad scenario message"; }
 "$VGPU" sim --node-policy tightest >"$TMP/out" 2>"$TMP/err"; rc=$?
 [[ $rc -eq 2 ]] || fail "unknown policy: exit $rc, want 2"
-grep -q "unknown node policy 'tightest'" "$TMP/err" || { cat "$TMP/err"; fail "policy message"; }
+grep -qF -- "--node-policy: 'tightest' is not a node policy (binpack or spread)" "$TMP/err" || { cat "$TMP/err"; fail "policy message"; }
 "$VGPU" sim --topology mesh >"$TMP/out" 2>"$TMP/err"; rc=$?
 [[ $rc -eq 2 ]] || fail "bad topology: exit $rc, want 2"
 grep -q "topology: bad entry 'mesh'" "$TMP/err" || { cat "$TMP/err"; fail "topology message"; }
