@@ -15,6 +15,8 @@ namespace vgpu::cli::top {
 namespace {
 
 using monitor::ContainerGpuView;
+using monitor::ContainerState;
+using monitor::ContainerStatusView;
 using monitor::GpuView;
 using monitor::NodeSnapshot;
 
@@ -298,6 +300,30 @@ std::vector<std::string> Wrap(std::string_view text, size_t width) {
   return lines;
 }
 
+namespace {
+
+// One line per container the monitor cannot read in full (its state is not ok): its folder is
+// flooded, a region is refused (its processes are not seen), or being created.
+void AppendContainerProblems(const NodeSnapshot& snapshot, size_t width,
+                             std::vector<std::string>& lines) {
+  bool first = true;
+  for (const ContainerStatusView& c : snapshot.containers) {
+    if (c.state == ContainerState::kOk) continue;
+    if (first) lines.emplace_back();
+    first = false;
+    ContainerGpuView name;
+    name.namespace_name = c.namespace_name;
+    name.pod = c.pod;
+    name.pod_uid = c.pod_uid;
+    name.container = c.container;
+    lines.push_back(Truncate("! " + ContainerName(name, SIZE_MAX) + " " +
+                                 monitor::ContainerStateName(c.state) + ": " + c.problem,
+                             width));
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> RenderSnapshot(const NodeSnapshot& snapshot, const ViewOptions& options) {
   const size_t width = options.width;
   std::vector<const GpuView*> gpus;
@@ -327,6 +353,7 @@ std::vector<std::string> RenderSnapshot(const NodeSnapshot& snapshot, const View
   lines.emplace_back();
   if (gpus.empty()) {
     lines.push_back(Truncate("no GPUs reported by the monitor on this node", width));
+    AppendContainerProblems(snapshot, width, lines);
     return lines;
   }
 
@@ -397,6 +424,7 @@ std::vector<std::string> RenderSnapshot(const NodeSnapshot& snapshot, const View
       lines.push_back(RenderRow(*row, row->container_grid ? container_layout : gpu_layout, width));
     }
   }
+  AppendContainerProblems(snapshot, width, lines);
   return lines;
 }
 

@@ -51,7 +51,8 @@ struct ViewOptions {
 // One frame: a summary line, a blank line, two header lines (the GPU rows' columns, then the
 // indented container rows' columns), then per GPU (by index; those NVML does not list, index -1,
 // last) its row and its containers (by namespace/pod/container). Missing figures (no NVML on the
-// node) show as "-", no limit as "∞".
+// node) show as "-", no limit as "∞". Then, after a blank line, one line per container whose state
+// is not ok ("! ns/pod/container unusable: <problem>").
 std::vector<std::string> RenderSnapshot(const monitor::NodeSnapshot& snapshot,
                                         const ViewOptions& options);
 

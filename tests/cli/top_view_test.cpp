@@ -222,6 +222,27 @@ TEST(TopView, RenderSnapshotTable) {
   }
 }
 
+// Containers the monitor cannot read in full (a flooded folder, a refused region) are listed under
+// the table with their state and problem; those in state ok are not.
+TEST(TopView, ContainersTheMonitorCannotReadAreListedUnderTheTable) {
+  NodeSnapshot s = Fixture();
+  s.containers.push_back(
+      {"default", "train-0", "uid-t", "main", monitor::ContainerState::kOk, 1, ""});
+  s.containers.push_back({"team", "evil", "uid-e", "main", monitor::ContainerState::kUnusable, 0,
+                          "r.cache: corrupt: device_count 4294967295 exceeds 16"});
+  s.containers.push_back({"", "", "uid-f", "c", monitor::ContainerState::kOverLimits, 4,
+                          "folder holds more than 256 entries"});
+  const std::vector<std::string> lines = RenderSnapshot(s, {200});
+  const std::vector<std::string> tail(lines.end() - 3, lines.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{
+                      "",
+                      "! team/evil/main unusable: r.cache: corrupt: device_count 4294967295 "
+                      "exceeds 16",
+                      "! ?/uid-f/c over_limits: folder holds more than 256 entries"}));
+  NodeSnapshot none = Fixture();
+  EXPECT_EQ(RenderSnapshot(none, {200}).size(), lines.size() - 3);
+}
+
 TEST(TopView, EveryWidthFits) {
   for (size_t width = 20; width <= 220; ++width) {
     for (const std::string& line : RenderSnapshot(Fixture(), {width})) {
