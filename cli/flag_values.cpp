@@ -100,7 +100,7 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
         auto value = ParseWholeNumber(text, min, max);
         return value.ok() ? std::string() : value.status().message();
       },
-      "INT in " + Range(min, max));
+      Range(min, max));
 }
 
 CLI::Validator NotEmpty() {
