@@ -141,6 +141,20 @@ std::string Bytes(size_t n) {
   return std::to_string(n) + " bytes";
 }
 
+// nlohmann's message quotes the last token read, raw: the sender's bytes, of any length and
+// encoding. Cut short and kept to printable ASCII, so that it fits in a log line and in a JSON
+// answer (whose writer refuses bytes that are not UTF-8).
+std::string Printable(std::string_view text) {
+  constexpr size_t kMax = 240;
+  std::string out;
+  for (const char c : text.substr(0, kMax)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += u >= 0x20 && u < 0x7f ? c : '?';
+  }
+  if (text.size() > kMax) out += "...";
+  return out;
+}
+
 template <typename Json>
 Result<Json> Parse(std::string_view text, const JsonLimits& limits, std::string_view what) {
   const std::string name(what);
@@ -164,7 +178,7 @@ Result<Json> Parse(std::string_view text, const JsonLimits& limits, std::string_
     case Over::kNone:
       break;
   }
-  return InvalidArgument(name + " is not valid JSON: " + sax.syntax_error());
+  return InvalidArgument(name + " is not valid JSON: " + Printable(sax.syntax_error()));
 }
 
 }  // namespace

@@ -71,14 +71,24 @@ Result<Seconds> ParseRfc3339(std::string_view text) {
     if (i == 1) return InvalidArgument("time " + Quote(text) + ": empty fraction");
     rest = rest.substr(i);
   }
-  if (rest == "Z") return *base;
+  // The UTC time must be one FormatRfc3339 can write back (years 0000-9999): an offset or a leap
+  // second at either end would carry it past (9999-12-31T23:59:59-00:01), and a lock written
+  // back from it could not be read again.
+  const auto in_range = [&](Seconds utc) -> Result<Seconds> {
+    const int year = Split(utc).year;
+    if (year < 0 || year > 9999) {
+      return InvalidArgument("time " + Quote(text) + ": out of range (years 0000 to 9999 in UTC)");
+    }
+    return utc;
+  };
+  if (rest == "Z") return in_range(*base);
   if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
     auto oh = ParseInt<int>(rest.substr(1, 2));
     auto om = ParseInt<int>(rest.substr(4, 2));
     if (oh && om && *oh < 24 && *om < 60) {
       auto offset = std::chrono::hours(*oh) + std::chrono::minutes(*om);
       // Local time = UTC + offset, so UTC = local - offset.
-      return rest[0] == '+' ? *base - offset : *base + offset;
+      return in_range(rest[0] == '+' ? *base - offset : *base + offset);
     }
   }
   return InvalidArgument("time " + Quote(text) +

@@ -1,6 +1,9 @@
 #include "core/monitor/snapshot_json.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <type_traits>
+#include <utility>
 
 #include "core/codec/bounded_json.h"
 
@@ -30,6 +33,14 @@ class Reader {
     const json* v = Find(key);
     if (v == nullptr) return;
     if (!v->is_number()) return Fail(key, "a number");
+    if constexpr (std::is_integral_v<T>) {
+      // A converted float or a value out of T's range would be undefined or wrap.
+      if (!v->is_number_integer()) return Fail(key, "a whole number");
+      if (v->is_number_unsigned() ? !std::in_range<T>(v->get<uint64_t>())
+                                  : !std::in_range<T>(v->get<int64_t>())) {
+        return Fail(key, "a number in range");
+      }
+    }
     out = v->get<T>();
   }
   void Text(const char* key, std::string& out) {

@@ -32,7 +32,10 @@ TEST(TimeFormatTest, Rfc3339Table) {
   }
   for (const char* bad :
        {"", "2024-05-01 10:20:30Z", "2024-05-01T10:20:30", "2023-02-29T00:00:00Z",
-        "2024-05-01T25:00:00Z", "2024-05-01T10:20:30+8", "x024-05-01T10:20:30Z"}) {
+        "2024-05-01T25:00:00Z", "2024-05-01T10:20:30+8", "x024-05-01T10:20:30Z",
+        // Past what FormatRfc3339 writes back (found by fuzz_handshake: a node lock that did not
+        // survive its round trip).
+        "9999-12-31T23:59:59-00:01", "9999-12-31T23:59:60Z", "0000-01-01T00:00:00+00:01"}) {
     EXPECT_FALSE(ParseRfc3339(bad).ok()) << bad;
   }
   EXPECT_EQ(FormatRfc3339(At(2024, 5, 1, 9, 8, 7)), "2024-05-01T09:08:07Z");

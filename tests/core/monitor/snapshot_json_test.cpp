@@ -108,5 +108,32 @@ TEST(SnapshotJson, BadInputNamesTheField) {
   }
 }
 
+// `vgpu top` reads the snapshot from a listener: a number out of its field's range is refused by
+// name, not converted (a float too large for int64_t was undefined behaviour, found by
+// fuzz_snapshot_json), and a document too deep is refused before it is built.
+TEST(SnapshotJson, NumbersOutOfRangeAndDeepDocumentsAreRefused) {
+  const struct {
+    std::string text;
+    const char* error;
+  } cases[] = {
+      {R"({"node":"n","time_unix_ms":18446744073709551616,"gpus":[]})",
+       "snapshot.time_unix_ms is not a whole number"},
+      {R"({"node":"n","time_unix_ms":9223372036854775808,"gpus":[]})",
+       "snapshot.time_unix_ms is not a number in range"},
+      {R"({"node":"n","gpus":[{"index":2147483648}]})",
+       "snapshot.gpus[0].index is not a number in range"},
+      {R"({"node":"n","gpus":[{"memory_total_bytes":-1}]})",
+       "snapshot.gpus[0].memory_total_bytes is not a number in range"},
+      {R"({"node":"n","gpus":[{"index":1.5}]})", "snapshot.gpus[0].index is not a whole number"},
+      {R"({"node":"n","gpus":)" + std::string(200, '[') + std::string(200, ']') + "}",
+       "snapshot nests arrays and objects deeper than 128 levels"},
+  };
+  for (const auto& c : cases) {
+    auto r = SnapshotFromJson(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.status().message().find(c.error), std::string::npos) << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace vgpu::monitor
