@@ -1,7 +1,8 @@
-// The scheduler extender's request bodies, as its HTTP server hands them over
-// (scheduler/server.cpp: JSON parsed without exceptions, the verb called, a std::exception answered
-// with 400), and the objects its watches feed into the cluster model (no such net there: a throw
-// would end the watch). The first byte picks what the rest is:
+// The scheduler extender's request bodies, through the path its HTTP server takes
+// (scheduler/request_body.h: JSON parsed within codec::kKubeObjectJson, the verb called, a
+// std::exception answered with 400), and the objects its watches feed into the cluster model,
+// parsed within the same limits as kube/watch.cpp does (no net there: a throw would end the
+// watch). The first byte picks what the rest is:
 //   'f' filter, 'p' prioritize, 'b' bind (ExtenderArgs / ExtenderBindingArgs),
 //   'n' a Node, 'o' a Pod, 'q' a ResourceQuota from a watch, then a filter of a fixed pod.
 // Each input runs against a fresh two-node cluster with one pending pod.
@@ -11,8 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "core/codec/bounded_json.h"
 #include "fake_cluster_api.h"
+#include "fuzz_check.h"
 #include "scheduler/extender.h"
+#include "scheduler/request_body.h"
 #include "test_objects.h"
 
 namespace {
@@ -27,12 +31,19 @@ using vgpu::scheduler::testing::FakeClusterApi;
 using vgpu::scheduler::testing::GpuNode;
 using vgpu::scheduler::testing::GpuPod;
 
-// As scheduler/server.cpp's Handle: a verb may throw std::exception on a JSON type surprise.
+// The request path of the server, for a body; its answer is JSON whatever the body.
+void Serve(std::string_view body, SchedulerMetrics& metrics,
+           const vgpu::scheduler::JsonVerb& verb) {
+  const VerbResult r = vgpu::scheduler::RunJsonVerb(body, metrics, verb);
+  vgpu::fuzz::Check(r.http_status == 200 || r.http_status == 400, "an answer neither 200 nor 400",
+                    r.Text());
+}
+
+// A verb on a fixed body, where the fuzzed input went into the model instead.
 template <typename Verb>
-void Serve(Verb verb) {
+void Call(Verb verb) {
   try {
-    const VerbResult r = verb();
-    (void)r.Text();
+    (void)verb().Text();
   } catch (const std::exception&) {
   }
 }
@@ -42,8 +53,7 @@ void Serve(Verb verb) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const char what = static_cast<char>(data[0]);
-  const json body = json::parse(data + 1, data + size, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return 0;  // the server answers 400 before any verb
+  const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
 
   ExtenderOptions options;
   options.filter_parallelism = 1;
@@ -59,30 +69,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   api.PutPod(pod);
   Extender extender(options, model, api, metrics);
   const json fixed_filter = {{"pod", pod}, {"nodenames", {"n1", "n2", "n3"}}};
+  const auto watched = [&](auto upsert) {
+    vgpu::Result<json> object =
+        vgpu::codec::ParseJsonWithin(text, vgpu::codec::kKubeObjectJson, "watch event");
+    if (!object.ok()) return;  // kube/watch.cpp skips it
+    upsert(*object);
+    Call([&] { return extender.Filter(fixed_filter); });
+  };
 
   switch (what) {
     case 'p':
-      Serve([&] { return extender.Prioritize(body); });
+      Serve(text, metrics, [&](const json& b) { return extender.Prioritize(b); });
       break;
     case 'b':
-      Serve([&] { return extender.Filter(fixed_filter); });
-      Serve([&] { return extender.Bind(body); });
+      Call([&] { return extender.Filter(fixed_filter); });
+      Serve(text, metrics, [&](const json& b) { return extender.Bind(b); });
       break;
     case 'n':
-      model.UpsertNode(body);
-      Serve([&] { return extender.Filter(fixed_filter); });
+      watched([&](const json& o) { model.UpsertNode(o); });
       break;
     case 'o':
-      model.UpsertPod(body);
-      Serve([&] { return extender.Filter(fixed_filter); });
+      watched([&](const json& o) { model.UpsertPod(o); });
       break;
     case 'q':
-      model.UpsertQuota(body);
-      Serve([&] { return extender.Filter(fixed_filter); });
+      watched([&](const json& o) { model.UpsertQuota(o); });
       break;
     default:
-      Serve([&] { return extender.Filter(body); });
-      Serve([&] { return extender.Prioritize(body); });
+      Serve(text, metrics, [&](const json& b) { return extender.Filter(b); });
+      Serve(text, metrics, [&](const json& b) { return extender.Prioritize(b); });
       break;
   }
   return 0;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of fuzz/ with clang (ASan + UBSan, -DVGPU_FUZZ=ON) in BUILD_DIR,
 # configuring only what they need, then runs every target for SECONDS from its seeds
-# (fuzz/corpus/<target>), two at a time. Fails on any crash, sanitizer report or failed check,
-# printing the report and where the input that caused it was saved.
+# (fuzz/corpus/<target>) with its dictionary (BUILD_DIR/fuzz/fuzz_<target>.dict, joined from
+# fuzz/dict/), two at a time. Fails on any crash, sanitizer report or failed check, printing the
+# report and where the input that caused it was saved.
 # Usage: fuzz_smoke.sh SOURCE_DIR BUILD_DIR [SECONDS]   (exit 77: skipped, no clang)
 set -euo pipefail
 src=$1
@@ -16,11 +17,17 @@ if ! command -v clang++ >/dev/null || ! command -v clang >/dev/null; then
 fi
 
 start=$(date +%s)
+# Configured every time (seconds once the cache exists): a component added here reaches a build
+# folder configured before.
+components="core;base;codec;config;sched;prom;monitor;kube;net;scheduler;fuzz"
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DVGPU_SANITIZERS=address,undefined -DVGPU_FUZZ=ON \
-    -DVGPU_COMPONENTS="core;base;codec;config;sched;prom;net;scheduler;fuzz" >"$build.configure.log" 2>&1 ||
+    -DVGPU_COMPONENTS="$components" >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log"; exit 1; }
+else
+  cmake -S "$src" -B "$build" -DVGPU_COMPONENTS="$components" >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log"; exit 1; }
 fi
 cmake --build "$build" -j"$jobs" --target fuzz_all >"$build.build.log" 2>&1 ||
@@ -33,10 +40,13 @@ rm -rf "$out"
 mkdir -p "$out"
 run_one() {  # run_one TARGET: fuzz it for $seconds from a scratch copy of its corpus
   local t=$1
+  local dict=()
+  [[ -s "$build/fuzz/fuzz_$t.dict" ]] && dict=(-dict="$build/fuzz/fuzz_$t.dict")
   mkdir -p "$out/$t.corpus"
-  if "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${dict[@]}" \
       -artifact_prefix="$out/$t-" "$out/$t.corpus" "$src/fuzz/corpus/$t" >"$out/$t.log" 2>&1; then
-    echo "fuzz_smoke: $t: $(grep -E '^Done [0-9]+ runs' "$out/$t.log" || echo '?')"
+    echo "fuzz_smoke: $t: $(grep -E '^Done [0-9]+ runs' "$out/$t.log" || echo '?')" \
+      "($(grep -oE 'Dictionary: [0-9]+ entries' "$out/$t.log" || echo 'no dictionary'))"
   else
     echo "fuzz_smoke: $t: FAILED; input saved as $(ls "$out/$t-"* 2>/dev/null || echo '?')"
     grep -E -A25 'ERROR|runtime error|fuzz check failed|deadly signal' "$out/$t.log" | head -n 60
