@@ -1,11 +1,16 @@
 #include "peer_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,7 +41,7 @@ TEST(PeerFile, CreatesAMissingLockDirectoryOpenToAll) {
   struct stat st {};
   ASSERT_EQ(stat(dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 01777u);
-  ASSERT_EQ(stat((dir + "/vgpu-gpu-00ff").c_str(), &st), 0);
+  ASSERT_EQ(stat((dir + "/vgpu-gpu4-00ff").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0666u);
 }
 
@@ -44,7 +49,7 @@ TEST(PeerFile, SaysWhyWhenTheDirectoryCannotBeMade) {
   const std::string file = TempDir() + "/plain";
   FILE* f = fopen(file.c_str(), "w");
   ASSERT_NE(f, nullptr);
-  fclose(f);
+  ASSERT_EQ(fclose(f), 0);
   PeerFile peers;
   const char* why = nullptr;
   EXPECT_FALSE(peers.Open((file + "/sub").c_str(), "00ff", 1, &why));
@@ -89,7 +94,9 @@ TEST(PeerFile, LiveOthersAreSeenAndCollected) {
     char ok = other.Open(dir.c_str(), "cd", 0, &why) ? 'y' : 'n';
     other.SetActiveUntil(5'000'000'000);
     std::vector<TimeSpan> spans;
-    for (int i = 0; i < 5000; ++i) spans.push_back({i * 1000, i * 1000 + 500});  // wraps the ring
+    spans.reserve(5000);
+    for (int64_t i = 0; i < 5000; ++i)
+      spans.push_back({i * 1000, i * 1000 + 500});  // wraps the ring
     other.Publish(spans.data(), static_cast<int>(spans.size()));
     (void)!write(from_child[1], &ok, 1);
     char done = 0;
@@ -170,6 +177,146 @@ TEST(PeerFile, GpuBoundTenantsTakeTurnsInSlotOrder) {
   char done = 1;
   (void)!write(to_child[1], &done, 1);
   waitpid(pid, nullptr, 0);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Issue 42, item 5: the lock directory (/tmp/vgpulock, shared by every container of the node and by
+// `vgpu run` on the host) held a tenant's link named like a GPU's file; root's libvgpu opened it,
+// grew the target (/etc/passwd) to 4 MiB of zeros and would have written its slots into it.
+TEST(PeerFile, LinksAndSpecialFilesInTheLockDirectoryAreRefusedAndTheirTargetsUntouched) {
+  const std::string dir = TempDir();
+  ASSERT_EQ(chmod(dir.c_str(), 01777), 0);
+  const std::string victim = TempDir() + "/passwd";
+  const std::string content = "root:x:0:0:root:/root:/bin/bash\n";
+  std::ofstream(victim) << content;
+  const std::string file = dir + "/vgpu-gpu4-ab";
+  struct Case {
+    const char* name;
+    void (*make)(const std::string& victim, const std::string& file);
+    const char* why;
+  } const cases[] = {
+      {"symbolic link",
+       [](const std::string& v, const std::string& f) {
+         ASSERT_EQ(symlink(v.c_str(), f.c_str()), 0);
+       },
+       "symbolic link"},
+      {"hard link",
+       [](const std::string& v, const std::string& f) { ASSERT_EQ(link(v.c_str(), f.c_str()), 0); },
+       "other names"},
+      {"FIFO",  // opened without blocking, then refused
+       [](const std::string&, const std::string& f) { ASSERT_EQ(mkfifo(f.c_str(), 0666), 0); },
+       "not a regular file"},
+      {"directory",
+       [](const std::string&, const std::string& f) { ASSERT_EQ(mkdir(f.c_str(), 0777), 0); },
+       "cannot be opened"},
+      {"file of another size",
+       [](const std::string&, const std::string& f) { std::ofstream(f) << "not a vgpu file"; },
+       "another size"},
+  };
+  for (const Case& c : cases) {
+    c.make(victim, file);
+    PeerFile peers;
+    const char* why = nullptr;
+    EXPECT_FALSE(peers.Open(dir.c_str(), "ab", 1, &why)) << c.name;
+    ASSERT_NE(why, nullptr) << c.name;
+    EXPECT_NE(std::string(why).find(c.why), std::string::npos) << c.name << ": " << why;
+    EXPECT_EQ(Slurp(victim), content) << c.name;  // neither grown nor written
+    EXPECT_EQ(peers.Scan(0).active, 0);
+    ASSERT_EQ(std::system(("rm -rf " + file).c_str()), 0);
+  }
+}
+
+TEST(PeerFile, ALockDirectoryThatIsALinkOrOpenToOthersWithoutTheStickyBitIsRefused) {
+  const std::string target = TempDir();
+  const std::string link = TempDir() + "/vgpulock";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  PeerFile peers;
+  const char* why = nullptr;
+  EXPECT_FALSE(peers.Open(link.c_str(), "ab", 1, &why));
+  ASSERT_NE(why, nullptr);
+  EXPECT_NE(std::string(why).find("symbolic link"), std::string::npos) << why;
+  struct stat st {};
+  EXPECT_NE(stat((target + "/vgpu-gpu4-ab").c_str(), &st), 0);  // nothing made through the link
+  if (geteuid() == 0) {  // a directory of another user that anyone may write to, not sticky
+    const std::string open_dir = TempDir();
+    ASSERT_EQ(chown(open_dir.c_str(), 4242, 4242), 0);
+    ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+    EXPECT_FALSE(peers.Open(open_dir.c_str(), "ab", 1, &why));
+    EXPECT_NE(std::string(why).find("sticky"), std::string::npos) << why;
+    ASSERT_EQ(chmod(open_dir.c_str(), 01777), 0);  // sticky: accepted, whoever owns it
+    EXPECT_TRUE(peers.Open(open_dir.c_str(), "ab", 1, &why)) << why;
+  }
+}
+
+// The file is shared with every tenant of the node: one that truncates it must not fault the others
+// (a mapping would: SIGBUS in every limited process of the GPU).
+TEST(PeerFile, ATruncatedFileFaultsNobody) {
+  const std::string dir = TempDir();
+  PeerFile me;
+  const char* why = nullptr;
+  ASSERT_TRUE(me.Open(dir.c_str(), "ab", 1, &why)) << why;
+  const TimeSpan spans[] = {{100, 200}};
+  me.Publish(spans, 1);
+  ASSERT_EQ(truncate((dir + "/vgpu-gpu4-ab").c_str(), 0), 0);
+  EXPECT_EQ(me.Scan(0).active, 0);
+  std::vector<OwnedSpan> out(10);
+  EXPECT_EQ(me.Collect(0, 1000, -1, out.data(), 10), 0);
+  me.SetActiveUntil(5);
+  me.SetTurn(1'000'000'000, 30);
+  me.Publish(spans, 1);
+  EXPECT_TRUE(me.Turns(0).includes_me);  // written again past the cut
+}
+
+// Issue 42, item 4: whatever another tenant writes into the file (here: random bytes, over and
+// over), reading it neither faults nor loops nor hands the sweep a span it cannot subtract.
+TEST(PeerFile, RandomBytesFromAnotherTenantAreReadSafely) {
+  const std::string dir = TempDir();
+  PeerFile me;
+  const char* why = nullptr;
+  ASSERT_TRUE(me.Open(dir.c_str(), "ab", 1, &why)) << why;
+  const int fd = open((dir + "/vgpu-gpu4-ab").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  std::mt19937_64 rng(42);
+  std::vector<OwnedSpan> out(64);
+  std::vector<uint64_t> noise(256 * 1024 / 8);  // the heads and the first slots' rings
+  for (int round = 0; round < 200; ++round) {
+    if (round % 2 == 0) {  // the heads and rings, or a few words of the heads
+      for (auto& w : noise) w = rng();
+      ASSERT_EQ(pwrite(fd, noise.data(), noise.size() * 8, 0),
+                static_cast<ssize_t>(noise.size() * 8));
+    } else {
+      for (int k = 0; k < 64; ++k) {
+        const uint64_t word = rng() % 2 == 0 ? rng() : rng() % 1'000'000;
+        const off_t at = static_cast<off_t>((rng() % (64 + 64 * 8)) * 8);
+        ASSERT_EQ(pwrite(fd, &word, 8, at), 8);
+      }
+    }
+    const int64_t now = static_cast<int64_t>(rng() % 1'000'000'000);
+    const PeerScan scan = me.Scan(now);
+    EXPECT_LE(scan.active, kPeerSlots - 1);
+    const TurnSet set = me.Turns(now);
+    EXPECT_LE(set.members, kPeerSlots);
+    EXPECT_LE(set.sum_percent, kPeerSlots * 99);
+    EXPECT_LE(set.prefix_percent, set.sum_percent);
+    const int n = me.Collect(INT64_MIN, INT64_MAX, INT64_MIN, out.data(), 64);
+    ASSERT_LE(n, 64);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_LT(out[i].start, out[i].end);
+      EXPECT_LE(static_cast<uint64_t>(out[i].end) - static_cast<uint64_t>(out[i].start),
+                static_cast<uint64_t>(kPeerMaxSpanNs));
+      EXPECT_GE(out[i].owner, 0);
+      EXPECT_LT(out[i].owner, kPeerSlots);
+    }
+    const TimeSpan mine[] = {{now, now + 1000}};
+    me.Publish(mine, 1);
+  }
+  close(fd);
 }
 
 }  // namespace
