@@ -1,8 +1,10 @@
 #include "admission.h"
 
 #include "log.h"
+#include "mem_arith.h"
 #include "real_driver.h"
 #include "state.h"
+#include "vgpu/env_contract.h"
 
 static int reserve_with_retry(int rdev, uint64_t bytes) {
   vgpu_ensure_slot();
@@ -14,19 +16,59 @@ static int reserve_with_retry(int rdev, uint64_t bytes) {
   return vgpu_region_reserve(&g_vgpu.region, rdev, bytes);
 }
 
+/* 1 when this process's environment limits CUDA device `ordinal` (memory or compute). */
+static int limited_by_environment(int ordinal) {
+  const struct vgpu_settings* s = vgpu_state_settings();
+  return ordinal >= 0 && ordinal < s->count && (s->mem_limited[ordinal] || s->sm_percent[ordinal]);
+}
+
+/* Refusals that fail closed say so once per process (LIBCUDA_LOG_LEVEL 1): a program that gets
+ * only out-of-memory errors must be able to tell why. */
+static int g_told_no_record;
+static int g_told_no_memory[VGPU_REGION_MAX_DEVICES];
+
+static int tell_once(int* told) {
+  return __atomic_exchange_n(told, 1, __ATOMIC_RELAXED) == 0;
+}
+
+static CUresult refuse(struct vgpu_admission* a) {
+  a->region_dev = -1;
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 static CUresult admit(struct vgpu_admission* a, int rdev, int ordinal, uint64_t bytes) {
   a->region_dev = rdev;
   a->ordinal = ordinal;
   a->bytes = 0;
-  if (rdev < 0) return CUDA_SUCCESS;
+  if (rdev < 0) {
+    /* A limited device without a record (the region's 16 records taken) is not unlimited. */
+    if (ordinal < 0 || ordinal >= g_vgpu.device_count || !limited_by_environment(ordinal)) {
+      return CUDA_SUCCESS;
+    }
+    if (tell_once(&g_told_no_record)) {
+      VGPU_ERROR("device %d has a limit but no record in the shared region (all %d taken); %s",
+                 ordinal, VGPU_REGION_MAX_DEVICES, VGPU_FAIL_CLOSED_ADVICE);
+    }
+    return refuse(a);
+  }
+  if (vgpu_refuses_memory()) {
+    vgpu_report_region_failure();
+    return refuse(a);
+  }
   if (reserve_with_retry(rdev, bytes) != 0) {
     const struct vgpu_region_device* d = &g_vgpu.region.region->devices[rdev];
+    const uint64_t limit = vgpu_region_limit(d);
+    if (limit == 0 && tell_once(&g_told_no_memory[rdev])) {
+      VGPU_WARN(
+          "device %d has a memory limit of 0 bytes (%s is 0, or could not be read): every "
+          "allocation on it is refused",
+          ordinal, VGPU_ENV_MEMORY_LIMIT);
+    }
     VGPU_INFO("allocation of %llu bytes refused on device %d: %llu of %llu bytes in use",
               (unsigned long long)bytes, ordinal,
               (unsigned long long)__atomic_load_n(&d->mem_used, __ATOMIC_RELAXED),
-              (unsigned long long)d->mem_limit);
-    a->region_dev = -1;
-    return CUDA_ERROR_OUT_OF_MEMORY;
+              (unsigned long long)limit);
+    return refuse(a);
   }
   a->bytes = bytes;
   return CUDA_SUCCESS;
@@ -98,6 +140,62 @@ void vgpu_admission_finish_in_context(struct vgpu_admission* a, CUresult rc, int
     if (current == NULL || current(&owner) != CUDA_SUCCESS) owner = NULL;
   }
   (void)finish(a, rc, kind, key, owner);
+}
+
+CUresult vgpu_admit_context(struct vgpu_context_admission* c, int ordinal) {
+  c->region_dev = -1;
+  c->ordinal = ordinal;
+  c->bytes = 0;
+  c->before = 0;
+  struct vgpu_admission a;
+  /* The fail-closed checks, and no new context while the container is over its limit. */
+  const int rdev = vgpu_ordinal_region_dev(ordinal);
+  const CUresult rc = admit(&a, rdev, ordinal, 0);
+  if (rc != CUDA_SUCCESS || a.region_dev < 0) return rc;
+  c->region_dev = rdev;
+  c->before = vgpu_region_slot_overhead(&g_vgpu.region, rdev);
+  const uint64_t hint = vgpu_region_context_hint(&g_vgpu.region, rdev);
+  if (hint == 0) return CUDA_SUCCESS;
+  if (vgpu_region_reserve_overhead(&g_vgpu.region, rdev, hint) != 0) {
+    vgpu_region_reap(&g_vgpu.region, 1);
+    vgpu_reconcile(rdev, 1);
+    c->before = vgpu_region_slot_overhead(&g_vgpu.region, rdev);
+    if (vgpu_region_reserve_overhead(&g_vgpu.region, rdev, hint) != 0) {
+      VGPU_INFO("context on device %d refused: its %llu bytes do not fit under the limit", ordinal,
+                (unsigned long long)hint);
+      c->region_dev = -1;
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  c->bytes = hint;
+  return CUDA_SUCCESS;
+}
+
+CUresult vgpu_context_created(struct vgpu_context_admission* c, CUresult rc) {
+  const int rdev = c->region_dev;
+  if (rdev < 0) return rc;
+  const int measured = vgpu_reconcile(rdev, 1);
+  if (rc != CUDA_SUCCESS) {
+    /* Nothing was created: a measurement replaced the reservation, else take it back. */
+    if (!measured) vgpu_region_release_overhead(&g_vgpu.region, rdev, c->bytes);
+    return rc;
+  }
+  const uint64_t after = vgpu_region_slot_overhead(&g_vgpu.region, rdev);
+  if (measured && after > c->before)
+    vgpu_region_note_context(&g_vgpu.region, rdev, after - c->before);
+  const struct vgpu_region_device* d = &g_vgpu.region.region->devices[rdev];
+  if (vgpu_fits(vgpu_region_device_used(&g_vgpu.region, rdev), 0, vgpu_region_limit(d))) {
+    return CUDA_SUCCESS;
+  }
+  VGPU_INFO("context on device %d refused: it took the device over its limit", c->ordinal);
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+void vgpu_context_undone(struct vgpu_context_admission* c) {
+  if (c->region_dev < 0) return;
+  if (!vgpu_reconcile(c->region_dev, 1)) {
+    vgpu_region_release_overhead(&g_vgpu.region, c->region_dev, c->bytes);
+  }
 }
 
 void vgpu_release_tracked(int kind, uint64_t key) {

@@ -29,6 +29,24 @@ void vgpu_admission_finish(struct vgpu_admission* a, CUresult rc, int kind, uint
 void vgpu_admission_finish_in_context(struct vgpu_admission* a, CUresult rc, int kind,
                                       uint64_t key);
 
+/* Context memory is the driver's (measured once the context exists), but it counts against the
+ * limit like an allocation: processes starting beside a container at its limit must not take it
+ * over with their contexts. Before the driver creates a context, the container's measured context
+ * footprint (vgpu_region_context_hint; nothing before the first measurement) is reserved; after,
+ * the measurement replaces it. */
+struct vgpu_context_admission {
+  int region_dev;  /* -1: device not tracked, nothing reserved */
+  int ordinal;     /* CUDA device ordinal */
+  uint64_t bytes;  /* reserved before creation */
+  uint64_t before; /* this process's overhead on the device before the reservation */
+};
+/* CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY (the container is at its limit, or fails closed). */
+CUresult vgpu_admit_context(struct vgpu_context_admission* c, int ordinal);
+/* After the driver answered `rc`: measures. CUDA_ERROR_OUT_OF_MEMORY when the new context took
+ * the device over its limit: the caller destroys it and calls vgpu_context_undone. */
+CUresult vgpu_context_created(struct vgpu_context_admission* c, CUresult rc);
+void vgpu_context_undone(struct vgpu_context_admission* c);
+
 /* Releases what (kind, key) reserved; untracked keys are ignored. */
 void vgpu_release_tracked(int kind, uint64_t key);
 

@@ -65,7 +65,7 @@ int vgpu_parse_mem_limit(const char* text, uint64_t* bytes, uint32_t* percent) {
       if (text[i] < '0' || text[i] > '9') return -1;
       p = p * 10 + (unsigned)(text[i] - '0');
     }
-    if (p == 0 || p > 100) return -1;
+    if (p > 100) return -1;
     *percent = p;
     return 0;
   }
@@ -155,11 +155,16 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
   for (int i = 0; i < count; ++i) {
     char name[64];
     const char* mem = lookup_indexed(lookup, ctx, VGPU_ENV_MEMORY_LIMIT, i);
+    out->mem_limited[i] = mem != NULL;
     if (mem != NULL && vgpu_parse_mem_limit(mem, &out->mem_bytes[i], &out->mem_percent[i]) != 0) {
+      /* Fail closed: a limit nobody can read is no memory, never all of it. */
+      out->mem_bytes[i] = 0;
+      out->mem_percent[i] = 0;
       snprintf(name, sizeof(name), "%s for device %d", VGPU_ENV_MEMORY_LIMIT, i);
       rc = report(err, err_len, rc,
-                  "invalid %s: '%s' (expected e.g. 4096m, 4g or 50%%); the device is not "
-                  "memory-limited",
+                  "invalid %s: '%s' (expected bytes with an optional k/m/g/t suffix, e.g. 4096m or "
+                  "4g, or a percent of the card, e.g. 50%%); every allocation on the device is "
+                  "refused until it is fixed",
                   name, mem);
     }
     const char* sm = lookup_indexed(lookup, ctx, VGPU_ENV_SM_LIMIT, i);
@@ -167,10 +172,10 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
     if (sm != NULL && parse_percent(sm, &sm_value) != 0) {
       snprintf(name, sizeof(name), "%s for device %d", VGPU_ENV_SM_LIMIT, i);
       rc = report(err, err_len, rc,
-                  "invalid %s: '%s' (expected a whole percent 0-100); the device is not "
-                  "compute-limited",
+                  "invalid %s: '%s' (expected a whole percent 0-100); the device is held at 1 %% "
+                  "of the GPU until it is fixed",
                   name, sm);
-      sm_value = 0;
+      sm_value = 1; /* fail closed: the smallest limit, never unlimited */
     }
     out->sm_percent[i] =
         (sm_value >= 100 || out->core_policy == VGPU_POLICY_DISABLE) ? 0 : (uint32_t)sm_value;
@@ -203,9 +208,12 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
   return rc;
 }
 
-uint64_t vgpu_effective_limit(uint64_t bytes, uint32_t percent, uint64_t physical) {
+uint64_t vgpu_effective_limit(const struct vgpu_settings* s, int i, uint64_t physical) {
+  if (i < 0 || i >= s->count || !s->mem_limited[i]) return VGPU_MEM_UNLIMITED;
+  const uint32_t percent = s->mem_percent[i];
   if (percent != 0) return physical / 100 * percent + (physical % 100) * percent / 100;
-  return bytes;
+  /* VGPU_MEM_UNLIMITED itself is no byte count anyone asks for: it stays a limit. */
+  return s->mem_bytes[i] == VGPU_MEM_UNLIMITED ? VGPU_MEM_UNLIMITED - 1 : s->mem_bytes[i];
 }
 
 int vgpu_split_visible_devices(const char* text, char tokens[][VGPU_REGION_UUID_LEN], int max) {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem_arith.h"
 #include "vgpu/region_layout.h"
 
 #ifdef __cplusplus
@@ -19,8 +20,9 @@ typedef const char* (*vgpu_env_lookup)(const char* name, void* ctx);
  * (empty, junk, overflow). */
 int vgpu_parse_size(const char* text, uint64_t* out);
 
-/* A memory limit value: a size, or "<p>%" of the physical memory (vgpu extension, 1..100).
- * On success sets exactly one of *bytes / *percent (the other 0). */
+/* A memory limit value: a size, or "<p>%" of the physical memory (vgpu extension, 0..100).
+ * On success sets at most one of *bytes / *percent (the other 0); "0", "0m" and "0%" are a limit
+ * of 0 bytes. */
 int vgpu_parse_mem_limit(const char* text, uint64_t* bytes, uint32_t* percent);
 
 /* "true"/"1"/"yes"/"on" (any case) -> 1; anything else (and NULL) -> 0. */
@@ -36,10 +38,14 @@ enum vgpu_core_policy {
 
 /* Everything libvgpu reads from the environment (env_contract.h), read once per process. */
 struct vgpu_settings {
-  int count;                                     /* device ordinals described */
-  uint64_t mem_bytes[VGPU_REGION_MAX_DEVICES];   /* 0 = unlimited (or percent set) */
-  uint32_t mem_percent[VGPU_REGION_MAX_DEVICES]; /* 0 = not a percentage */
-  /* Percent of the card, 1..99; 0 = unlimited (unset, 0, >= 100, malformed, or policy disable). */
+  int count; /* device ordinals described */
+  /* 1: the device has a memory limit (bytes, or a percent of the card). An explicit 0 and a
+   * malformed value are limits of 0 bytes (nothing may be allocated): never "unlimited". */
+  int mem_limited[VGPU_REGION_MAX_DEVICES];
+  uint64_t mem_bytes[VGPU_REGION_MAX_DEVICES];   /* when mem_percent is 0 */
+  uint32_t mem_percent[VGPU_REGION_MAX_DEVICES]; /* 1..100; 0 = not a percentage */
+  /* Percent of the card, 1..99; 0 = unlimited (unset, 0, >= 100, or policy disable). A malformed
+   * value is the smallest limit, 1. */
   uint32_t sm_percent[VGPU_REGION_MAX_DEVICES];
   int32_t core_policy;       /* enum vgpu_core_policy */
   int32_t priority;          /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
@@ -53,16 +59,18 @@ struct vgpu_settings {
 };
 
 /* Reads the contract for `count` device ordinals (clamped to VGPU_REGION_MAX_DEVICES).
- * `CUDA_DEVICE_*_LIMIT_<i>` wins over the plain variable when set and not empty. An SM percent is
- * digits only ("30"); anything else ("30k", "30%", "-5") is malformed and means unlimited: a typo
- * must never throttle a tenant to zero. A malformed value is reported in `err` (the first one, one
- * line naming the variable, the value and what was expected) and the function returns -1; the
- * settings are still complete (defaults for what was malformed). */
+ * `CUDA_DEVICE_*_LIMIT_<i>` wins over the plain variable when set and not empty (an empty value is
+ * unset). Limits fail closed: a malformed memory limit ("lots", "-1", "1.5g", "101%", a number
+ * that overflows) is a limit of 0 bytes, and a malformed SM percent (digits only: "30k", "30%",
+ * "-5" are malformed) is the smallest limit, 1 %; neither ever means unlimited. A malformed value
+ * is reported in `err` (the first one, one line naming the variable, the value, what was expected
+ * and what holds meanwhile) and the function returns -1; the settings are still complete. */
 int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu_settings* out,
                        char* err, size_t err_len);
 
-/* Effective byte limit: percent of physical when a percentage was given, else bytes. */
-uint64_t vgpu_effective_limit(uint64_t bytes, uint32_t percent, uint64_t physical);
+/* Device `i`'s byte limit on a card of `physical` bytes: the percentage of it when one was given,
+ * else the bytes; VGPU_MEM_UNLIMITED (mem_arith.h) when the device has no memory limit. */
+uint64_t vgpu_effective_limit(const struct vgpu_settings* s, int i, uint64_t physical);
 
 /* Splits CUDA_VISIBLE_DEVICES into at most `max` tokens (indices, GPU-/MIG- UUIDs, or UUID
  * prefixes), trimming spaces. Parsing stops at the first empty or invalid token, as CUDA does.

@@ -17,6 +17,7 @@ VGPU_PIN(pthread_mutexattr_init, "GLIBC_2.2.5");
 VGPU_PIN(pthread_mutexattr_destroy, "GLIBC_2.2.5");
 VGPU_PIN(pthread_mutex_init, "GLIBC_2.2.5");
 VGPU_PIN(pthread_mutex_lock, "GLIBC_2.2.5");
+VGPU_PIN(pthread_mutex_timedlock, "GLIBC_2.2.5");
 VGPU_PIN(pthread_mutex_trylock, "GLIBC_2.2.5");
 VGPU_PIN(pthread_mutex_unlock, "GLIBC_2.2.5");
 VGPU_PIN(__register_atfork, "GLIBC_2.3.2");

@@ -23,10 +23,11 @@ HIDDEN CUresult vgpu_hook_cuMemGetInfo_v3020(size_t* free_bytes, size_t* total_b
   if (rdev >= 0) {
     vgpu_ensure_slot();
     vgpu_reconcile(rdev, 0);
-    const struct vgpu_region_device* d = &g_vgpu.region.region->devices[rdev];
+    const uint64_t limit = vgpu_region_limit(&g_vgpu.region.region->devices[rdev]);
     const uint64_t used = vgpu_region_device_used(&g_vgpu.region, rdev);
-    real_free = (size_t)vgpu_fake_free(d->mem_limit, real_total, real_free, used);
-    real_total = (size_t)vgpu_fake_total(d->mem_limit, real_total);
+    real_free =
+        vgpu_refuses_memory() ? 0 : (size_t)vgpu_fake_free(limit, real_total, real_free, used);
+    real_total = (size_t)vgpu_fake_total(limit, real_total);
   }
   if (free_bytes != NULL) *free_bytes = real_free;
   if (total_bytes != NULL) *total_bytes = real_total;
@@ -41,7 +42,8 @@ HIDDEN CUresult vgpu_hook_cuDeviceTotalMem_v3020(size_t* bytes, CUdevice dev) {
   if (rc != CUDA_SUCCESS || bytes == NULL) return rc;
   const int rdev = vgpu_ordinal_region_dev((int)dev);
   if (rdev >= 0) {
-    *bytes = (size_t)vgpu_fake_total(g_vgpu.region.region->devices[rdev].mem_limit, *bytes);
+    *bytes =
+        (size_t)vgpu_fake_total(vgpu_region_limit(&g_vgpu.region.region->devices[rdev]), *bytes);
   }
   return rc;
 }

@@ -21,19 +21,21 @@ static int region_dev_of(nvmlDevice_t device) {
   return vgpu_region_dev_by_uuid(uuid);
 }
 
+/* The record's limit, VGPU_MEM_UNLIMITED when there is none. */
+static uint64_t limit_of(int rdev) {
+  return vgpu_region_limit(&g_vgpu.region.region->devices[rdev]);
+}
+
+/* The container's view of a limited device (an unlimited one keeps the card's own numbers). */
 static void fake_memory(int rdev, unsigned long long* total, unsigned long long* free_bytes,
                         unsigned long long* used) {
-  const struct vgpu_region_device* d = &g_vgpu.region.region->devices[rdev];
+  const uint64_t limit = limit_of(rdev);
   const uint64_t physical = *total;
   const uint64_t mine = vgpu_region_device_used(&g_vgpu.region, rdev);
-  const uint64_t cap = vgpu_fake_total(d->mem_limit, physical);
+  const uint64_t cap = vgpu_fake_total(limit, physical);
   *total = cap;
   *used = mine < cap ? mine : cap;
-  const uint64_t real_free = *free_bytes;
-  *free_bytes = vgpu_fake_free(d->mem_limit, physical, real_free, mine);
-  if (d->mem_limit == 0) { /* unlimited: the card's own numbers */
-    *free_bytes = real_free;
-  }
+  *free_bytes = vgpu_refuses_memory() ? 0 : vgpu_fake_free(limit, physical, *free_bytes, mine);
 }
 
 typedef nvmlReturn_t (*mem_fn)(nvmlDevice_t, nvmlMemory_t*);
@@ -43,7 +45,7 @@ HIDDEN nvmlReturn_t vgpu_hook_nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlM
   const nvmlReturn_t rc = real(device, memory);
   if (rc != NVML_SUCCESS || memory == NULL) return rc;
   const int rdev = region_dev_of(device);
-  if (rdev >= 0 && g_vgpu.region.region->devices[rdev].mem_limit != 0) {
+  if (rdev >= 0 && limit_of(rdev) != VGPU_MEM_UNLIMITED) {
     fake_memory(rdev, &memory->total, &memory->free, &memory->used);
   }
   return rc;
@@ -57,7 +59,7 @@ HIDDEN nvmlReturn_t vgpu_hook_nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
   const nvmlReturn_t rc = real(device, memory);
   if (rc != NVML_SUCCESS || memory == NULL) return rc;
   const int rdev = region_dev_of(device);
-  if (rdev >= 0 && g_vgpu.region.region->devices[rdev].mem_limit != 0) {
+  if (rdev >= 0 && limit_of(rdev) != VGPU_MEM_UNLIMITED) {
     fake_memory(rdev, &memory->total, &memory->free, &memory->used);
     memory->reserved = 0; /* driver-reserved memory is outside the container's view */
   }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "mem_arith.h"
 
 _Static_assert(sizeof(pthread_mutex_t) <= VGPU_REGION_LOCK_BYTES, "mutex does not fit the layout");
 
@@ -23,6 +24,22 @@ _Static_assert(sizeof(pthread_mutex_t) <= VGPU_REGION_LOCK_BYTES, "mutex does no
 
 static pthread_mutex_t* device_mutex(struct vgpu_region* r, int dev) {
   return (pthread_mutex_t*)(void*)r->devices[dev].lock;
+}
+
+/* The file is the container's to scribble on: what it says the device count is, never above the
+ * records that exist (a count of 2^32-1 once walked past the records into the slots, took slot
+ * bytes for a mutex and hung the process at exit). */
+static uint32_t device_count(const struct vgpu_region* r) {
+  const uint32_t n = LOAD(&r->header.device_count);
+  return n < VGPU_REGION_MAX_DEVICES ? n : VGPU_REGION_MAX_DEVICES;
+}
+
+uint32_t vgpu_region_device_count(const struct vgpu_region_handle* h) {
+  return h->region != NULL ? device_count(h->region) : 0;
+}
+
+static void mark_unusable(struct vgpu_region* r) {
+  __atomic_fetch_or(&r->header.flags, VGPU_REGION_FLAG_UNUSABLE, __ATOMIC_ACQ_REL);
 }
 
 static void init_robust_mutex(pthread_mutex_t* m) {
@@ -49,23 +66,72 @@ static void init_region(struct vgpu_region* r, int oom_killer_flag) {
 
 /* Recomputes a device total from the slots; called with the device lock held after EOWNERDEAD
  * (a process died inside the critical section, so total and slot may disagree). */
+static uint64_t add_saturated(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static void recompute_total(struct vgpu_region* r, int dev) {
   uint64_t sum = 0;
   for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
-    sum += LOAD(&r->procs[s].mem_used[dev]) + LOAD(&r->procs[s].mem_overhead[dev]);
+    sum = add_saturated(sum, LOAD(&r->procs[s].mem_used[dev]));
+    sum = add_saturated(sum, LOAD(&r->procs[s].mem_overhead[dev]));
   }
   STORE(&r->devices[dev].mem_used, sum);
 }
 
-static int lock_device(struct vgpu_region* r, int dev) {
+/* A device lock is held for a few instructions. Bytes that only look like a lock held by a live
+ * thread (scribbled on) would block a plain lock forever: the wait is bounded (2 s for this
+ * process's own counters, 100 ms when reaping someone else's slot), and what needed the lock is
+ * refused (an allocation) or left to the next look (a release, a reap). After a 2-s wait that ran
+ * out, the process only tries that lock for a while; a reap that waited in vain for a device skips
+ * it for the rest of its pass: waits do not add up (a reap visits every device of every dead
+ * slot). */
+#define LOCK_WAIT_MS 2000
+#define LOCK_WAIT_REAP_MS 100
+#define LOCK_STUCK_S 10
+
+static int64_t g_lock_stuck_until_s[VGPU_REGION_MAX_DEVICES]; /* CLOCK_MONOTONIC seconds */
+
+static int64_t monotonic_s(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)now.tv_sec;
+}
+
+static int lock_device_within(struct vgpu_region* r, int dev, int wait_ms) {
   pthread_mutex_t* m = device_mutex(r, dev);
-  int rc = pthread_mutex_lock(m);
+  int rc;
+  if (monotonic_s() < __atomic_load_n(&g_lock_stuck_until_s[dev], __ATOMIC_RELAXED)) {
+    rc = pthread_mutex_trylock(m);
+    if (rc == EBUSY) rc = ETIMEDOUT;
+  } else {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    deadline.tv_sec += wait_ms / 1000 + deadline.tv_nsec / 1000000000L;
+    deadline.tv_nsec %= 1000000000L;
+    rc = pthread_mutex_timedlock(m, &deadline);
+    if (rc == ETIMEDOUT && wait_ms >= LOCK_WAIT_MS) {
+      __atomic_store_n(&g_lock_stuck_until_s[dev], monotonic_s() + LOCK_STUCK_S, __ATOMIC_RELAXED);
+      VGPU_ERROR(
+          "the shared region's lock of device %d was held for over %d ms: what needs it is "
+          "refused for the next %d s",
+          dev, wait_ms, LOCK_STUCK_S);
+    }
+  }
   if (rc == EOWNERDEAD) {
     recompute_total(r, dev);
     pthread_mutex_consistent(m);
     rc = 0;
   }
+  if (rc != 0 && rc != ETIMEDOUT) {
+    mark_unusable(r); /* glibc refuses the lock's bytes: the region is corrupt */
+  }
   return rc;
+}
+
+static int lock_device(struct vgpu_region* r, int dev) {
+  return lock_device_within(r, dev, LOCK_WAIT_MS);
 }
 
 static void unlock_device(struct vgpu_region* r, int dev) {
@@ -122,7 +188,7 @@ static int usable_body(struct vgpu_region* r, const char** why) {
   /* Managed memory can oversubscribe a card (UVM pages move to the host), so a total somewhat above
    * the card is legitimate; a scribbled counter is far beyond any oversubscription. */
   const uint64_t oversubscription = 16;
-  const uint32_t count = LOAD(&r->header.device_count);
+  const uint32_t count = device_count(r);
   for (uint32_t d = 0; d < count; ++d) {
     const uint64_t physical = r->devices[d].mem_physical;
     if (physical != 0 && physical < UINT64_MAX / oversubscription &&
@@ -184,8 +250,10 @@ static struct vgpu_region* map_file(int fd, const char** why) {
              r->header.max_procs != VGPU_REGION_MAX_PROCS ||
              LOAD(&r->header.device_count) > VGPU_REGION_MAX_DEVICES) {
     *why = "its header is corrupt";
+  } else if (LOAD(&r->header.flags) & VGPU_REGION_FLAG_UNUSABLE) {
+    *why = "a process of the container found it corrupt";
   } else if (!usable_body(r, why)) {
-    /* `why` set */
+    mark_unusable(r); /* for the node monitor, and for the container's next processes */
   } else {
     return r;
   }
@@ -193,16 +261,59 @@ static struct vgpu_region* map_file(int fd, const char** why) {
   return NULL;
 }
 
+/* 1 when `fd` is a plain file with one name; else 0 with `why` set. The path may lie in a folder
+ * others can write to (the default /tmp/cudevshr.cache): a link to another file there must not
+ * have that file grown, mapped and written (nor its mode changed). */
+static int plain_file(int fd, const char** why) {
+  struct stat st;
+  /* A raw syscall: glibc's fstat wrapper binds to GLIBC_2.33, too new for old images. */
+  if (syscall(SYS_fstat, fd, &st) != 0) {
+    *why = "cannot stat it";
+    return 0;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *why = "it is not a regular file";
+    return 0;
+  }
+  if (st.st_nlink != 1) {
+    *why = "it has other names (a hard link to another file?)";
+    return 0;
+  }
+  return 1;
+}
+
+static int open_file(const char* path, const char** why) {
+  /* O_NOFOLLOW: a symbolic link is refused, not followed. O_NONBLOCK: a FIFO put there opens at
+   * once (and is then refused as not a regular file) instead of blocking. */
+  const int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  int fd = open(path, flags | O_CREAT | O_EXCL, 0666);
+  if (fd >= 0) {
+    /* Ours: every user of the container shares it, whatever the umask. A file someone else made
+     * (`vgpu run`, the device plugin) keeps the mode they chose. */
+    (void)fchmod(fd, 0666);
+  } else if (errno == EEXIST) {
+    fd = open(path, flags);
+  }
+  if (fd < 0) {
+    *why = errno == ELOOP                      ? "it is a symbolic link (refused)"
+           : errno == EACCES || errno == EROFS ? "it is not writable"
+                                               : "it cannot be opened";
+    return -1;
+  }
+  if (!plain_file(fd, why)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 int vgpu_region_open(const char* path, struct vgpu_region_handle* h) {
   memset(h, 0, sizeof(*h));
   h->fd = -1;
   h->slot = -1;
   const char* why = NULL;
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    why = errno == EACCES || errno == EROFS ? "it is not writable" : "it cannot be opened";
-  } else {
-    (void)fchmod(fd, 0666); /* other users of the container share it; failure is harmless */
+  int fd = open_file(path, &why);
+  if (fd >= 0) {
     if (flock_retry(fd, LOCK_EX) != 0) {
       why = "it cannot be locked";
     } else {
@@ -216,8 +327,24 @@ int vgpu_region_open(const char* path, struct vgpu_region_handle* h) {
     }
     close(fd);
   }
-  VGPU_ERROR("shared region %s unusable: %s; limits are enforced for this process only", path, why);
-  return vgpu_region_open_private(h);
+  if (vgpu_region_open_private(h) != 0) return -1;
+  h->unusable_why = why;
+  return 0;
+}
+
+const char* vgpu_region_failure(const struct vgpu_region_handle* h) {
+  if (h->unusable_why != NULL) return h->unusable_why;
+  const struct vgpu_region* r = h->region;
+  if (r == NULL || h->is_private) return NULL;
+  if (LOAD(&r->header.magic) != VGPU_REGION_MAGIC) return "its header was overwritten";
+  if (LOAD(&r->header.device_count) > VGPU_REGION_MAX_DEVICES) {
+    mark_unusable((struct vgpu_region*)(uintptr_t)r);
+    return "its device count is corrupt";
+  }
+  if (LOAD(&r->header.flags) & VGPU_REGION_FLAG_UNUSABLE) {
+    return "a process of the container found it corrupt";
+  }
+  return NULL;
 }
 
 int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
@@ -225,7 +352,7 @@ int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, 
   struct vgpu_region* r = h->region;
   if (h->fd >= 0) flock_retry(h->fd, LOCK_EX);
   int found = -1;
-  const uint32_t count = LOAD(&r->header.device_count);
+  const uint32_t count = device_count(r);
   for (uint32_t d = 0; d < count; ++d) {
     if (strncmp(r->devices[d].uuid, uuid, VGPU_REGION_UUID_LEN) == 0) {
       found = (int)d;
@@ -236,7 +363,8 @@ int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, 
     struct vgpu_region_device* dev = &r->devices[count];
     snprintf(dev->uuid, sizeof(dev->uuid), "%s", uuid);
     dev->mem_physical = physical;
-    dev->mem_limit = limit;
+    dev->mem_limit = limit == VGPU_MEM_UNLIMITED ? 0 : limit;
+    dev->flags = limit == 0 ? VGPU_DEVICE_FLAG_NO_MEMORY : 0u;
     dev->sm_limit = sm_limit;
     STORE(&r->header.device_count, count + 1);
     found = (int)count;
@@ -307,17 +435,29 @@ static int slot_is_dead(const struct vgpu_region_proc* slot, int pid, uint64_t s
 }
 
 /* Zeroes the slot's counters, subtracting them from the totals, while the slot still belongs to
- * `owner` (checked under each device lock, so a slot re-claimed meanwhile is left alone). */
-static void clear_slot_usage(struct vgpu_region* r, struct vgpu_region_proc* slot, int owner) {
-  const uint32_t count = LOAD(&r->header.device_count);
+ * `owner` (checked under each device lock, so a slot re-claimed meanwhile is left alone). 1 when
+ * every device was done; devices in `skip` are not tried, and one whose lock did not come is added
+ * to it. */
+static int clear_slot_usage(struct vgpu_region* r, struct vgpu_region_proc* slot, int owner,
+                            int wait_ms, uint32_t* skip) {
+  const uint32_t count = device_count(r);
+  int done = 1;
   for (uint32_t d = 0; d < count; ++d) {
     /* Idempotent under the lock: a reaper killed half-way leaves work the next one redoes. */
-    if (lock_device(r, (int)d) != 0) continue;
+    if ((*skip & (1u << d)) != 0) {
+      done = 0;
+      continue;
+    }
+    if (lock_device_within(r, (int)d, wait_ms) != 0) {
+      *skip |= 1u << d;
+      done = 0;
+      continue;
+    }
     if (LOAD(&slot->pid) != owner) {
       unlock_device(r, (int)d);
-      return;
+      return 0;
     }
-    const uint64_t mine = LOAD(&slot->mem_used[d]) + LOAD(&slot->mem_overhead[d]);
+    const uint64_t mine = add_saturated(LOAD(&slot->mem_used[d]), LOAD(&slot->mem_overhead[d]));
     const uint64_t total = LOAD(&r->devices[d].mem_used);
     STORE(&r->devices[d].mem_used, total > mine ? total - mine : 0);
     STORE(&slot->mem_used[d], 0);
@@ -325,6 +465,7 @@ static void clear_slot_usage(struct vgpu_region* r, struct vgpu_region_proc* slo
     STORE(&slot->sm_gpu_time_ns[d], 0);
     unlock_device(r, (int)d);
   }
+  return done;
 }
 
 /* Forgets the start time of a slot about to be freed, unless the slot changed hands meanwhile
@@ -339,6 +480,7 @@ static void forget_owner(struct vgpu_region_proc* slot, uint64_t start_time) {
 int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
   struct vgpu_region* r = h->region;
   int reaped = 0;
+  uint32_t skip = 0;
   for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
     if (s == h->slot) continue;
     struct vgpu_region_proc* slot = &r->procs[s];
@@ -346,7 +488,9 @@ int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
     if (pid == 0) continue;
     const uint64_t start_time = LOAD(&slot->start_time);
     if (!slot_is_dead(slot, pid, start_time, check_start_time)) continue;
-    clear_slot_usage(r, slot, pid);
+    /* Someone else's slot: a short wait (what is not done now is done at the next look), and the
+     * slot is freed only once its usage is gone from the totals. */
+    if (!clear_slot_usage(r, slot, pid, LOCK_WAIT_REAP_MS, &skip)) continue;
     if (LOAD(&slot->pid) == pid) forget_owner(slot, start_time);
     /* `status` is left to the next claimer, which rewrites it after taking `pid`. */
     if (__atomic_compare_exchange_n(&slot->pid, &pid, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -375,7 +519,8 @@ int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start
       STORE(&slot->host_pid, 0);
       slot->priority = priority;
       /* Leftovers of an owner reaped half-way are cleared under the device locks. */
-      clear_slot_usage(r, slot, pid);
+      uint32_t skip = 0;
+      (void)clear_slot_usage(r, slot, pid, LOCK_WAIT_MS, &skip);
       STORE(&slot->status, VGPU_SLOT_ACTIVE);
       h->slot = s;
       h->pid = pid;
@@ -389,7 +534,8 @@ int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start
 void vgpu_region_release_slot(struct vgpu_region_handle* h) {
   if (h->region == NULL || h->slot < 0) return;
   struct vgpu_region_proc* slot = &h->region->procs[h->slot];
-  clear_slot_usage(h->region, slot, h->pid);
+  uint32_t skip = 0;
+  (void)clear_slot_usage(h->region, slot, h->pid, LOCK_WAIT_MS, &skip);
   forget_owner(slot, LOAD(&slot->start_time));
   STORE(&slot->status, VGPU_SLOT_FREE);
   STORE(&slot->pid, 0);
@@ -409,18 +555,67 @@ int vgpu_region_reserve(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
   struct vgpu_region_device* d = &r->devices[dev];
   if (lock_device(r, dev) != 0) return -1;
   const uint64_t used = LOAD(&d->mem_used);
-  const uint64_t limit = d->mem_limit;
-  if (limit != 0 && (bytes > limit || used > limit - bytes)) {
+  if (!vgpu_fits(used, bytes, vgpu_region_limit(d))) {
     unlock_device(r, dev);
     return -1;
   }
   STORE(&d->mem_used, used + bytes);
   if (h->slot >= 0) {
     uint64_t* mine = &r->procs[h->slot].mem_used[dev];
-    STORE(mine, LOAD(mine) + bytes);
+    STORE(mine, add_saturated(LOAD(mine), bytes));
   }
   unlock_device(r, dev);
   return 0;
+}
+
+int vgpu_region_reserve_overhead(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
+  struct vgpu_region* r = h->region;
+  struct vgpu_region_device* d = &r->devices[dev];
+  if (h->slot < 0 || lock_device(r, dev) != 0) return -1;
+  const uint64_t used = LOAD(&d->mem_used);
+  if (!vgpu_fits(used, bytes, vgpu_region_limit(d))) {
+    unlock_device(r, dev);
+    return -1;
+  }
+  STORE(&d->mem_used, used + bytes);
+  uint64_t* mine = &r->procs[h->slot].mem_overhead[dev];
+  STORE(mine, add_saturated(LOAD(mine), bytes));
+  unlock_device(r, dev);
+  return 0;
+}
+
+void vgpu_region_release_overhead(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
+  struct vgpu_region* r = h->region;
+  if (h->slot < 0 || lock_device(r, dev) != 0) return;
+  uint64_t* mine = &r->procs[h->slot].mem_overhead[dev];
+  const uint64_t have = LOAD(mine);
+  const uint64_t take = bytes < have ? bytes : have;
+  STORE(mine, have - take);
+  const uint64_t used = LOAD(&r->devices[dev].mem_used);
+  STORE(&r->devices[dev].mem_used, used > take ? used - take : 0);
+  unlock_device(r, dev);
+}
+
+/* A context larger than this is no context: a scribbled hint must not refuse every context. */
+#define CONTEXT_HINT_MAX (4ull << 30)
+
+uint64_t vgpu_region_context_hint(const struct vgpu_region_handle* h, int dev) {
+  const uint64_t hint = LOAD(&h->region->devices[dev].context_bytes);
+  return hint < CONTEXT_HINT_MAX ? hint : CONTEXT_HINT_MAX;
+}
+
+void vgpu_region_note_context(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
+  uint64_t* hint = &h->region->devices[dev].context_bytes;
+  if (bytes > CONTEXT_HINT_MAX) bytes = CONTEXT_HINT_MAX;
+  uint64_t old = LOAD(hint);
+  while (bytes > old &&
+         !__atomic_compare_exchange_n(hint, &old, bytes, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  }
+}
+
+uint64_t vgpu_region_slot_overhead(const struct vgpu_region_handle* h, int dev) {
+  if (h->slot < 0) return 0;
+  return LOAD(&h->region->procs[h->slot].mem_overhead[dev]);
 }
 
 void vgpu_region_release(struct vgpu_region_handle* h, int dev, uint64_t bytes) {
@@ -444,10 +639,16 @@ void vgpu_region_set_overhead(struct vgpu_region_handle* h, int dev, uint64_t by
   uint64_t* mine = &r->procs[h->slot].mem_overhead[dev];
   const uint64_t old = LOAD(mine);
   const uint64_t used = LOAD(&r->devices[dev].mem_used);
-  uint64_t next = used - (used > old ? old : used) + bytes;
+  const uint64_t next = add_saturated(used - (used > old ? old : used), bytes);
   STORE(&r->devices[dev].mem_used, next);
   STORE(mine, bytes);
   unlock_device(r, dev);
+}
+
+uint64_t vgpu_region_limit(const struct vgpu_region_device* d) {
+  const uint64_t limit = LOAD(&d->mem_limit);
+  if (limit != 0) return limit;
+  return (LOAD(&d->flags) & VGPU_DEVICE_FLAG_NO_MEMORY) ? 0 : VGPU_MEM_UNLIMITED;
 }
 
 uint64_t vgpu_region_device_used(const struct vgpu_region_handle* h, int dev) {

@@ -1,12 +1,16 @@
 /* The container's shared region: one mmap'ed file (layout in vgpu/region_layout.h) holding limits,
- * per-device usage totals and per-process slots. Falls back to a private anonymous mapping (limits
- * still enforced within this process tree) when the file cannot be used. */
+ * per-device usage totals and per-process slots. When the file cannot be used, a private anonymous
+ * mapping stands in and the handle says why (vgpu_region_failure): the caller fails closed, as
+ * processes that cannot share the container's limit could each take all of it. Everything read
+ * from the file is untrusted (the container can write it): counts are clamped, locks waited for a
+ * bounded time, sums saturate. */
 #ifndef VGPU_REGION_H_
 #define VGPU_REGION_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem_arith.h"
 #include "vgpu/region_layout.h"
 
 #ifdef __cplusplus
@@ -19,18 +23,32 @@ struct vgpu_region_handle {
   int is_private;             /* 1 when the file could not be used */
   int slot;                   /* this process's slot, -1 when none */
   int pid;                    /* pid that owns `slot` */
+  const char* unusable_why;   /* why the file could not be used (then is_private), else NULL */
 };
 
-/* Maps the region at `path` (created when absent or empty). Any problem with the file prints one
- * line on stderr and maps a private region instead. Returns 0, or -1 only if no memory at all. */
+/* Maps the region at `path` (created with mode 0666 when absent, laid out when empty). The file
+ * must be a regular file with one name (a symbolic or hard link is refused, never followed). Any
+ * problem with it maps a private region instead and sets `unusable_why`; nothing is printed.
+ * Returns 0, or -1 only if no memory at all. */
 int vgpu_region_open(const char* path, struct vgpu_region_handle* h);
 
 /* Maps a private anonymous region (no file; shared with fork children only). */
 int vgpu_region_open_private(struct vgpu_region_handle* h);
 
-/* Finds or adds the device record for `uuid`. `limit`/`sm_limit` are stored only when the record
- * is created (the container's first process fixes them). Returns the record index or -1 when full.
- */
+/* NULL while the region can be used; else why not: the file was unusable at open, or it was found
+ * corrupt since (device count, header, a device lock glibc refuses; marked in the header with
+ * VGPU_REGION_FLAG_UNUSABLE for the node monitor and the container's other processes). */
+const char* vgpu_region_failure(const struct vgpu_region_handle* h);
+
+/* Records [0, this) are valid (the header's count, clamped to the records that exist). */
+uint32_t vgpu_region_device_count(const struct vgpu_region_handle* h);
+
+/* A record's byte limit: VGPU_MEM_UNLIMITED (mem_arith.h) when it has none; 0 = no memory. */
+uint64_t vgpu_region_limit(const struct vgpu_region_device* d);
+
+/* Finds or adds the device record for `uuid`. `limit` (bytes, VGPU_MEM_UNLIMITED for none) and
+ * `sm_limit` are stored only when the record is created (the container's first process fixes
+ * them). Returns the record index or -1 when full. */
 int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
                                 uint64_t limit, uint32_t sm_limit);
 
@@ -48,6 +66,16 @@ int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time);
 /* Atomic admission: adds `bytes` to device `dev` and to this process's slot when the total stays
  * within the limit. 0 on success, -1 when it would exceed the limit (nothing changed). */
 int vgpu_region_reserve(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+
+/* As vgpu_region_reserve, for memory the driver is about to take for a context: counted as this
+ * process's overhead (which the next measurement replaces). 0, or -1 over the limit. */
+int vgpu_region_reserve_overhead(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+/* Takes back what vgpu_region_reserve_overhead added (the driver created nothing). */
+void vgpu_region_release_overhead(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+/* The container's measured context footprint on `dev` (0: none yet), clamped; and noting one. */
+uint64_t vgpu_region_context_hint(const struct vgpu_region_handle* h, int dev);
+void vgpu_region_note_context(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+uint64_t vgpu_region_slot_overhead(const struct vgpu_region_handle* h, int dev);
 
 /* Undoes a reservation / accounts a free. Clamped at 0. */
 void vgpu_region_release(struct vgpu_region_handle* h, int dev, uint64_t bytes);

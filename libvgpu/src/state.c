@@ -53,7 +53,7 @@ const struct vgpu_settings* vgpu_state_settings(void) {
 
 static int any_limit(const struct vgpu_settings* s) {
   for (int i = 0; i < s->count; ++i) {
-    if (s->mem_bytes[i] != 0 || s->mem_percent[i] != 0 || s->sm_percent[i] != 0) return 1;
+    if (s->mem_limited[i] || s->sm_percent[i] != 0) return 1;
   }
   return 0;
 }
@@ -73,6 +73,29 @@ static void open_region_locked(void) {
   /* Without CUDA_DEVICE_MEMORY_SHARED_CACHE the default path is shared by every process of the
    * machine that has limits: the processes of one `vgpu run` or one plain LD_PRELOAD session. */
   vgpu_region_open(s->shared_cache, &g_vgpu.region);
+  vgpu_report_region_failure();
+}
+
+void vgpu_report_region_failure(void) {
+  static int told;
+  const char* why = vgpu_region_failure(&g_vgpu.region);
+  if (why == NULL || __atomic_exchange_n(&told, 1, __ATOMIC_RELAXED) != 0) return;
+  const struct vgpu_settings* s = &g_vgpu.settings;
+  VGPU_ERROR("shared region %s unusable: %s; %s", s->shared_cache, why,
+             any_limit(s) ? VGPU_FAIL_CLOSED_ADVICE : "no limit is set, so nothing is refused");
+}
+
+int vgpu_refuses_memory(void) {
+  const struct vgpu_region_handle* h = &g_vgpu.region;
+  if (h->region == NULL || vgpu_region_failure(h) == NULL) return 0;
+  return any_limit(vgpu_state_settings());
+}
+
+/* Our own copy of a record's key: the region's copy may be scribbled on (unterminated). */
+static void remember_uuid(int rdev, const char* uuid) {
+  if (rdev >= 0 && rdev < VGPU_REGION_MAX_DEVICES) {
+    snprintf(g_vgpu.region_uuid[rdev], sizeof(g_vgpu.region_uuid[rdev]), "%s", uuid);
+  }
 }
 
 static void after_fork_child(void) {
@@ -105,15 +128,6 @@ static void format_uuid(const CUuuid* u, char* out, size_t len) {
   snprintf(out, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
            b[14], b[15]);
-}
-
-static void release_at_exit(void) __attribute__((destructor));
-static void release_at_exit(void) {
-  /* Normal exit: give our usage back at once rather than waiting for a reaper. */
-  if (LOAD(&g_vgpu.cuda_ready) == 1 && g_vgpu.region.slot >= 0 &&
-      g_vgpu.region.pid == (int)getpid()) {
-    vgpu_region_release_slot(&g_vgpu.region);
-  }
 }
 
 int vgpu_state_cuda(void) {
@@ -152,10 +166,10 @@ int vgpu_state_cuda(void) {
       }
       char text[VGPU_REGION_UUID_LEN];
       format_uuid(&u, text, sizeof(text));
-      const uint64_t limit =
-          vgpu_effective_limit(limits->mem_bytes[i], limits->mem_percent[i], (uint64_t)bytes);
+      const uint64_t limit = vgpu_effective_limit(limits, i, (uint64_t)bytes);
       g_vgpu.region_dev[i] = vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes,
                                                          limit, limits->sm_percent[i]);
+      remember_uuid(g_vgpu.region_dev[i], text);
     }
     g_vgpu.device_count = n;
     pthread_atfork(NULL, NULL, after_fork_child);
@@ -219,9 +233,10 @@ int vgpu_state_nvml(void) {
       const int i = visible[v];
       nvmlMemory_t m;
       if (uuids[i][0] == '\0' || mem(handles[i], &m) != NVML_SUCCESS) continue;
-      const uint64_t limit =
-          vgpu_effective_limit(limits->mem_bytes[v], limits->mem_percent[v], m.total);
-      vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit, limits->sm_percent[v]);
+      const uint64_t limit = vgpu_effective_limit(limits, v, m.total);
+      remember_uuid(vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit,
+                                                limits->sm_percent[v]),
+                    uuids[i]);
     }
     STORE(&g_vgpu.nvml_ready, 1);
   }
@@ -232,7 +247,7 @@ int vgpu_state_nvml(void) {
 int vgpu_region_dev_by_uuid(const char* uuid) {
   const struct vgpu_region* r = g_vgpu.region.region;
   if (r == NULL) return -1;
-  const uint32_t count = LOAD(&r->header.device_count);
+  const uint32_t count = vgpu_region_device_count(&g_vgpu.region);
   for (uint32_t d = 0; d < count; ++d) {
     if (strncmp(r->devices[d].uuid, uuid, VGPU_REGION_UUID_LEN) == 0) return (int)d;
   }
@@ -285,14 +300,25 @@ static int nvml_used_by_pid(const char* uuid, unsigned pid, uint64_t* used) {
   return n < 256 ? 0 : -1;
 }
 
+/* 1 when the slot names a live process of this container: a pid > 0 (kill(-1) would signal every
+ * process we may signal, kill(0) our process group) whose start time is the slot's. The region is
+ * the container's to scribble on. */
+static int slot_names_live_process(const struct vgpu_region_proc* slot, int pid) {
+  if (pid <= 0) return 0;
+  uint64_t start = 0;
+  return vgpu_proc_start_time(pid, &start) == 0 && start == LOAD(&slot->start_time);
+}
+
 static void oom_kill(int rdev) {
   struct vgpu_region* r = g_vgpu.region.region;
   int victim = 0;
   uint64_t most = 0;
   for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
     const int pid = LOAD(&r->procs[s].pid);
-    const uint64_t mine = LOAD(&r->procs[s].mem_used[rdev]) + LOAD(&r->procs[s].mem_overhead[rdev]);
-    if (pid != 0 && mine > most) {
+    const uint64_t used = LOAD(&r->procs[s].mem_used[rdev]);
+    const uint64_t overhead = LOAD(&r->procs[s].mem_overhead[rdev]);
+    const uint64_t mine = used > UINT64_MAX - overhead ? UINT64_MAX : used + overhead;
+    if (pid > 0 && mine > most && slot_names_live_process(&r->procs[s], pid)) {
       most = mine;
       victim = pid;
     }
@@ -301,29 +327,34 @@ static void oom_kill(int rdev) {
   VGPU_ERROR(
       "ACTIVE_OOM_KILLER: device %s uses %llu bytes, above its limit of %llu; killing "
       "pid %d (%llu bytes)",
-      r->devices[rdev].uuid, (unsigned long long)LOAD(&r->devices[rdev].mem_used),
-      (unsigned long long)r->devices[rdev].mem_limit, victim, (unsigned long long)most);
+      g_vgpu.region_uuid[rdev], (unsigned long long)LOAD(&r->devices[rdev].mem_used),
+      (unsigned long long)vgpu_region_limit(&r->devices[rdev]), victim, (unsigned long long)most);
   kill(victim, SIGKILL);
 }
 
-void vgpu_reconcile(int rdev, int force) {
-  if (rdev < 0 || g_vgpu.region.slot < 0) return;
+int vgpu_reconcile(int rdev, int force) {
+  if (rdev < 0 || g_vgpu.region.slot < 0) return 0;
   struct vgpu_region* r = g_vgpu.region.region;
   /* The node monitor writing our host PID changes the entry to look for: measure at once. */
   static unsigned last_nvml_pid[VGPU_REGION_MAX_DEVICES];
   const unsigned nvml_pid = vgpu_region_nvml_pid(&r->procs[g_vgpu.region.slot]);
   const uint64_t now = vgpu_now_ns();
   const uint64_t last = LOAD(&g_vgpu.last_reconcile_ns[rdev]);
-  if (!force && now - last < 1000000000ull && nvml_pid == LOAD(&last_nvml_pid[rdev])) return;
+  if (!force && now - last < 1000000000ull && nvml_pid == LOAD(&last_nvml_pid[rdev])) return 0;
   STORE(&last_nvml_pid[rdev], nvml_pid);
   STORE(&g_vgpu.last_reconcile_ns[rdev], now);
   uint64_t used = 0;
-  if (nvml_used_by_pid(r->devices[rdev].uuid, nvml_pid, &used) == 0) {
+  const int measured = nvml_used_by_pid(g_vgpu.region_uuid[rdev], nvml_pid, &used) == 0;
+  if (measured) {
     const uint64_t tracked = LOAD(&r->procs[g_vgpu.region.slot].mem_used[rdev]);
     vgpu_region_set_overhead(&g_vgpu.region, rdev, used > tracked ? used - tracked : 0);
   }
-  const uint64_t limit = r->devices[rdev].mem_limit;
-  if (g_vgpu.oom_killer && limit != 0 && LOAD(&r->devices[rdev].mem_used) > limit) oom_kill(rdev);
+  const uint64_t limit = vgpu_region_limit(&r->devices[rdev]);
+  if (g_vgpu.oom_killer && limit != VGPU_MEM_UNLIMITED &&
+      LOAD(&r->devices[rdev].mem_used) > limit) {
+    oom_kill(rdev);
+  }
+  return measured;
 }
 
 void vgpu_reconcile_all(void) {

@@ -17,6 +17,8 @@ struct vgpu_state {
   int nvml_ready;                /* atomic: region devices registered from NVML */
   int device_count;              /* visible CUDA devices */
   int region_dev[VGPU_REGION_MAX_DEVICES]; /* CUDA ordinal -> region record, -1 = untracked */
+  /* Region record -> the UUID this process registered it with ("" = not ours). */
+  char region_uuid[VGPU_REGION_MAX_DEVICES][VGPU_REGION_UUID_LEN];
   int oom_killer;
   int in_container_region; /* CUDA_DEVICE_MEMORY_SHARED_CACHE was set */
   struct vgpu_region_handle region;
@@ -40,6 +42,20 @@ int vgpu_state_cuda(void);
 /* Opens the region and registers the visible devices from NVML (NVML-only processes). */
 int vgpu_state_nvml(void);
 
+/* What a process of a container with a limit does when its region cannot be used (the file was
+ * unusable, or found corrupt since): it refuses GPU memory allocations, as its processes could not
+ * share the limit and could each take all of it. */
+#define VGPU_FAIL_CLOSED_ADVICE                                                                  \
+  "GPU memory allocations are refused (processes that cannot share the container's limit could " \
+  "each take all of it): restart the container, or remove the file once none of its processes "  \
+  "runs"
+
+/* 1 when allocations must be refused because the region cannot be used (see above). */
+int vgpu_refuses_memory(void);
+
+/* Says once per process, on stderr, that the region cannot be used and what holds meanwhile. */
+void vgpu_report_region_failure(void);
+
 /* Region record for a device UUID, or -1. */
 int vgpu_region_dev_by_uuid(const char* uuid);
 
@@ -51,8 +67,9 @@ int vgpu_ordinal_region_dev(int ordinal);
 void vgpu_ensure_slot(void);
 
 /* Measures this process's real footprint on `rdev` against its tracked allocations; rate-limited
- * to once a second unless `force`. Applies ACTIVE_OOM_KILLER. */
-void vgpu_reconcile(int rdev, int force);
+ * to once a second unless `force`. Applies ACTIVE_OOM_KILLER. 1 when it measured (NVML lists the
+ * process, or says it holds nothing), else 0. */
+int vgpu_reconcile(int rdev, int force);
 
 /* Forces vgpu_reconcile on every device of this process (after a context went away). */
 void vgpu_reconcile_all(void);

@@ -56,8 +56,9 @@ TEST(ParseMemLimit, PercentOrSize) {
     uint64_t bytes;
     uint32_t percent;
   } const cases[] = {
-      {"50%", 0, 0, 50},  {"100%", 0, 0, 100}, {"1%", 0, 0, 1}, {"0%", -1, 0, 0},
+      {"50%", 0, 0, 50},  {"100%", 0, 0, 100}, {"1%", 0, 0, 1}, {"0%", 0, 0, 0},
       {"101%", -1, 0, 0}, {"5x%", -1, 0, 0},   {"%", -1, 0, 0}, {"2g", 0, 2 * kGiB, 0},
+      {"-1%", -1, 0, 0},  {"0.5%", -1, 0, 0},  {"0", 0, 0, 0},  {"0m", 0, 0, 0},
   };
   for (const auto& c : cases) {
     uint64_t bytes = 7;
@@ -99,6 +100,7 @@ TEST(ReadSettings, IndexedWinsOverPlain) {
   char err[256];
   ASSERT_EQ(vgpu_read_settings(Lookup, &env, 3, &s, err, sizeof(err)), 0) << err;
   EXPECT_EQ(s.count, 3);
+  EXPECT_EQ(s.mem_limited[0] + s.mem_limited[1] + s.mem_limited[2], 3);
   EXPECT_EQ(s.mem_bytes[0], kGiB);
   EXPECT_EQ(s.mem_bytes[1], 4096 * kMiB);
   EXPECT_EQ(s.mem_bytes[2], 0u);
@@ -114,9 +116,12 @@ TEST(ReadSettings, SmPercentTable) {
     uint32_t want;
     bool malformed;
   } const cases[] = {
+      // 0 and >= 100 are HAMi's "unlimited" (100 is the whole card); malformed values fail closed
+      // at the smallest limit, never unlimited.
       {"30", 30, false}, {" 45 ", 45, false}, {"0", 0, false},  {"99", 99, false},
-      {"100", 0, false}, {"250", 0, false},   {"30k", 0, true}, {"30%", 0, true},
-      {"-5", 0, true},   {"abc", 0, true},    {"3 0", 0, true}, {"99999999999999", 0, false},
+      {"100", 0, false}, {"250", 0, false},   {"30k", 1, true}, {"30%", 1, true},
+      {"-5", 1, true},   {"abc", 1, true},    {"3 0", 1, true}, {"99999999999999", 0, false},
+      {"2.5", 1, true},
   };
   for (const Case& c : cases) {
     Env env{{"CUDA_DEVICE_SM_LIMIT", c.value}};
@@ -186,15 +191,51 @@ TEST(ReadSettings, PolicyPriorityAndExtensions) {
   EXPECT_EQ(s.sm_stats, 0);
 }
 
-TEST(ReadSettings, UnsetMeansUnlimitedAndInvalidIsReported) {
-  Env env{{"CUDA_DEVICE_MEMORY_LIMIT_0", "lots"}};
-  vgpu_settings s;
-  char err[256];
-  EXPECT_EQ(vgpu_read_settings(Lookup, &env, 2, &s, err, sizeof(err)), -1);
-  EXPECT_NE(std::string(err).find("CUDA_DEVICE_MEMORY_LIMIT"), std::string::npos) << err;
-  EXPECT_NE(std::string(err).find("lots"), std::string::npos) << err;
-  EXPECT_EQ(s.mem_bytes[0], 0u);
-  EXPECT_EQ(s.mem_bytes[1], 0u);
+// Issue 42, item 2: `nvidia.com/gpumem-percentage: "0"` reached libvgpu as
+// CUDA_DEVICE_MEMORY_LIMIT_0=0m, read as "unlimited" (15 GiB taken of a 16 GiB card). An explicit 0
+// is a limit of 0 bytes, and so is every value that cannot be read; only unset (or empty) is none.
+TEST(ReadSettings, ExplicitZeroAndMalformedLimitsAreZeroBytesNeverUnlimited) {
+  struct Case {
+    const char* value;  // nullptr: unset
+    bool malformed;
+    uint64_t want;  // effective limit on a 16 GiB card
+  } const cases[] = {
+      {nullptr, false, VGPU_MEM_UNLIMITED},
+      {"", false, VGPU_MEM_UNLIMITED},  // empty is unset
+      {"0", false, 0},
+      {"0m", false, 0},
+      {"0g", false, 0},
+      {"0%", false, 0},
+      {" 0 ", false, 0},
+      {"1m", false, kMiB},
+      {"50%", false, 8 * kGiB},
+      {"100t", false, 100ull << 40},  // above the card: the card (vgpu_fake_total)
+      {"lots", true, 0},
+      {"-1", true, 0},
+      {"-512m", true, 0},
+      {"1.5g", true, 0},
+      {"101%", true, 0},
+      {"99999999999999999999", true, 0},  // overflows
+      {"17179869184g", true, 0},          // overflows once scaled
+      {"4 g", true, 0},
+      {"0x100", true, 0},
+      {"1e9", true, 0},
+  };
+  for (const Case& c : cases) {
+    Env env;
+    if (c.value != nullptr) env["CUDA_DEVICE_MEMORY_LIMIT_0"] = c.value;
+    vgpu_settings s;
+    char err[512];
+    EXPECT_EQ(vgpu_read_settings(Lookup, &env, 2, &s, err, sizeof(err)), c.malformed ? -1 : 0)
+        << (c.value ? c.value : "(unset)") << " " << err;
+    EXPECT_EQ(vgpu_effective_limit(&s, 0, 16 * kGiB), c.want) << (c.value ? c.value : "(unset)");
+    EXPECT_EQ(vgpu_effective_limit(&s, 1, 16 * kGiB), VGPU_MEM_UNLIMITED);  // device 1: unset
+    if (c.malformed) {
+      EXPECT_NE(std::string(err).find("CUDA_DEVICE_MEMORY_LIMIT"), std::string::npos) << err;
+      EXPECT_NE(std::string(err).find(c.value), std::string::npos) << err;
+      EXPECT_NE(std::string(err).find("refused"), std::string::npos) << err;
+    }
+  }
 }
 
 TEST(ReadSettings, ClampsDeviceCount) {
@@ -206,10 +247,20 @@ TEST(ReadSettings, ClampsDeviceCount) {
 }
 
 TEST(EffectiveLimit, PercentOfPhysical) {
-  EXPECT_EQ(vgpu_effective_limit(5, 0, 100), 5u);
-  EXPECT_EQ(vgpu_effective_limit(0, 50, 80 * kGiB), 40 * kGiB);
-  EXPECT_EQ(vgpu_effective_limit(0, 100, 81559 * kMiB), 81559 * kMiB);
-  EXPECT_EQ(vgpu_effective_limit(0, 0, 100), 0u);
+  Env env{{"CUDA_DEVICE_MEMORY_LIMIT_0", "5"},
+          {"CUDA_DEVICE_MEMORY_LIMIT_1", "50%"},
+          {"CUDA_DEVICE_MEMORY_LIMIT_2", "100%"},
+          {"CUDA_DEVICE_MEMORY_LIMIT_3", "18446744073709551615"}};
+  vgpu_settings s;
+  char err[256];
+  ASSERT_EQ(vgpu_read_settings(Lookup, &env, 5, &s, err, sizeof(err)), 0) << err;
+  EXPECT_EQ(vgpu_effective_limit(&s, 0, 100), 5u);
+  EXPECT_EQ(vgpu_effective_limit(&s, 1, 80 * kGiB), 40 * kGiB);
+  EXPECT_EQ(vgpu_effective_limit(&s, 2, 81559 * kMiB), 81559 * kMiB);
+  EXPECT_EQ(vgpu_effective_limit(&s, 3, 100), VGPU_MEM_UNLIMITED - 1);  // a limit, however large
+  EXPECT_EQ(vgpu_effective_limit(&s, 4, 100), VGPU_MEM_UNLIMITED);      // unset
+  EXPECT_EQ(vgpu_effective_limit(&s, -1, 100), VGPU_MEM_UNLIMITED);
+  EXPECT_EQ(vgpu_effective_limit(&s, 99, 100), VGPU_MEM_UNLIMITED);
 }
 
 TEST(VisibleDevices, Tokens) {
@@ -234,7 +285,9 @@ struct ViewCase {
 TEST(FakedViews, NeverUnderflow) {
   const ViewCase cases[] = {
       // unlimited: the card's own numbers
-      {0, 80 * kGiB, 70 * kGiB, 1 * kGiB, 70 * kGiB, 80 * kGiB},
+      {VGPU_MEM_UNLIMITED, 80 * kGiB, 70 * kGiB, 1 * kGiB, 70 * kGiB, 80 * kGiB},
+      // a limit of 0 bytes: nothing total, nothing free
+      {0, 80 * kGiB, 70 * kGiB, 0, 0, 0},
       // limited, plenty free on the card
       {4 * kGiB, 80 * kGiB, 70 * kGiB, 1 * kGiB, 3 * kGiB, 4 * kGiB},
       // limited, the card is nearly full because of others
@@ -258,8 +311,11 @@ TEST(Fits, Boundary) {
   EXPECT_FALSE(vgpu_fits(1, 100, 100));
   EXPECT_TRUE(vgpu_fits(99, 1, 100));
   EXPECT_FALSE(vgpu_fits(0, 101, 100));
-  EXPECT_TRUE(vgpu_fits(UINT64_MAX - 1, 1000, 0));  // unlimited
-  EXPECT_FALSE(vgpu_fits(10, UINT64_MAX, 100));     // no overflow wrap
+  EXPECT_TRUE(vgpu_fits(1000, 1000, VGPU_MEM_UNLIMITED));             // unlimited
+  EXPECT_FALSE(vgpu_fits(UINT64_MAX - 1, 1000, VGPU_MEM_UNLIMITED));  // the total cannot wrap
+  EXPECT_FALSE(vgpu_fits(10, UINT64_MAX, 100));                       // no overflow wrap
+  EXPECT_FALSE(vgpu_fits(0, 1, 0));                                   // 0 bytes: nothing fits
+  EXPECT_TRUE(vgpu_fits(0, 0, 0));
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +18,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -64,13 +68,14 @@ TEST_F(RegionTest, CreatesVersionedHeaderAndSharesDevices) {
   EXPECT_EQ(a->region->header.file_size, sizeof(vgpu_region));
   EXPECT_EQ(fs::file_size(path_), sizeof(vgpu_region));
   EXPECT_EQ(vgpu_region_register_device(a, "GPU-a", 80 * kMiB, 10 * kMiB, 30), 0);
-  EXPECT_EQ(vgpu_region_register_device(a, "GPU-b", 80 * kMiB, 0, 0), 1);
+  EXPECT_EQ(vgpu_region_register_device(a, "GPU-b", 80 * kMiB, VGPU_MEM_UNLIMITED, 0), 1);
 
   auto* b = Open(path_);  // a second process's view of the same file
   ASSERT_EQ(b->is_private, 0);
   // The first registration fixes the limit; later ones find the record.
   EXPECT_EQ(vgpu_region_register_device(b, "GPU-b", 80 * kMiB, 5 * kMiB, 0), 1);
-  EXPECT_EQ(b->region->devices[1].mem_limit, 0u);
+  EXPECT_EQ(b->region->devices[1].mem_limit, 0u);  // unlimited, in the layout's words
+  EXPECT_EQ(vgpu_region_limit(&b->region->devices[1]), VGPU_MEM_UNLIMITED);
   EXPECT_EQ(b->region->devices[0].mem_limit, 10 * kMiB);
   EXPECT_EQ(b->region->devices[0].sm_limit, 30u);
 }
@@ -274,6 +279,7 @@ TEST_F(RegionTest, CorruptFilesFallBackToPrivateRegion) {
     WriteFile(c.content);
     auto* h = Open(path_);
     EXPECT_EQ(h->is_private, 1) << c.name;
+    EXPECT_NE(vgpu_region_failure(h), nullptr) << c.name;  // the caller fails closed
     // Limits still hold in the private region.
     const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 1 * kMiB, 0);
     EXPECT_EQ(vgpu_region_reserve(h, d, 1 * kMiB), 0) << c.name;
@@ -321,8 +327,149 @@ TEST_F(RegionTest, CorruptHeaderFieldsFallBack) {
 TEST_F(RegionTest, UnusablePathFallsBack) {
   auto* h = Open(dir_ + "/no/such/dir/region.cache");
   EXPECT_EQ(h->is_private, 1);
+  EXPECT_STREQ(vgpu_region_failure(h), "it cannot be opened");
   auto* d = Open(dir_);  // a directory
   EXPECT_EQ(d->is_private, 1);
+  EXPECT_NE(vgpu_region_failure(d), nullptr);
+}
+
+// The region path may lie in a folder others write to (/tmp/cudevshr.cache, HAMi's default): a
+// link there to another file must not get that file grown, laid out or made world-writable.
+TEST_F(RegionTest, LinksAndSpecialFilesAreRefusedNotFollowed) {
+  const std::string victim = dir_ + "/victim";
+  {
+    std::ofstream(victim) << "";  // empty: the library would have grown it to a region
+  }
+  fs::permissions(victim, fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(victim, path_);
+  auto* sym = Open(path_);
+  EXPECT_EQ(sym->is_private, 1);
+  EXPECT_STREQ(vgpu_region_failure(sym), "it is a symbolic link (refused)");
+  fs::remove(path_);
+  fs::create_hard_link(victim, path_);
+  auto* hard = Open(path_);
+  EXPECT_EQ(hard->is_private, 1);
+  EXPECT_STREQ(vgpu_region_failure(hard), "it has other names (a hard link to another file?)");
+  fs::remove(path_);
+  EXPECT_EQ(fs::file_size(victim), 0u);
+  EXPECT_EQ(fs::status(victim).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  // A FIFO opens at once (O_NONBLOCK) and is refused, rather than blocking the process forever.
+  ASSERT_EQ(mkfifo(path_.c_str(), 0666), 0);
+  auto* fifo = Open(path_);
+  EXPECT_EQ(fifo->is_private, 1);
+  EXPECT_STREQ(vgpu_region_failure(fifo), "it is not a regular file");
+}
+
+// A region file someone else made (`vgpu run` makes its own private) keeps its mode; one the
+// library makes is shared by the container's users (0666).
+TEST_F(RegionTest, OnlyAFileTheLibraryCreatedIsMadeWorldWritable) {
+  {
+    auto* made = Open(path_);
+    ASSERT_EQ(made->is_private, 0);
+  }
+  EXPECT_EQ(fs::status(path_).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                fs::perms::group_write | fs::perms::others_read | fs::perms::others_write);
+  const std::string mine = dir_ + "/private.cache";
+  { std::ofstream(mine) << ""; }
+  fs::permissions(mine, fs::perms::owner_read | fs::perms::owner_write);
+  auto* h = Open(mine);
+  ASSERT_EQ(h->is_private, 0);
+  EXPECT_EQ(fs::status(mine).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// Issue 42, item 8: a live process hung when its region's device count was overwritten with
+// 2^32-1 (walking 4 billion "records" past the 16 that exist, it took slot bytes for a mutex). The
+// count is clamped wherever it is read, and the region is marked unusable (fail closed).
+TEST_F(RegionTest, AScribbledDeviceCountNeitherHangsNorWalksPastTheRecords) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  uint64_t st = 0;
+  ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
+  ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), st, 1), 0);
+  ASSERT_EQ(vgpu_region_reserve(h, d, kMiB), 0);
+  EXPECT_EQ(vgpu_region_failure(h), nullptr);
+  __atomic_store_n(&h->region->header.device_count, 0xffffffffu, __ATOMIC_RELEASE);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(vgpu_region_device_count(h), static_cast<uint32_t>(VGPU_REGION_MAX_DEVICES));
+  EXPECT_STREQ(vgpu_region_failure(h), "its device count is corrupt");
+  EXPECT_NE(h->region->header.flags & VGPU_REGION_FLAG_UNUSABLE, 0u);  // for the node monitor
+  EXPECT_EQ(vgpu_region_register_device(h, "GPU-b", 80 * kMiB, 10 * kMiB, 0), -1);  // full
+  EXPECT_EQ(vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0), d);
+  vgpu_region_release_slot(h);  // what exit and the reaper do: 16 records, each lock once
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // The container's next process is told, and fails closed too.
+  auto* next = Open(path_);
+  EXPECT_EQ(next->is_private, 1);
+  EXPECT_NE(vgpu_region_failure(next), nullptr);
+}
+
+// Bytes that look like a device lock held by a live thread (our own) block a plain lock forever;
+// the library waits a bounded time and refuses what needed the lock.
+TEST_F(RegionTest, ALockThatLooksHeldForeverIsWaitedForABoundedTime) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  uint64_t st = 0;
+  ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
+  ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), st, 1), 0);
+  // The robust mutex's lock word: owned by a thread that lives (its death would free it).
+  std::thread holder_thread;
+  pid_t holder = 0;
+  std::atomic<bool> release{false};
+  holder_thread = std::thread([&] {
+    holder = gettid();
+    while (!release.load()) usleep(1000);
+  });
+  while (__atomic_load_n(&holder, __ATOMIC_ACQUIRE) == 0) usleep(100);
+  std::memcpy(h->region->devices[d].lock, &holder, sizeof(holder));  // __lock is the first word
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(vgpu_region_reserve(h, d, kMiB), -1);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(1500));
+  EXPECT_LT(waited, std::chrono::seconds(10));
+  release = true;
+  holder_thread.join();
+}
+
+// Issue 42, item 2: a limit of 0 bytes is recorded as such, never as "unlimited".
+TEST_F(RegionTest, AZeroLimitAdmitsNothing) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 0, 0);
+  EXPECT_EQ(h->region->devices[d].mem_limit, 0u);
+  EXPECT_EQ(h->region->devices[d].flags & VGPU_DEVICE_FLAG_NO_MEMORY, VGPU_DEVICE_FLAG_NO_MEMORY);
+  EXPECT_EQ(vgpu_region_limit(&h->region->devices[d]), 0u);
+  uint64_t st = 0;
+  ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
+  ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), st, 1), 0);
+  EXPECT_EQ(vgpu_region_reserve(h, d, 1), -1);
+  EXPECT_EQ(vgpu_region_reserve_overhead(h, d, 1), -1);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
+}
+
+// What a context reserves before the driver creates it: the largest context measured, clamped.
+TEST_F(RegionTest, ContextReservationsCountAgainstTheLimit) {
+  auto* h = Open(path_);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  uint64_t st = 0;
+  ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
+  ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), st, 1), 0);
+  EXPECT_EQ(vgpu_region_context_hint(h, d), 0u);
+  vgpu_region_note_context(h, d, 3 * kMiB);
+  vgpu_region_note_context(h, d, 2 * kMiB);  // the largest stays
+  EXPECT_EQ(vgpu_region_context_hint(h, d), 3 * kMiB);
+  h->region->devices[d].context_bytes = UINT64_MAX;  // scribbled
+  EXPECT_EQ(vgpu_region_context_hint(h, d), 4ull << 30);
+  ASSERT_EQ(vgpu_region_reserve(h, d, 6 * kMiB), 0);
+  EXPECT_EQ(vgpu_region_reserve_overhead(h, d, 4 * kMiB + 1), -1);
+  EXPECT_EQ(vgpu_region_reserve_overhead(h, d, 4 * kMiB), 0);
+  EXPECT_EQ(vgpu_region_slot_overhead(h, d), 4 * kMiB);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 10 * kMiB);
+  vgpu_region_release_overhead(h, d, 4 * kMiB);
+  EXPECT_EQ(vgpu_region_device_used(h, d), 6 * kMiB);
+  EXPECT_EQ(vgpu_region_slot_overhead(h, d), 0u);
 }
 
 TEST_F(RegionTest, CreatorKilledBeforeMagicIsReinitialised) {

@@ -35,6 +35,19 @@
 #define VGPU_SLOT_CLAIMING 1u /* pid written, start_time not yet: not reaped while pid lives */
 #define VGPU_SLOT_ACTIVE 2u
 
+/* Bits of vgpu_region_header.flags. */
+#define VGPU_REGION_FLAG_OOM_KILLER 1u /* ACTIVE_OOM_KILLER was set by the creator */
+/* A libvgpu process found the region corrupt (its body: device locks, usage counters, device
+ * count) after it was laid out: the container's processes refuse GPU memory allocations on their
+ * limited devices until the container restarts. For the node monitor to show; never cleared. */
+#define VGPU_REGION_FLAG_UNUSABLE 2u
+
+/* Bits of vgpu_region_device.flags. */
+/* The record's limit is 0 bytes: `mem_limit` 0 means that nothing may be allocated (an explicit
+ * 0, or a limit libvgpu could not read: it fails closed), not "unlimited". Readers that predate
+ * the bit read such a record as unlimited. */
+#define VGPU_DEVICE_FLAG_NO_MEMORY 1u
+
 /* Values of vgpu_region_device.sm_sharing, written by the node monitor and read by libvgpu under
  * GPU_CORE_UTILIZATION_POLICY=default. */
 #define VGPU_SM_SHARING_UNKNOWN 0 /* nobody drives it: the limit holds */
@@ -47,11 +60,11 @@ extern "C" {
 
 struct vgpu_region_device {
   char uuid[VGPU_REGION_UUID_LEN]; /* "GPU-xxxxxxxx-..." NUL-terminated; key of the record */
-  uint64_t mem_limit;              /* bytes; 0 = unlimited */
-  uint64_t mem_physical;           /* bytes of the card, as the driver reported it */
-  uint64_t mem_used; /* atomic: sum over live slots of mem_used[d] + mem_overhead[d] */
-  uint32_t sm_limit; /* percent of the card; 0 = unlimited */
-  uint32_t flags;    /* reserved, 0 */
+  uint64_t mem_limit;    /* bytes; 0 = unlimited, unless flags has VGPU_DEVICE_FLAG_NO_MEMORY */
+  uint64_t mem_physical; /* bytes of the card, as the driver reported it */
+  uint64_t mem_used;     /* atomic: sum over live slots of mem_used[d] + mem_overhead[d] */
+  uint32_t sm_limit;     /* percent of the card; 0 = unlimited */
+  uint32_t flags; /* VGPU_DEVICE_FLAG_*; written with the record, before device_count counts it */
   uint8_t lock[VGPU_REGION_LOCK_BYTES]; /* robust process-shared pthread mutex (opaque) */
   /* --- SM (compute) limit of the container on this GPU: libvgpu/src/sm/, docs/sm-limit.md --- */
   int32_t sm_sharing; /* atomic; the node monitor's VGPU_SM_SHARING_* flag (policy default) */
@@ -65,7 +78,12 @@ struct vgpu_region_device {
   uint64_t sm_charged_ns;   /* atomic; its share of that time, charged to the budget */
   uint64_t sm_throttled_ns; /* atomic; time its launches waited for budget */
   uint64_t sm_reserved[11];
-  uint64_t reserved[16];
+  /* atomic; the memory a process of the container was measured to hold right after creating a
+   * context on this GPU (the largest seen): what a new context reserves against the limit before
+   * the driver creates it, so that processes starting beside a container at its limit cannot take
+   * it over. A hint (0: none yet); libvgpu clamps what it reads. */
+  uint64_t context_bytes;
+  uint64_t reserved[15];
 };
 
 struct vgpu_region_proc {
@@ -92,14 +110,16 @@ struct vgpu_region_proc {
 };
 
 struct vgpu_region_header {
-  uint64_t magic;          /* VGPU_REGION_MAGIC, written last when the file is created */
-  uint32_t version;        /* VGPU_REGION_VERSION */
-  uint32_t header_size;    /* sizeof(struct vgpu_region_header) */
-  uint64_t file_size;      /* sizeof(struct vgpu_region) */
-  uint32_t max_devices;    /* VGPU_REGION_MAX_DEVICES */
-  uint32_t max_procs;      /* VGPU_REGION_MAX_PROCS */
-  uint32_t device_count;   /* atomic; records [0, device_count) are valid */
-  uint32_t flags;          /* bit 0: ACTIVE_OOM_KILLER was set by the creator */
+  uint64_t magic;       /* VGPU_REGION_MAGIC, written last when the file is created */
+  uint32_t version;     /* VGPU_REGION_VERSION */
+  uint32_t header_size; /* sizeof(struct vgpu_region_header) */
+  uint64_t file_size;   /* sizeof(struct vgpu_region) */
+  uint32_t max_devices; /* VGPU_REGION_MAX_DEVICES */
+  uint32_t max_procs;   /* VGPU_REGION_MAX_PROCS */
+  uint32_t
+      device_count;        /* atomic; records [0, device_count) are valid; never above max_devices
+                              (a reader clamps what it reads: the file is the container's to scribble) */
+  uint32_t flags;          /* atomic; VGPU_REGION_FLAG_* */
   uint64_t created_unix_s; /* wall-clock seconds when the file was created */
   uint64_t reserved[16];
 };

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -295,16 +296,35 @@ static int cmd_boundary(void) {
   return 0;
 }
 
-/* Grabs `chunk`-byte blocks until refused, reports how many, then holds them until stdin closes. */
+/* Grabs `chunk`-byte blocks until refused, reports how many, then holds them until stdin closes. A
+ * context the limit refuses (CUDA_ERROR_OUT_OF_MEMORY, as on a full card) is "context refused",
+ * then "grabbed 0". PROBE_MODULE=1: loads a module (the fake's module memory, which nothing admits)
+ * after the context. PROBE_GRAB_MAX: stops after that many blocks. */
 static int cmd_grab(uint64_t chunk) {
-  make_context();
+  CU(cuInit(0));
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  const CUresult ctx_rc = cuDevicePrimaryCtxRetain(&g_ctx, dev);
   int n = 0;
-  CUdeviceptr p;
-  for (;;) {
-    const CUresult rc = cuMemAlloc(&p, chunk);
-    if (rc == CUDA_ERROR_OUT_OF_MEMORY) break;
-    CHECK(rc == CUDA_SUCCESS, "alloc returned %d", (int)rc);
-    ++n;
+  if (ctx_rc == CUDA_ERROR_OUT_OF_MEMORY) {
+    printf("context refused\n");
+  } else {
+    CHECK(ctx_rc == CUDA_SUCCESS, "cuDevicePrimaryCtxRetain returned %d", (int)ctx_rc);
+    CU(cuCtxSetCurrent(g_ctx));
+    map_region();
+    if (getenv("PROBE_MODULE") != NULL) {
+      CUmodule mod;
+      CU(cuModuleLoadData(&mod, "fake image"));
+    }
+    const char* max_text = getenv("PROBE_GRAB_MAX");
+    const int max = max_text != NULL ? atoi(max_text) : -1;
+    CUdeviceptr p;
+    while (max < 0 || n < max) {
+      const CUresult rc = cuMemAlloc(&p, chunk);
+      if (rc == CUDA_ERROR_OUT_OF_MEMORY) break;
+      CHECK(rc == CUDA_SUCCESS, "alloc returned %d", (int)rc);
+      ++n;
+    }
   }
   printf("grabbed %d\n", n);
   fflush(stdout);
@@ -469,16 +489,15 @@ static int cmd_fork(void) {
   CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
         "child failed (status %d)", status);
   CHECK(my_tracked(0) == 10 * MiB, "parent slot holds %llu", (unsigned long long)my_tracked(0));
-  if (getenv("PROBE_CHILD_CRASH") == NULL) {
-    CHECK(device_used(0) == total_before, "child's memory not released: %llu vs %llu",
-          (unsigned long long)device_used(0), (unsigned long long)total_before);
-  } else {
-    /* Child's 3 MiB are reaped when someone looks: the limit forces a full reap. */
-    const uint64_t limit = g_region->devices[0].mem_limit;
-    CUdeviceptr c;
-    CU(cuMemAlloc(&c, limit - total_before));
-    CU(cuMemFree(c));
-  }
+  /* The child's 3 MiB stay counted until its slot is reaped (an exit never gives memory back
+   * before the driver has freed it, i.e. before the process is gone): the limit forces a full
+   * reap, and then exactly the child's usage is gone. */
+  const uint64_t limit = g_region->devices[0].mem_limit;
+  CUdeviceptr c;
+  CU(cuMemAlloc(&c, limit - total_before));
+  CHECK(device_used(0) == limit, "child's memory not released: %llu vs %llu",
+        (unsigned long long)device_used(0), (unsigned long long)limit);
+  CU(cuMemFree(c));
   CU(cuMemFree(a));
   printf("ok fork\n");
   return 0;
@@ -955,12 +974,107 @@ static int cmd_smsync(void) {
   return 0;
 }
 
+/* The memory views of device 0 as a program sizes itself by them, whatever the limit (0 included):
+ * "memview device_total=<cuDeviceTotalMem> cuda_total=<cuMemGetInfo> cuda_free=... nvml_total=
+ * nvml_free=... context=<0 ok, else its CUresult> alloc=<CUresult of a 1 MiB cuMemAlloc>". */
+static int cmd_memview(void) {
+  CU(cuInit(0));
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  size_t device_total = 0;
+  CU(cuDeviceTotalMem(&device_total, dev));
+  const CUresult ctx_rc = cuDevicePrimaryCtxRetain(&g_ctx, dev);
+  size_t f = 0, t = 0;
+  int alloc_rc = -1;
+  if (ctx_rc == CUDA_SUCCESS) {
+    CU(cuCtxSetCurrent(g_ctx));
+    CU(cuMemGetInfo(&f, &t));
+    CUdeviceptr p = 0;
+    alloc_rc = (int)cuMemAlloc(&p, MiB);
+    if (alloc_rc == CUDA_SUCCESS) CU(cuMemFree(p));
+  }
+  CHECK(nvmlInit_v2() == NVML_SUCCESS, "nvmlInit");
+  nvmlDevice_t nd;
+  CHECK(nvmlDeviceGetHandleByIndex_v2(0, &nd) == NVML_SUCCESS, "nvml handle");
+  nvmlMemory_t m;
+  CHECK(nvmlDeviceGetMemoryInfo(nd, &m) == NVML_SUCCESS, "nvml mem");
+  printf(
+      "memview device_total=%zu cuda_total=%zu cuda_free=%zu nvml_total=%llu nvml_free=%llu "
+      "context=%d alloc=%d\n",
+      device_total, t, f, m.total, m.free, (int)ctx_rc, alloc_rc);
+  return 0;
+}
+
+/* A tenant's process driven line by line on stdin, for the adversarial suite: "a <bytes>" allocates
+ * (answers "ok" or "oom <CUresult>"), "f" frees everything it holds ("freed"), "u" answers "used
+ * <region total of device 0>". Exits 0 at end of input, holding what it holds (an exit gives it
+ * back through the reaper). Never fails on a refusal: refusals are what it is there to observe. */
+static int cmd_tenant(void) {
+  CU(cuInit(0));
+  CUdevice dev;
+  CU(cuDeviceGet(&dev, 0));
+  const CUresult ctx_rc = cuDevicePrimaryCtxRetain(&g_ctx, dev);
+  if (ctx_rc == CUDA_SUCCESS) CU(cuCtxSetCurrent(g_ctx));
+  map_region();
+  printf("ready context=%d\n", (int)ctx_rc);
+  CUdeviceptr held[256];
+  int n = 0;
+  char line[128];
+  while (fgets(line, sizeof(line), stdin) != NULL) {
+    if (line[0] == 'a') {
+      CUdeviceptr p = 0;
+      const CUresult rc = ctx_rc == CUDA_SUCCESS ? cuMemAlloc(&p, strtoull(line + 1, NULL, 0))
+                                                 : CUDA_ERROR_INVALID_CONTEXT;
+      if (rc == CUDA_SUCCESS && n < 256) held[n++] = p;
+      if (rc == CUDA_SUCCESS) {
+        printf("ok\n");
+      } else {
+        printf("oom %d\n", (int)rc);
+      }
+    } else if (line[0] == 'f') {
+      while (n > 0) cuMemFree(held[--n]);
+      printf("freed\n");
+    } else if (line[0] == 'u') {
+      printf("used %llu\n", g_region != NULL ? (unsigned long long)device_used(0) : 0ull);
+    }
+  }
+  return 0;
+}
+
+/* Run WITHOUT libvgpu, beside a container: samples device 0 every ~200 us for `ms` milliseconds,
+ * as NVML (the fake driver's real usage) and as the container's region total, and prints the
+ * largest of each: "peak nvml=<bytes> region=<bytes> samples=<n>". */
+static int cmd_peak(uint64_t ms) {
+  CHECK(nvmlInit_v2() == NVML_SUCCESS, "nvmlInit");
+  nvmlDevice_t nd;
+  CHECK(nvmlDeviceGetHandleByIndex_v2(0, &nd) == NVML_SUCCESS, "nvml handle");
+  const uint64_t end = now_ns() + ms * 1000000ull;
+  uint64_t peak_nvml = 0, peak_region = 0, samples = 0;
+  while (now_ns() < end) {
+    nvmlMemory_t m;
+    if (nvmlDeviceGetMemoryInfo(nd, &m) == NVML_SUCCESS && m.used > peak_nvml) peak_nvml = m.used;
+    struct stat st;
+    const char* path = getenv("CUDA_DEVICE_MEMORY_SHARED_CACHE");
+    /* Mapped once laid out (reading a page past a file's end would fault). */
+    if (g_region == NULL && path != NULL && stat(path, &st) == 0 &&
+        st.st_size == (off_t)sizeof(struct vgpu_region)) {
+      map_region();
+    }
+    if (g_region != NULL && device_used(0) > peak_region) peak_region = device_used(0);
+    ++samples;
+    usleep(200);
+  }
+  printf("peak nvml=%llu region=%llu samples=%llu\n", (unsigned long long)peak_nvml,
+         (unsigned long long)peak_region, (unsigned long long)samples);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
     fprintf(stderr,
             "usage: libvgpu_probe paths|boundary|grab N|churn|storm|survive "
-            "N|usage|init|fork|procaddr|views|hold\n");
+            "N|usage|init|fork|procaddr|views|hold|memview|tenant|peak MS\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -981,6 +1095,9 @@ int main(int argc, char** argv) {
   if (strcmp(cmd, "hostpid") == 0) return cmd_hostpid();
   if (strcmp(cmd, "smcapture") == 0) return cmd_smcapture();
   if (strcmp(cmd, "smsync") == 0) return cmd_smsync();
+  if (strcmp(cmd, "memview") == 0) return cmd_memview();
+  if (strcmp(cmd, "tenant") == 0) return cmd_tenant();
+  if (strcmp(cmd, "peak") == 0 && argc > 2) return cmd_peak(strtoull(argv[2], NULL, 0));
   fprintf(stderr, "unknown command %s\n", cmd);
   return 2;
 }
