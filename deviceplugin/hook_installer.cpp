@@ -24,9 +24,11 @@ Status MakeDirs(const std::string& dir, bool world_writable) {
     return Internal("cannot create directory " + dir + ": " + ec.message());
   }
   if (world_writable) {
-    // Containers of any user share this directory (HAMi makes it 0777 too).
-    if (::chmod(dir.c_str(), 0777) != 0) {
-      return Internal("cannot chmod 0777 " + dir + ": " + std::generic_category().message(errno));
+    // Containers of any user share this directory, like /tmp: sticky, so that a tenant can neither
+    // delete nor replace (with a link to a host file) another tenant's files in it. HAMi makes it
+    // 0777, which lets any container swap the GPU files the others open.
+    if (::chmod(dir.c_str(), 01777) != 0) {
+      return Internal("cannot chmod 1777 " + dir + ": " + std::generic_category().message(errno));
     }
   }
   return Status::Ok();

@@ -26,7 +26,7 @@ struct HookLayout {
 
 // Installs `libvgpu_source` as <hook>/vgpu/libvgpu.so.<version> (skipped when `libvgpu_source` is
 // empty) and writes ld.so.preload naming the library's path inside containers. Also creates the
-// containers directory and /tmp/vgpulock-style lock directory `lock_dir` (mode 0777).
+// containers directory and /tmp/vgpulock-style lock directory `lock_dir` (mode 1777, sticky).
 Status InstallHook(const HookLayout& layout, const std::string& libvgpu_source,
                    const std::string& lock_dir = VGPU_DEFAULT_LOCK_DIR);
 

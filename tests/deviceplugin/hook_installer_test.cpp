@@ -46,6 +46,8 @@ TEST_F(HookInstallerTest, InstallsLibraryAndPreloadByRenameNeverInPlace) {
   EXPECT_EQ(Slurp(layout.PreloadFile()), layout.VgpuDir() + "/libvgpu.so\n");
   EXPECT_TRUE(fs::is_directory(layout.ContainersDir()));
   EXPECT_EQ(fs::status(dir_ / "lock").permissions() & fs::perms::all, fs::perms::all);
+  // Sticky: no tenant can delete or replace another tenant's file in it (issue 42, item 5).
+  EXPECT_EQ(fs::status(dir_ / "lock").permissions() & fs::perms::sticky_bit, fs::perms::sticky_bit);
 
   // A reinstall replaces the file by rename: a process that mapped the old inode keeps it.
   const ino_t before = Inode(layout.LibraryFile());
