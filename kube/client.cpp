@@ -23,8 +23,13 @@ Status StatusFromHttp(const std::string& method, const std::string& path,
   // A Status object; anything else (a proxy's page) is quoted as text below.
   Result<json> body = codec::ParseJsonWithin(response.body, codec::kKubeObjectJson, "error answer");
   if (body.ok() && body->is_object()) {
-    message = body->value("message", "");
-    reason = body->value("reason", "");
+    // A field of another type is no message (json::value would throw).
+    const auto text = [&](const char* key) {
+      const auto it = body->find(key);
+      return it != body->end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    message = text("message");
+    reason = text("reason");
   }
   if (message.empty()) message = response.body.substr(0, 200);
   std::string text = method + " " + path + ": HTTP " + std::to_string(response.code);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <thread>
 
+#include "kube/http_transport.h"
 #include "tests/kube/test_server.h"
 
 namespace vgpu::kube {
@@ -214,6 +215,31 @@ TEST_F(ClientFixture, ServerErrorsCarryStatusAndCodes) {
   EXPECT_EQ(unreachable.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(unreachable.status().message().find("127.0.0.1:1"), std::string::npos);
   EXPECT_FALSE(Client::New(ClientConfig{}).ok());
+}
+
+// An error answer is read whatever its body holds (found by fuzz_kube_status: a Status whose
+// message was a number threw out of StatusFromHttp).
+TEST(StatusFromHttp, ReadsAnyBody) {
+  const struct {
+    long code;
+    std::string body;
+    StatusCode want;
+    const char* message;
+  } cases[] = {
+      {409, R"({"kind":"Status","message":"pods \"p\" already exists","reason":"AlreadyExists"})",
+       StatusCode::kAlreadyExists, "PUT /x: HTTP 409 Conflict: pods \"p\" already exists"},
+      {409, R"({"kind":"Status","message":409,"reason":["AlreadyExists"]})",
+       StatusCode::kFailedPrecondition, "PUT /x: HTTP 409 Conflict: {\"kind\""},
+      {500, "[" + std::string(200, '[') + std::string(201, ']'), StatusCode::kUnavailable,
+       "PUT /x: HTTP 500 Internal Server Error: [[[["},
+      {502, "<html>Bad Gateway</html>", StatusCode::kUnavailable,
+       "PUT /x: HTTP 502: <html>Bad Gateway</html>"},
+  };
+  for (const auto& c : cases) {
+    const Status s = StatusFromHttp("PUT", "/x", HttpResponse{c.code, c.body});
+    EXPECT_EQ(s.code(), c.want) << s.ToString();
+    EXPECT_EQ(s.message().rfind(c.message, 0), 0u) << s.message();
+  }
 }
 
 TEST_F(ClientFixture, ConcurrentCallersAndRateLimiterCounts) {
