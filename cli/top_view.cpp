@@ -183,9 +183,9 @@ Cells GpuCells(const GpuView& gpu) {
 
 Cells ContainerCells(const ContainerGpuView& c) {
   Cells cells;
-  cells[kMemory] =
-      FormatBytes(c.memory_used_bytes) + "/" +
-      (c.memory_limit_bytes == 0 ? std::string(kUnlimited) : FormatBytes(c.memory_limit_bytes));
+  cells[kMemory] = FormatBytes(c.memory_used_bytes) + "/" +
+                   (c.memory_limit_bytes == 0 && !c.no_memory ? std::string(kUnlimited)
+                                                              : FormatBytes(c.memory_limit_bytes));
   cells[kMemoryPercent] = Ratio(c.memory_used_bytes, c.memory_limit_bytes);
   cells[kCompute] = FormatPercent(c.utilization_percent) + "/" +
                     (c.sm_limit_percent <= 0 ? std::string(kUnlimited)

@@ -88,7 +88,8 @@ PlacedView MakeView(const UseTick& u, Sharing sharing, const std::optional<PodId
   v.container = name.container;
   v.vdevice_index = static_cast<int>(u.device);
   v.memory_used_bytes = u.use.memory_used;
-  v.memory_limit_bytes = dev.mem_limit;
+  v.no_memory = (dev.flags & VGPU_DEVICE_FLAG_NO_MEMORY) != 0;
+  v.memory_limit_bytes = v.no_memory ? 0 : dev.mem_limit;
   v.memory_buffer_bytes = u.use.memory_buffer;
   v.memory_context_bytes = u.use.memory_context;
   v.sm_limit_percent = static_cast<int>(dev.sm_limit);

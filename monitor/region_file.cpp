@@ -140,6 +140,7 @@ Status RegionFile::CheckContent() const {
   copy.max_devices = Load(h.max_devices);
   copy.max_procs = Load(h.max_procs);
   copy.device_count = Load(h.device_count);
+  copy.flags = Load(h.flags);
   VGPU_RETURN_IF_ERROR(ValidateRegionHeader(copy, static_cast<uint64_t>(st.st_size)));
   if (st.st_nlink != 1) return CheckRegionFileType(st);
   // The device records whose figures and UUIDs the tick passes on.
@@ -175,6 +176,7 @@ RegionDevice RegionFile::Device(uint32_t index) const {
   out.mem_physical = Load(d.mem_physical);
   out.mem_used = Load(d.mem_used);
   out.sm_limit = Load(d.sm_limit);
+  out.flags = Load(d.flags);
   out.sm_policy = Load(d.sm_policy);
   out.sm_sharing = Load(d.sm_sharing);
   out.sm_busy_ns = Load(d.sm_busy_ns);

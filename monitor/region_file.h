@@ -30,6 +30,7 @@ struct RegionDevice {
   uint64_t mem_physical = 0;
   uint64_t mem_used = 0;  // the record's total over the live slots
   uint32_t sm_limit = 0;
+  uint32_t flags = 0;  // VGPU_DEVICE_FLAG_*
   uint32_t sm_policy = 0;
   int32_t sm_sharing = 0;
   uint64_t sm_busy_ns = 0;

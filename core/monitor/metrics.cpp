@@ -177,7 +177,7 @@ std::string RenderMetrics(const NodeSnapshot& snapshot, int64_t now_unix_ms,
       if (g.uuid.empty()) continue;  // HAMi skips device records without a UUID
       const prom::Labels labels = ContainerLabels(c, g.uuid);
       const uint64_t limit_bytes =
-          c.memory_limit_bytes != 0 ? c.memory_limit_bytes : g.memory_total_bytes;
+          c.no_memory || c.memory_limit_bytes != 0 ? c.memory_limit_bytes : g.memory_total_bytes;
       used.Add(labels, Bytes(c.memory_used_bytes));
       limit.Add(labels, Bytes(limit_bytes));
       ctr_mem.Add(labels, Bytes(c.memory_used_bytes));

@@ -58,6 +58,11 @@ Status ValidateRegionHeader(const vgpu_region_header& h, uint64_t file_size) {
     return InvalidArgument("corrupt: device_count " + std::to_string(h.device_count) + " exceeds " +
                            std::to_string(VGPU_REGION_MAX_DEVICES));
   }
+  if ((h.flags & VGPU_REGION_FLAG_UNUSABLE) != 0) {
+    return InvalidArgument(
+        "corrupt: libvgpu found it so and marked it unusable; the container's processes refuse "
+        "GPU memory allocations until it restarts");
+  }
   if (file_size != kRegionSize) {
     return InvalidArgument((file_size < kRegionSize ? "truncated: " : "oversized: ") +
                            std::to_string(file_size) + " bytes, a region has " +

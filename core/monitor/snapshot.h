@@ -47,8 +47,9 @@ struct ContainerGpuView {
   std::string container;
   int vdevice_index = 0;  // the device's index among the container's devices (region record)
   uint64_t memory_used_bytes = 0;
-  uint64_t memory_limit_bytes = 0;    // 0 = unlimited
-  uint64_t memory_buffer_bytes = 0;   // tracked allocations
+  uint64_t memory_limit_bytes = 0;   // 0 = unlimited, unless no_memory
+  bool no_memory = false;            // the limit is 0 bytes: libvgpu refuses every allocation there
+  uint64_t memory_buffer_bytes = 0;  // tracked allocations
   uint64_t memory_context_bytes = 0;  // measured context, module and pool memory
   int sm_limit_percent = 0;           // 0 = unlimited
   double utilization_percent = 0;     // of the whole GPU, over the last tick

@@ -49,6 +49,12 @@ class Reader {
     if (!v->is_string()) return Fail(key, "a string");
     out = v->get<std::string>();
   }
+  void Bool(const char* key, bool& out) {
+    const json* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_boolean()) return Fail(key, "true or false");
+    out = v->get<bool>();
+  }
   void OptionalNumber(const char* key, std::optional<double>& out) {
     const json* v = Find(key);
     if (v == nullptr || v->is_null()) return;
@@ -124,6 +130,7 @@ std::string SnapshotToJson(const NodeSnapshot& s) {
                             {"vdevice_index", c.vdevice_index},
                             {"memory_used_bytes", c.memory_used_bytes},
                             {"memory_limit_bytes", c.memory_limit_bytes},
+                            {"no_memory", c.no_memory},
                             {"memory_buffer_bytes", c.memory_buffer_bytes},
                             {"memory_context_bytes", c.memory_context_bytes},
                             {"sm_limit_percent", c.sm_limit_percent},
@@ -190,6 +197,7 @@ Result<NodeSnapshot> SnapshotFromJson(const std::string& text) {
       cr.Number("vdevice_index", c.vdevice_index);
       cr.Number("memory_used_bytes", c.memory_used_bytes);
       cr.Number("memory_limit_bytes", c.memory_limit_bytes);
+      cr.Bool("no_memory", c.no_memory);
       cr.Number("memory_buffer_bytes", c.memory_buffer_bytes);
       cr.Number("memory_context_bytes", c.memory_context_bytes);
       cr.Number("sm_limit_percent", c.sm_limit_percent);

@@ -243,6 +243,25 @@ TEST(TopView, ContainersTheMonitorCannotReadAreListedUnderTheTable) {
   EXPECT_EQ(RenderSnapshot(none, {200}).size(), lines.size() - 3);
 }
 
+// A limit of 0 bytes (libvgpu refuses every allocation) shows as 0, not as no limit.
+TEST(TopView, ALimitOfNoMemoryShowsAsZero) {
+  NodeSnapshot s;
+  GpuView& g = s.gpus.emplace_back();
+  g.uuid = "GPU-1";
+  ContainerGpuView c = Container("ns", "p", "c");
+  c.memory_limit_bytes = 0;
+  g.containers.push_back(c);
+  auto row = [&] {
+    for (const std::string& line : RenderSnapshot(s, {120})) {
+      if (line.rfind("  ns/p/c", 0) == 0) return line;
+    }
+    return std::string();
+  };
+  EXPECT_NE(row().find("0MiB/\u221e"), std::string::npos) << row();
+  s.gpus[0].containers[0].no_memory = true;
+  EXPECT_NE(row().find("0MiB/0MiB"), std::string::npos) << row();
+}
+
 TEST(TopView, EveryWidthFits) {
   for (size_t width = 20; width <= 220; ++width) {
     for (const std::string& line : RenderSnapshot(Fixture(), {width})) {

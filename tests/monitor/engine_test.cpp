@@ -706,6 +706,37 @@ TEST_F(MonitorEngineTest, ContainerStatesShowWhatTheMonitorCannotRead) {
   EXPECT_EQ(FindContainer(s, "uid-ok")->memory_used_bytes, 12 * kMiB);
 }
 
+// What libvgpu marks in a region: a region it found corrupt (VGPU_REGION_FLAG_UNUSABLE: its
+// processes refuse allocations) is the container's state unusable with the reason, not silence; a
+// limit of 0 bytes (VGPU_DEVICE_FLAG_NO_MEMORY) is a limit of 0, not "none".
+TEST_F(MonitorEngineTest, WhatLibvgpuMarksInARegionIsShown) {
+  WriteRegion(ContainerDir("uid-corrupt_main"),
+              [](vgpu_region& r) { r.header.flags = VGPU_REGION_FLAG_UNUSABLE; });
+  WriteRegion(ContainerDir("uid-zero_main"), [](vgpu_region& r) {
+    r.devices[0].mem_limit = 0;
+    r.devices[0].flags = VGPU_DEVICE_FLAG_NO_MEMORY;
+  });
+  WriteRegion(ContainerDir("uid-none_main"));
+  NodeMonitorOptions o = Options();
+  o.nvml_library = "";
+  StartMonitor(o);
+  const NodeSnapshot s = monitor_->Snapshot();
+  const ContainerStatusView* corrupt = FindState(s, "uid-corrupt");
+  ASSERT_NE(corrupt, nullptr);
+  EXPECT_EQ(corrupt->state, ContainerState::kUnusable);
+  EXPECT_EQ(corrupt->problem,
+            "r.cache: corrupt: libvgpu found it so and marked it unusable; the container's "
+            "processes refuse GPU memory allocations until it restarts");
+  EXPECT_EQ(FindContainer(s, "uid-corrupt"), nullptr);
+  const ContainerGpuView* zero = FindContainer(s, "uid-zero");
+  ASSERT_NE(zero, nullptr);
+  EXPECT_TRUE(zero->no_memory);
+  EXPECT_EQ(zero->memory_limit_bytes, 0u);
+  const ContainerGpuView* none = FindContainer(s, "uid-none");
+  ASSERT_NE(none, nullptr);
+  EXPECT_FALSE(none->no_memory);
+}
+
 // A folder a gone pod left with thousands of files nested 30 levels deep: removed over a few ticks
 // (at most max_removals_per_tick entries a tick: 20,000 in production, 1,000 here), while the other
 // containers stay listed. Before, the cleanup refused a tree deeper than 8 levels: such a folder

@@ -373,6 +373,19 @@ TEST(MonitorMetrics, ContainerStatesPerKnownPodAndCountedForTheNode) {
   EXPECT_TRUE(HasLine(page, R"(vgpu_monitor_containers{state="pending",zone="vGPU"} 0)"));
 }
 
+// libvgpu's limit of 0 bytes (VGPU_DEVICE_FLAG_NO_MEMORY: nothing may be allocated) is a limit of
+// 0, not "none" (which the page writes as the GPU's size).
+TEST(MonitorMetrics, ALimitOfNoMemoryIsZeroNotTheGpu) {
+  NodeSnapshot s = Sample();
+  ContainerGpuView& a = s.gpus[0].containers[0];
+  a.memory_limit_bytes = 0;
+  const std::string unlimited = RenderMetrics(s, kScrapeMs);
+  EXPECT_TRUE(HasLine(unlimited, "hami_vgpu_memory_limit_bytes{" + kCtrA + "} 85899345920"));
+  a.no_memory = true;
+  const std::string none = RenderMetrics(s, kScrapeMs);
+  EXPECT_TRUE(HasLine(none, "hami_vgpu_memory_limit_bytes{" + kCtrA + "} 0"));
+}
+
 TEST(MonitorMetrics, TickDurationIsAHistogramOnceATickRan) {
   NodeSnapshot s = Sample();
   EXPECT_EQ(RenderMetrics(s, kScrapeMs).find("vgpu_monitor_tick_duration_seconds"),

@@ -44,6 +44,11 @@ TEST(ValidateRegionHeader, OneMessagePerProblem) {
        "header gives file size 4096"},
       {"other limits", [](auto& h) { h.max_procs = 64; }, kSize, "64 process slots"},
       {"corrupt device count", [](auto& h) { h.device_count = 17; }, kSize, "device_count 17"},
+      {"OOM killer flag", [](auto& h) { h.flags = VGPU_REGION_FLAG_OOM_KILLER; }, kSize, ""},
+      {"marked unusable by libvgpu",
+       [](auto& h) { h.flags = VGPU_REGION_FLAG_OOM_KILLER | VGPU_REGION_FLAG_UNUSABLE; }, kSize,
+       "corrupt: libvgpu found it so and marked it unusable; the container's processes refuse "
+       "GPU memory allocations"},
       {"truncated", [](auto&) {}, kSize - 1, "truncated: "},
       {"oversized", [](auto&) {}, kSize + 4096, "oversized: "},
   };

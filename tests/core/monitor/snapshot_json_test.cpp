@@ -46,6 +46,14 @@ TEST(SnapshotJson, RoundTripsEveryField) {
   EXPECT_EQ(c.processes.at(0).host_pid, 40007);
   EXPECT_FALSE(back->gpus[0].memory_utilization_percent.has_value());
   EXPECT_EQ(back->gpus[0].utilization_percent, 42.5);
+  EXPECT_FALSE(c.no_memory);
+  NodeSnapshot none = s;
+  none.gpus[0].containers[0].memory_limit_bytes = 0;
+  none.gpus[0].containers[0].no_memory = true;
+  auto zero = SnapshotFromJson(SnapshotToJson(none));
+  ASSERT_TRUE(zero.ok()) << zero.status().ToString();
+  EXPECT_TRUE(zero->gpus[0].containers[0].no_memory);
+  EXPECT_NE(SnapshotToJson(none).find(R"("no_memory":true)"), std::string::npos);
 }
 
 TEST(SnapshotJson, ContainerStatesRoundTrip) {
