@@ -108,8 +108,9 @@ static int parse_percent(const char* text, uint64_t* out) {
   return 0;
 }
 
-static void copy_text(char* dst, size_t len, const char* src) {
-  snprintf(dst, len, "%s", src);
+/* 0 when `src` fits `dst` whole; -1 when it had to be cut (the cut text is kept, for messages). */
+static int copy_text(char* dst, size_t len, const char* src) {
+  return (size_t)snprintf(dst, len, "%s", src) < len ? 0 : -1;
 }
 
 /* Keeps the first problem only: one line is what a user reads. */
@@ -196,15 +197,40 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
     pause_ms = default_pause_ms;
   }
   out->sm_alone_pause_ms = (int32_t)pause_ms;
+  /* A path cut to fit would name another file (or directory, or library): never used. Messages
+   * quote its start only (the line must fit what a user reads). */
+  char head[48];
   const char* cache = lookup_value(lookup, ctx, VGPU_ENV_SHARED_CACHE);
   out->shared_cache_set = cache != NULL;
-  copy_text(out->shared_cache, sizeof(out->shared_cache),
-            cache != NULL ? cache : VGPU_DEFAULT_SHARED_CACHE);
+  if (copy_text(out->shared_cache, sizeof(out->shared_cache),
+                cache != NULL ? cache : VGPU_DEFAULT_SHARED_CACHE) != 0) {
+    out->shared_cache_too_long = 1;
+    snprintf(head, sizeof(head), "%.40s", out->shared_cache);
+    rc = report(err, err_len, rc,
+                "invalid %s: '%s...' is longer than libvgpu keeps (511 bytes); the region is not "
+                "used and GPU memory allocations are refused",
+                VGPU_ENV_SHARED_CACHE, head);
+  }
   const char* lock_dir = lookup_value(lookup, ctx, VGPU_ENV_LOCK_DIR);
-  copy_text(out->lock_dir, sizeof(out->lock_dir),
-            lock_dir != NULL ? lock_dir : VGPU_DEFAULT_LOCK_DIR);
+  if (copy_text(out->lock_dir, sizeof(out->lock_dir),
+                lock_dir != NULL ? lock_dir : VGPU_DEFAULT_LOCK_DIR) != 0) {
+    snprintf(head, sizeof(head), "%.40s", out->lock_dir);
+    rc =
+        report(err, err_len, rc,
+               "invalid %s: '%s...' is longer than libvgpu keeps (255 bytes); other tenants of the "
+               "GPU are not seen (the SM limit holds, conservatively)",
+               VGPU_ENV_LOCK_DIR, head);
+    out->lock_dir[0] = '\0';
+  }
   const char* cupti = lookup_value(lookup, ctx, VGPU_ENV_CUPTI_LIBRARY);
-  copy_text(out->cupti_library, sizeof(out->cupti_library), cupti != NULL ? cupti : "");
+  if (copy_text(out->cupti_library, sizeof(out->cupti_library), cupti != NULL ? cupti : "") != 0) {
+    snprintf(head, sizeof(head), "%.40s", out->cupti_library);
+    rc = report(err, err_len, rc,
+                "invalid %s: '%s...' is longer than libvgpu keeps (511 bytes); kernels are "
+                "measured with CUDA events",
+                VGPU_ENV_CUPTI_LIBRARY, head);
+    copy_text(out->cupti_library, sizeof(out->cupti_library), "off");
+  }
   return rc;
 }
 

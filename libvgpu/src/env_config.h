@@ -53,9 +53,10 @@ struct vgpu_settings {
   int sm_stats;              /* VGPU_SM_STATS: 0 off, 1 exit report */
   int32_t sm_alone_pause_ms; /* VGPU_SM_ALONE_PAUSE_MS: 0..1000, default 100 */
   int shared_cache_set;
-  char shared_cache[512];  /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */
-  char lock_dir[256];      /* VGPU_SM_PEER_DIR or /tmp/vgpulock */
-  char cupti_library[512]; /* VGPU_CUPTI_LIBRARY: "" = search, "off" = events only */
+  int shared_cache_too_long; /* the path did not fit: the region is unusable (fail closed) */
+  char shared_cache[512];    /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */
+  char lock_dir[256];        /* VGPU_SM_PEER_DIR or /tmp/vgpulock; "" when it did not fit */
+  char cupti_library[512]; /* VGPU_CUPTI_LIBRARY: "" = search, "off" = events only (or too long) */
 };
 
 /* Reads the contract for `count` device ordinals (clamped to VGPU_REGION_MAX_DEVICES).

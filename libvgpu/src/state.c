@@ -72,7 +72,13 @@ static void open_region_locked(void) {
   }
   /* Without CUDA_DEVICE_MEMORY_SHARED_CACHE the default path is shared by every process of the
    * machine that has limits: the processes of one `vgpu run` or one plain LD_PRELOAD session. */
-  vgpu_region_open(s->shared_cache, &g_vgpu.region);
+  if (s->shared_cache_too_long) {
+    vgpu_region_open_private(&g_vgpu.region);
+    g_vgpu.region.unusable_why =
+        "its path is longer than libvgpu keeps (cut, it names another file)";
+  } else {
+    vgpu_region_open(s->shared_cache, &g_vgpu.region);
+  }
   vgpu_report_region_failure();
 }
 
@@ -81,7 +87,9 @@ void vgpu_report_region_failure(void) {
   const char* why = vgpu_region_failure(&g_vgpu.region);
   if (why == NULL || __atomic_exchange_n(&told, 1, __ATOMIC_RELAXED) != 0) return;
   const struct vgpu_settings* s = &g_vgpu.settings;
-  VGPU_ERROR("shared region %s unusable: %s; %s", s->shared_cache, why,
+  /* The path's start only: the line (512 bytes) must keep why and what to do. */
+  VGPU_ERROR("shared region %.160s%s unusable: %s; %s", s->shared_cache,
+             strlen(s->shared_cache) > 160 ? "..." : "", why,
              any_limit(s) ? VGPU_FAIL_CLOSED_ADVICE : "no limit is set, so nothing is refused");
 }
 

@@ -238,6 +238,28 @@ TEST(ReadSettings, ExplicitZeroAndMalformedLimitsAreZeroBytesNeverUnlimited) {
   }
 }
 
+// A path cut to fit libvgpu's buffer would name another file (another container's region, say):
+// it is refused, never used cut (issue 42; found by the `vgpu run` helper).
+TEST(ReadSettings, PathsTooLongAreRefusedNotCut) {
+  const std::string long_path = "/tmp/" + std::string(600, 'a');
+  Env env{{"CUDA_DEVICE_MEMORY_SHARED_CACHE", long_path}};
+  vgpu_settings s;
+  char err[512];
+  EXPECT_EQ(vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err)), -1);
+  EXPECT_EQ(s.shared_cache_too_long, 1);
+  EXPECT_NE(std::string(err).find("longer than libvgpu keeps"), std::string::npos) << err;
+  env = {{"VGPU_SM_PEER_DIR", long_path}};
+  EXPECT_EQ(vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err)), -1);
+  EXPECT_EQ(s.shared_cache_too_long, 0);
+  EXPECT_STREQ(s.lock_dir, "");
+  env = {{"VGPU_CUPTI_LIBRARY", long_path}};
+  EXPECT_EQ(vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err)), -1);
+  EXPECT_STREQ(s.cupti_library, "off");
+  env = {{"CUDA_DEVICE_MEMORY_SHARED_CACHE", "/tmp/" + std::string(506, 'b')}};  // 511: fits
+  EXPECT_EQ(vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err)), 0) << err;
+  EXPECT_EQ(s.shared_cache_too_long, 0);
+}
+
 TEST(ReadSettings, ClampsDeviceCount) {
   Env env;
   vgpu_settings s;

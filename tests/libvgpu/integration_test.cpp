@@ -329,6 +329,13 @@ TEST_F(LibvgpuTest, CorruptOrUnusableRegionFailsClosedWithOneLine) {
   ASSERT_TRUE(ExitedOk(r)) << Describe(r);
   EXPECT_NE(r.out.find("grabbed 0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("an older vgpu release created it"), std::string::npos) << r.err;
+  // A path longer than libvgpu keeps is not cut (that would be another file): refused too.
+  Env long_path = BaseEnv("10m");
+  long_path["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = dir_ + "/" + std::string(600, 'x');
+  r = RunProcess(Probe({"grab", std::to_string(kMiB)}), long_path);
+  ASSERT_TRUE(ExitedOk(r)) << Describe(r);
+  EXPECT_NE(r.out.find("context refused\ngrabbed 0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("longer than libvgpu keeps"), std::string::npos) << r.err;
   // A container without any limit has nothing to enforce: an unusable region refuses nothing.
   Env unlimited = BaseEnv("");
   unlimited["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = dir_ + "/missing/dir/region.cache";

@@ -167,6 +167,10 @@ int OpenGpuFile(int dir_fd, const char* name, const char** why) {
 
 bool PeerFile::Open(const char* dir, const char* uuid_hex, int32_t priority, const char** why) {
   if (open_) return true;
+  if (dir[0] == '\0') {
+    *why = "no usable lock directory is configured";
+    return false;
+  }
   char name[96];
   size_t hex = 0;
   while (uuid_hex[hex] != '\0' && ((uuid_hex[hex] >= '0' && uuid_hex[hex] <= '9') ||
