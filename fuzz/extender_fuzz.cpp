@@ -34,7 +34,8 @@ using vgpu::scheduler::testing::GpuPod;
 // The request path of the server, for a body; its answer is JSON whatever the body.
 void Serve(std::string_view body, SchedulerMetrics& metrics,
            const vgpu::scheduler::JsonVerb& verb) {
-  const VerbResult r = vgpu::scheduler::RunJsonVerb(body, metrics, verb);
+  static vgpu::scheduler::DecodeBudget budget;  // one request at a time: always room
+  const VerbResult r = vgpu::scheduler::RunJsonVerb(body, metrics, budget, verb);
   vgpu::fuzz::Check(r.http_status == 200 || r.http_status == 400, "an answer neither 200 nor 400",
                     r.Text());
 }

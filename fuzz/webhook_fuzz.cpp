@@ -25,7 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   vgpu::scheduler::testing::FakeClusterApi api(&model);
   vgpu::scheduler::SchedulerMetrics metrics;
   vgpu::scheduler::Extender extender(options, model, api, metrics);
-  const vgpu::scheduler::VerbResult r = vgpu::scheduler::RunAdmission(body, metrics, extender);
+  static vgpu::scheduler::DecodeBudget budget;  // one request at a time: always room
+  const vgpu::scheduler::VerbResult r =
+      vgpu::scheduler::RunAdmission(body, metrics, budget, extender);
   const std::string text = r.Text();
   vgpu::fuzz::Check(r.http_status == 200 || r.http_status == 400, "an answer neither 200 nor 400",
                     text);

@@ -32,6 +32,7 @@ net::HttpResponse Reply(const VerbResult& r) {
   res.status = r.http_status;
   res.content_type = "application/json";
   res.body = r.Text();
+  if (r.http_status == 503) res.headers.emplace_back("Retry-After", "1");
   return res;
 }
 
@@ -71,7 +72,11 @@ Status ParseBindAddress(const std::string& text, std::string& host, int& port) {
 
 Server::Server(ServerOptions options, Extender& extender, ClusterModel& model,
                SchedulerMetrics& metrics)
-    : options_(std::move(options)), extender_(extender), model_(model), metrics_(metrics) {}
+    : options_(std::move(options)),
+      extender_(extender),
+      model_(model),
+      metrics_(metrics),
+      decode_budget_(options_.decode_budget) {}
 
 Server::~Server() {
   Stop();
@@ -79,7 +84,7 @@ Server::~Server() {
 
 void Server::RouteApi(net::HttpServer& s, bool webhook_only) {
   s.Route("POST", "/webhook", [this](const net::HttpRequest& req) {
-    return Reply(RunAdmission(req.body, metrics_, extender_));
+    return Reply(RunAdmission(req.body, metrics_, decode_budget_, extender_));
   });
   // The probes: on the I/O thread, so that they answer while binds hold every worker. Liveness
   // says the listener's I/O thread is alive, whatever clients do: restarting never helps against
@@ -100,7 +105,7 @@ void Server::RouteApi(net::HttpServer& s, bool webhook_only) {
                                               "127.0.0.1, or start vgpu-scheduler with "
                                               "--extender-allow-remote (docs/security.md)"}}});
       }
-      return Reply(RunJsonVerb(req.body, metrics_,
+      return Reply(RunJsonVerb(req.body, metrics_, decode_budget_,
                                [this, call](const json& b) { return (extender_.*call)(b); }));
     };
   };

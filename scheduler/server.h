@@ -19,6 +19,7 @@
 
 #include "core/base/status.h"
 #include "net/http_limits.h"
+#include "scheduler/decode_budget.h"
 #include "scheduler/extender.h"
 
 namespace vgpu::net {
@@ -40,8 +41,9 @@ struct ServerOptions {
   std::string tls_key;
   std::string metrics_bind = "0.0.0.0:9395";  // "" = off
   bool legacy_metrics = false;
-  int worker_threads = 64;   // binds wait on node locks; keep enough threads for them
-  net::HttpLimits limits{};  // of every listener: body size, timeouts, connections
+  int worker_threads = 64;              // binds wait on node locks; keep enough threads for them
+  net::HttpLimits limits{};             // of every listener: body size, timeouts, connections
+  DecodeBudgetOptions decode_budget{};  // JSON held decoded at once, all listeners together
   std::chrono::milliseconds tls_reload_check{2000};
   // Adds a line to the /readyz answer (the leader-election role); unset = none.
   std::function<std::string()> readyz_note;
@@ -65,6 +67,7 @@ class Server {
   int https_port() const { return https_port_; }
   int metrics_port() const { return metrics_port_; }
   int tls_reloads() const { return tls_reloads_.load(); }
+  const DecodeBudget& decode_budget() const { return decode_budget_; }
 
  private:
   Server(ServerOptions options, Extender& extender, ClusterModel& model, SchedulerMetrics& metrics);
@@ -78,6 +81,7 @@ class Server {
   ClusterModel& model_;
   SchedulerMetrics& metrics_;
   std::atomic<bool> ready_{false};
+  DecodeBudget decode_budget_;  // before the listeners, whose handlers use it
 
   std::unique_ptr<net::HttpServer> http_, metrics_http_, https_;
   int http_port_ = 0, metrics_port_ = 0, https_port_ = 0;

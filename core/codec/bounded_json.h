@@ -79,6 +79,13 @@ inline constexpr JsonLimits kNodeFileJson{
     .max_string_bytes = size_t{1} << 20,
 };
 
+// The most values `text` can hold, whatever it is: each value after the first takes at least two
+// bytes (`[0,0,0]`, `[[[]]]`), so (size + 1) / 2. For reserving room for a
+// document before parsing it (scheduler/decode_budget.h).
+inline size_t MostJsonValues(std::string_view text) {
+  return (text.size() + 1) / 2;
+}
+
 // Parses `text` within `limits`. Errors name `what` and the problem: InvalidArgument for text
 // that is not JSON (with nlohmann's message: where and what), ResourceExhausted for a document
 // over a limit (which limit, and its value). No DOM beyond the limits is ever built.

@@ -43,16 +43,28 @@ struct Latencies {
   }
 };
 
-// Resident memory of a process (VmRSS of /proc/<pid>/status), KiB; -1 when unreadable.
-inline long RssKib(int pid = 0) {
+// A field of /proc/<pid>/status in KiB (pid 0: this process); -1 when unreadable.
+inline long StatusKib(const char* field, int pid) {
   const std::string path =
       pid == 0 ? std::string("/proc/self/status") : "/proc/" + std::to_string(pid) + "/status";
   std::ifstream in(path);
   std::string line;
+  const std::string prefix = std::string(field) + ":";
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+    if (line.rfind(prefix, 0) == 0) return std::strtol(line.c_str() + prefix.size(), nullptr, 10);
   }
   return -1;
+}
+
+// Resident memory of a process now (VmRSS), KiB.
+inline long RssKib(int pid = 0) {
+  return StatusKib("VmRSS", pid);
+}
+
+// The most it has been resident since it started (VmHWM), KiB: each GoogleTest case of the suite
+// runs in a process of its own (gtest_discover_tests), so this is the case's peak.
+inline long PeakRssKib(int pid = 0) {
+  return StatusKib("VmHWM", pid);
 }
 
 inline std::string MiB(long kib) {
