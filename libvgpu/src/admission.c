@@ -147,6 +147,7 @@ CUresult vgpu_admit_context(struct vgpu_context_admission* c, int ordinal) {
   c->ordinal = ordinal;
   c->bytes = 0;
   c->before = 0;
+  c->first = 0;
   struct vgpu_admission a;
   /* The fail-closed checks, and no new context while the container is over its limit. */
   const int rdev = vgpu_ordinal_region_dev(ordinal);
@@ -154,7 +155,18 @@ CUresult vgpu_admit_context(struct vgpu_context_admission* c, int ordinal) {
   if (rc != CUDA_SUCCESS || a.region_dev < 0) return rc;
   c->region_dev = rdev;
   c->before = vgpu_region_slot_overhead(&g_vgpu.region, rdev);
-  const uint64_t hint = vgpu_region_context_hint(&g_vgpu.region, rdev);
+  uint64_t hint = vgpu_region_context_hint(&g_vgpu.region, rdev);
+  if (hint == 0 && vgpu_region_begin_first_context(&g_vgpu.region)) {
+    /* No context of the container measured yet: several processes starting together would each
+     * create one unreserved and take the container over its limit until measured. One at a time
+     * until the first is measured; whoever waited finds the size to reserve. */
+    hint = vgpu_region_context_hint(&g_vgpu.region, rdev);
+    if (hint == 0) {
+      c->first = 1;
+      return CUDA_SUCCESS;
+    }
+    vgpu_region_end_first_context(&g_vgpu.region);
+  }
   if (hint == 0) return CUDA_SUCCESS;
   if (vgpu_region_reserve_overhead(&g_vgpu.region, rdev, hint) != 0) {
     vgpu_region_reap(&g_vgpu.region, 1);
@@ -171,6 +183,12 @@ CUresult vgpu_admit_context(struct vgpu_context_admission* c, int ordinal) {
   return CUDA_SUCCESS;
 }
 
+static CUresult end_first(struct vgpu_context_admission* c, CUresult rc) {
+  if (c->first) vgpu_region_end_first_context(&g_vgpu.region);
+  c->first = 0;
+  return rc;
+}
+
 CUresult vgpu_context_created(struct vgpu_context_admission* c, CUresult rc) {
   const int rdev = c->region_dev;
   if (rdev < 0) return rc;
@@ -178,17 +196,18 @@ CUresult vgpu_context_created(struct vgpu_context_admission* c, CUresult rc) {
   if (rc != CUDA_SUCCESS) {
     /* Nothing was created: a measurement replaced the reservation, else take it back. */
     if (!measured) vgpu_region_release_overhead(&g_vgpu.region, rdev, c->bytes);
-    return rc;
+    return end_first(c, rc);
   }
   const uint64_t after = vgpu_region_slot_overhead(&g_vgpu.region, rdev);
   if (measured && after > c->before)
     vgpu_region_note_context(&g_vgpu.region, rdev, after - c->before);
   const struct vgpu_region_device* d = &g_vgpu.region.region->devices[rdev];
   if (vgpu_fits(vgpu_region_device_used(&g_vgpu.region, rdev), 0, vgpu_region_limit(d))) {
-    return CUDA_SUCCESS;
+    return end_first(c, CUDA_SUCCESS);
   }
   VGPU_INFO("context on device %d refused: it took the device over its limit", c->ordinal);
-  return CUDA_ERROR_OUT_OF_MEMORY;
+  /* Measured now: the others reserve its size, and find no room while it still exists. */
+  return end_first(c, CUDA_ERROR_OUT_OF_MEMORY);
 }
 
 void vgpu_context_undone(struct vgpu_context_admission* c) {

@@ -39,6 +39,7 @@ struct vgpu_context_admission {
   int ordinal;     /* CUDA device ordinal */
   uint64_t bytes;  /* reserved before creation */
   uint64_t before; /* this process's overhead on the device before the reservation */
+  int first;       /* holds the region's first-context lock (none measured yet) */
 };
 /* CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY (the container is at its limit, or fails closed). */
 CUresult vgpu_admit_context(struct vgpu_context_admission* c, int ordinal);

@@ -613,6 +613,14 @@ void vgpu_region_note_context(struct vgpu_region_handle* h, int dev, uint64_t by
   }
 }
 
+int vgpu_region_begin_first_context(struct vgpu_region_handle* h) {
+  return h->fd >= 0 && flock_retry(h->fd, LOCK_EX) == 0;
+}
+
+void vgpu_region_end_first_context(struct vgpu_region_handle* h) {
+  if (h->fd >= 0) flock_retry(h->fd, LOCK_UN);
+}
+
 uint64_t vgpu_region_slot_overhead(const struct vgpu_region_handle* h, int dev) {
   if (h->slot < 0) return 0;
   return LOAD(&h->region->procs[h->slot].mem_overhead[dev]);

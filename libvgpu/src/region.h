@@ -75,6 +75,11 @@ void vgpu_region_release_overhead(struct vgpu_region_handle* h, int dev, uint64_
 /* The container's measured context footprint on `dev` (0: none yet), clamped; and noting one. */
 uint64_t vgpu_region_context_hint(const struct vgpu_region_handle* h, int dev);
 void vgpu_region_note_context(struct vgpu_region_handle* h, int dev, uint64_t bytes);
+/* The container's first context on a device has no measured size to reserve: its creation is
+ * serialised across the container's processes (the region file's flock) until one is measured.
+ * 1 when held (release with vgpu_region_end_first_context), 0 for a private region. */
+int vgpu_region_begin_first_context(struct vgpu_region_handle* h);
+void vgpu_region_end_first_context(struct vgpu_region_handle* h);
 uint64_t vgpu_region_slot_overhead(const struct vgpu_region_handle* h, int dev);
 
 /* Undoes a reservation / accounts a free. Clamped at 0. */

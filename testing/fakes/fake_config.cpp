@@ -265,6 +265,12 @@ std::optional<FakeConfig> LoadConfig(EnvLookup env, std::string* error) {
   auto ctx_mem = ParseSize(env("VGPU_FAKE_CONTEXT_MEMORY").value_or("64m"));
   if (!ctx_mem) return fail("VGPU_FAKE_CONTEXT_MEMORY: expected a size such as 64m");
   cfg.context_memory = *ctx_mem;
+  auto create_us = ParseUnsigned(Trim(env("VGPU_FAKE_CONTEXT_CREATE_US").value_or("0")));
+  if (!create_us || *create_us > kMaxSchedulerUs) {
+    return fail("VGPU_FAKE_CONTEXT_CREATE_US: expected microseconds from 0 to " +
+                std::to_string(kMaxSchedulerUs));
+  }
+  cfg.context_create_ns = static_cast<int64_t>(*create_us) * 1000;
   auto mod_mem = ParseSize(env("VGPU_FAKE_MODULE_MEMORY").value_or("2m"));
   if (!mod_mem) return fail("VGPU_FAKE_MODULE_MEMORY: expected a size such as 2m");
   cfg.module_memory = *mod_mem;

@@ -354,13 +354,17 @@ TEST_F(MonitorAbuse, AFloodOfRegionFilesBlindsNoOne) {
   EXPECT_EQ(st->regions, 4);
   EXPECT_LT(rss_after - rss_before, 32 * 1024) << "KiB";
   EXPECT_LT(fds, 64u);
-  EXPECT_EQ(StderrLinesWith("uid-evil_main"), 1) << monitor_->stderr_text();
+  // A line when the monitor first sees the flood, another if a tick caught it half-made (the
+  // problem's words change), never one per file: at most 5 a minute for a container.
+  const int lines = StderrLinesWith("uid-evil_main");
+  EXPECT_GE(lines, 1) << monitor_->stderr_text();
+  EXPECT_LE(lines, 5) << monitor_->stderr_text();
   EXPECT_LT((t1.sum - t0.sum) / static_cast<double>(t1.count - t0.count), 1.0);
   Report(kTenant, "4,200 sparse region files in its folder (then a new container starts)",
          std::string(seen && right ? "held" : "BROKEN") +
              ": the new container monitored with right figures; the flood over_limits (4 regions "
-             "read), one log line; " +
-             std::to_string(fds) + " descriptors",
+             "read), " +
+             std::to_string(lines) + " log line(s); " + std::to_string(fds) + " descriptors",
          Figures(rss_before, rss_after, t0, t1, l, seen && right));
 }
 

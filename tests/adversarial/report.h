@@ -3,8 +3,9 @@
 // What the adversarial suite reports beside its verdicts: for each abuse, what a good client saw
 // while it went on (its requests' latencies) and what the attacked process held (resident memory).
 // Each case calls Report once per abuse; the line goes to stdout and is appended to the file named
-// by VGPU_ADVERSARIAL_REPORT (CTest sets it; scripts/test.sh prints the file after the run), as a
-// row of a Markdown table: | attacker | abuse | guarantee held | figures |.
+// by VGPU_ADVERSARIAL_REPORT, else to the build's report (VGPU_ADVERSARIAL_REPORT_FILE, compiled
+// in; scripts/test.sh prints it after the run), as a row of a Markdown table:
+// | attacker | abuse | guarantee held | figures |.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -83,6 +84,9 @@ inline void Report(std::string_view attacker, std::string_view abuse, std::strin
   std::fputs(("adversarial: " + text).c_str(), stdout);
   std::fflush(stdout);
   const char* file = std::getenv("VGPU_ADVERSARIAL_REPORT");
+#ifdef VGPU_ADVERSARIAL_REPORT_FILE
+  if (file == nullptr) file = VGPU_ADVERSARIAL_REPORT_FILE;
+#endif
   if (file == nullptr || *file == '\0') return;
   // One write with O_APPEND: rows of cases that run at once do not interleave.
   const int fd = ::open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

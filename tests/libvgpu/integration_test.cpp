@@ -551,6 +551,45 @@ TEST_F(LibvgpuTest, ContextsAreAdmittedAgainstTheLimit) {
   EXPECT_NE(r.out.find("context refused\ngrabbed 0\n"), std::string::npos) << r.out;
 }
 
+// The container's first context has no measured size to reserve. Four processes creating theirs
+// at once (each creation taking 300 ms after the driver took its memory) held 4 x 64 MiB under a
+// 128 MiB limit; now they go one at a time until one is measured, and one that does not fit then
+// is refused before the driver takes anything.
+TEST_F(LibvgpuTest, FirstContextsOfAContainerAreCreatedOneAtATime) {
+  Env env = BaseEnv("128m");
+  env["VGPU_FAKE_CONTEXT_MEMORY"] = "64m";
+  env["VGPU_FAKE_CONTEXT_CREATE_US"] = "300000";
+  env["PROBE_GRAB_MAX"] = "0";
+  Env observer = env;
+  observer.erase("LD_PRELOAD");
+  Child sampler({VGPU_PROBE, "peak", "2500"}, observer, false);
+  std::vector<std::unique_ptr<Child>> tenants;
+  for (int i = 0; i < 4; ++i) {
+    tenants.push_back(
+        std::make_unique<Child>(Probe({"grab", std::to_string(kMiB)}), env, /*pipe_stdin=*/true));
+  }
+  int created = 0, refused = 0;
+  for (auto& t : tenants) {
+    std::string line = t->ReadLine();
+    if (line == "context refused") {
+      ++refused;
+      line = t->ReadLine();
+    } else {
+      ++created;
+    }
+    EXPECT_EQ(line, "grabbed 0") << t->ReadAllStderr();
+  }
+  const std::string peak = sampler.ReadAllStdout();
+  for (auto& t : tenants) {
+    t->CloseStdin();
+    EXPECT_EQ(t->Wait(), 0);
+  }
+  EXPECT_EQ(sampler.Wait(), 0);
+  EXPECT_EQ(created, 2);
+  EXPECT_EQ(refused, 2);
+  EXPECT_NE(peak.find("peak nvml=" + std::to_string(128 * kMiB) + " "), std::string::npos) << peak;
+}
+
 TEST_F(LibvgpuTest, LoadedIntoAPlainProgramDoesNothing) {
   Env env = BaseEnv("1g");
   RunResult r = RunProcess({"/bin/cat", "/proc/self/status"}, env);

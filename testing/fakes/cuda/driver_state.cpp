@@ -1,6 +1,8 @@
 #include "driver_state.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "kernel_queue.h"
 
@@ -94,6 +96,10 @@ std::unique_ptr<CUstream_st> NewStream(CUctx_st* ctx) {
 CUresult CreateContext(CUdevice dev, unsigned flags, bool primary, CUctx_st** out) {
   const int physical = PhysicalOf(dev);
   if (auto rc = Charge(physical, D().config.context_memory); rc != CUDA_SUCCESS) return rc;
+  // A real driver takes the context's memory early and goes on setting it up for a while.
+  if (D().config.context_create_ns > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(D().config.context_create_ns));
+  }
   auto ctx = std::make_unique<CUctx_st>();
   // Its queue on the GPU is opened at its first launch (kernel_queue.cpp): hundreds of processes
   // may hold contexts at once, and only those that launch need a place in the GPU's schedule.
