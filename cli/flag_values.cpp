@@ -17,35 +17,7 @@ std::string Range(int64_t min, int64_t max) {
   return std::to_string(min) + ".." + std::to_string(max);
 }
 
-bool AllDigits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
 }  // namespace
-
-Result<int64_t> ParseWholeNumber(std::string_view text, int64_t min, int64_t max) {
-  const std::string accepted = "(accepted: " + Range(min, max) + ")";
-  if (text.empty()) return InvalidArgument("empty value " + accepted);
-  const bool negative = text.front() == '-';
-  if (!AllDigits(negative ? text.substr(1) : text)) {
-    return InvalidArgument(Quoted(text) + " is not a whole number " + accepted);
-  }
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  (void)end;  // digits only: from_chars reads them all or reports a value beyond int64
-  const bool beyond = ec == std::errc::result_out_of_range;
-  if ((beyond && !negative) || (!beyond && value > max)) {
-    return InvalidArgument(Quoted(text) + " is too large (max " + std::to_string(max) + ")");
-  }
-  if (beyond || value < min) {
-    return InvalidArgument(Quoted(text) + " is too small (min " + std::to_string(min) + ")");
-  }
-  return value;
-}
 
 Result<uint64_t> ParseMemoryMiB(std::string_view text, uint64_t max_mib) {
   const std::string forms =

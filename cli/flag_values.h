@@ -10,14 +10,12 @@
 #include <string_view>
 
 #include "core/base/status.h"
+#include "core/base/whole_number.h"
 
 namespace vgpu::cli {
 
-// A whole number (decimal digits, an optional leading '-') within [min, max]. The message names
-// the value and the bound it broke: "'-3' is too small (min 1)", "'99999999999' is too large
-// (max 20000)", "'1.5' is not a whole number (accepted: 1..20000)", "empty value (accepted:
-// 1..20000)". Hex, '+', spaces and exponents are not whole numbers here.
-Result<int64_t> ParseWholeNumber(std::string_view text, int64_t min, int64_t max);
+// Whole numbers: core/base/whole_number.h (ParseWholeNumber), which WholeNumber() below checks.
+using ::vgpu::ParseWholeNumber;
 
 // --gpumem's value in MiB: a plain number is MiB ("4096"); a unit m/g/t (case-insensitive,
 // optionally followed by "i" and/or "b": 3g, 3G, 3Gi, 3GiB, 3GB) is a power of 1024, as libvgpu

@@ -1,16 +1,15 @@
 #include "deviceplugin/fake_gpus.h"
 
-#include <charconv>
+#include <cstdint>
+
+#include "core/base/whole_number.h"
 
 namespace vgpu::deviceplugin {
 namespace {
 
 Result<int64_t> ParseInt(const std::string& key, const std::string& text) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0) {
-    return InvalidArgument("--fake-gpus: " + key + "=" + text + " is not a non-negative integer");
-  }
+  Result<int64_t> v = ParseWholeNumber(text, 0, INT64_MAX);
+  if (!v.ok()) return InvalidArgument("--fake-gpus: " + key + ": " + v.status().message());
   return v;
 }
 

@@ -1,10 +1,12 @@
 #include "core/codec/pod_devices.h"
 
+#include <cstdint>
+
+#include "core/base/whole_number.h"
 #include "core/codec/parse_util.h"
 
 namespace vgpu::codec {
 
-using codec_internal::ParseInt;
 using codec_internal::Quote;
 using codec_internal::Split;
 
@@ -43,18 +45,14 @@ Result<ContainerDevice> DecodeDevice(std::string_view text, size_t entry, size_t
   d.vendor = std::string(fields[1]);
   if (d.uuid.empty()) return InvalidArgument(where() + ": empty device UUID");
   if (d.vendor.empty()) return InvalidArgument(where() + ": empty vendor");
-  auto mem = ParseInt<int64_t>(fields[2]);
-  if (!mem || *mem < 0) {
-    return InvalidArgument(where() + ": memory " + Quote(fields[2]) +
-                           " is not a non-negative integer (MiB)");
-  }
-  auto cores = ParseInt<int32_t>(fields[3]);
-  if (!cores || *cores < 0 || *cores > 100) {
-    return InvalidArgument(where() + ": cores " + Quote(fields[3]) +
-                           " is not an integer percentage 0-100");
+  const Result<int64_t> mem = ParseWholeNumber(fields[2], 0, INT64_MAX);
+  if (!mem.ok()) return InvalidArgument(where() + ": memory (MiB) " + mem.status().message());
+  const Result<int64_t> cores = ParseWholeNumber(fields[3], 0, 100);
+  if (!cores.ok()) {
+    return InvalidArgument(where() + ": cores (percent) " + cores.status().message());
   }
   d.mem_mib = *mem;
-  d.cores = *cores;
+  d.cores = static_cast<int32_t>(*cores);
   return d;
 }
 

@@ -56,7 +56,9 @@ TEST(ParseFakeGpus, InvalidSpecsNameTheProblem) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "count"},
       {"count=0", "count"},
-      {"count=x", "count=x"},
+      {"count=x", "count: 'x' is not a whole number"},
+      // Past int64: too large, never "not a non-negative integer".
+      {"count=1,memory=99999999999999999999", "memory: '99999999999999999999' is too large"},
       {"count=2,uuids=GPU-a", "1 uuids"},
       {"count=1,colour=red", "colour"},
       {"count=1,memory=0", "memory"},

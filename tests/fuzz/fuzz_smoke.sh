@@ -5,6 +5,8 @@
 # fuzz/dict/), two at a time. Fails on any crash, sanitizer report or failed check, printing the
 # report and where the input that caused it was saved.
 # Usage: fuzz_smoke.sh SOURCE_DIR BUILD_DIR [SECONDS]   (exit 77: skipped, no clang)
+# FUZZ_MAX_LEN=N: inputs up to N bytes (libFuzzer's default grows them slowly from the seeds'); the
+# campaign of docs/reliability.md: FUZZ_MAX_LEN=16384 fuzz_smoke.sh . build/dev/fuzz-smoke 600
 set -euo pipefail
 src=$1
 build=$2
@@ -42,11 +44,13 @@ run_one() {  # run_one TARGET: fuzz it for $seconds from a scratch copy of its c
   local t=$1
   local dict=()
   [[ -s "$build/fuzz/fuzz_$t.dict" ]] && dict=(-dict="$build/fuzz/fuzz_$t.dict")
+  [[ -n "${FUZZ_MAX_LEN:-}" ]] && dict+=(-max_len="$FUZZ_MAX_LEN")
   mkdir -p "$out/$t.corpus"
   if "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${dict[@]}" \
       -artifact_prefix="$out/$t-" "$out/$t.corpus" "$src/fuzz/corpus/$t" >"$out/$t.log" 2>&1; then
     echo "fuzz_smoke: $t: $(grep -E '^Done [0-9]+ runs' "$out/$t.log" || echo '?')" \
-      "($(grep -oE 'Dictionary: [0-9]+ entries' "$out/$t.log" || echo 'no dictionary'))"
+      "($(grep -oE 'Dictionary: [0-9]+ entries' "$out/$t.log" || echo 'no dictionary');" \
+      "$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$out/$t.log" | tail -n 1))"
   else
     echo "fuzz_smoke: $t: FAILED; input saved as $(ls "$out/$t-"* 2>/dev/null || echo '?')"
     grep -E -A25 'ERROR|runtime error|fuzz check failed|deadly signal' "$out/$t.log" | head -n 60
@@ -54,7 +58,7 @@ run_one() {  # run_one TARGET: fuzz it for $seconds from a scratch copy of its c
   fi
 }
 export -f run_one
-export out build src seconds
+export out build src seconds FUZZ_MAX_LEN
 targets=$(cd "$build/fuzz" && ls fuzz_* | sed 's/^fuzz_//' | grep -v '\.')
 [[ -n "$targets" ]] || { echo "fuzz_smoke: no targets built"; exit 1; }
 rc=0

@@ -52,9 +52,13 @@ TEST(PodDevicesTest, RejectsMalformedWithClearErrors) {
       {"GPU-a,NVIDIA,3000,30,1:;", "want 4 fields"},
       {",NVIDIA,3000,30:;", "empty device UUID"},
       {"GPU-a,,3000,30:;", "empty vendor"},
-      {"GPU-a,NVIDIA,3k,30:;", "memory \"3k\""},
-      {"GPU-a,NVIDIA,-1,30:;", "memory \"-1\""},
-      {"GPU-a,NVIDIA,10,101:;", "cores \"101\""},
+      {"GPU-a,NVIDIA,3k,30:;", "memory (MiB) '3k' is not a whole number"},
+      {"GPU-a,NVIDIA,-1,30:;", "memory (MiB) '-1' is too small (min 0)"},
+      // Past int64: too large, never "negative" or "not a number".
+      {"GPU-a,NVIDIA,99999999999999999999,30:;",
+       "memory (MiB) '99999999999999999999' is too large (max 9223372036854775807)"},
+      {"GPU-a,NVIDIA,10,101:;", "cores (percent) '101' is too large (max 100)"},
+      {"GPU-a,NVIDIA,10,99999999999:;", "cores (percent) '99999999999' is too large (max 100)"},
       {";GPU-a,NVIDIA,10,1::;", "container entry 1, device 1"},
   };
   for (const auto& c : cases) {
