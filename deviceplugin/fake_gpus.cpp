@@ -114,6 +114,7 @@ Result<FakeGpus> ParseFakeGpuSpec(const std::string& spec, const std::string& no
   FakeGpus out;
   if (kv.contains("topology")) {
     std::vector<std::string> ids;
+    ids.reserve(gpus.size());
     for (const GpuDevice& g : gpus) ids.push_back(g.uuid);
     Result<codec::GpuTopology> topology = codec::ParseTopologySpec(kv["topology"], ids);
     if (!topology.ok()) return topology.status().WithContext("--fake-gpus");
