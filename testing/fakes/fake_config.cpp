@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <string_view>
 #include <utility>
 
 namespace vgpu::fake {
@@ -14,6 +16,13 @@ namespace {
 constexpr std::string_view kDefaultName = "NVIDIA H100 80GB HBM3";
 constexpr int kDefaultSms = 132;
 constexpr uint64_t kMaxSchedulerUs = 10'000'000;  // 10 s: anything longer is a typo
+
+// An error message from its pieces, in one string (no temporaries per `+`).
+std::string Join(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (const std::string_view part : parts) out += part;
+  return out;
+}
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
@@ -101,21 +110,22 @@ std::optional<Topology> ParseTopology(std::string_view text, int count, std::str
     for (const auto& entry : SplitList(text)) {
       const size_t eq = entry.find('=');
       if (eq == std::string::npos)
-        return fail("VGPU_FAKE_TOPOLOGY: bad entry '" + entry + "'" + kFormat);
+        return fail(Join({"VGPU_FAKE_TOPOLOGY: bad entry '", entry, "'", kFormat}));
       const std::string key = Trim(std::string_view(entry).substr(0, eq));
       const std::string value = Trim(std::string_view(entry).substr(eq + 1));
       if (key == "*") {
         if (have_fallback) return fail("VGPU_FAKE_TOPOLOGY: '*' given twice");
         have_fallback = true;
         if (!ParseLink(value, &fallback)) {
-          return fail("VGPU_FAKE_TOPOLOGY: bad link '" + value + "'" + kFormat);
+          return fail(Join({"VGPU_FAKE_TOPOLOGY: bad link '", value, "'", kFormat}));
         }
         continue;
       }
       const size_t dash = key.find('-');
       auto a = dash == std::string::npos ? std::nullopt : ParseUnsigned(key.substr(0, dash));
       auto b = dash == std::string::npos ? std::nullopt : ParseUnsigned(key.substr(dash + 1));
-      if (!a || !b || *a == *b) return fail("VGPU_FAKE_TOPOLOGY: bad pair '" + key + "'" + kFormat);
+      if (!a || !b || *a == *b)
+        return fail(Join({"VGPU_FAKE_TOPOLOGY: bad pair '", key, "'", kFormat}));
       if (*a >= static_cast<uint64_t>(count) || *b >= static_cast<uint64_t>(count)) {
         return fail("VGPU_FAKE_TOPOLOGY: pair '" + key + "' names a GPU beyond the " +
                     std::to_string(count) + " of VGPU_FAKE_GPUS");
@@ -132,7 +142,7 @@ std::optional<Topology> ParseTopology(std::string_view text, int count, std::str
   for (const auto& [p, value] : pairs) {
     GpuLink link = fallback;
     if (!ParseLink(value, &link))
-      return fail("VGPU_FAKE_TOPOLOGY: bad link '" + value + "'" + kFormat);
+      return fail(Join({"VGPU_FAKE_TOPOLOGY: bad link '", value, "'", kFormat}));
     links[p.first][p.second] = link;
     links[p.second][p.first] = link;
   }

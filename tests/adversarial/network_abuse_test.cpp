@@ -257,7 +257,7 @@ TEST_F(SchedulerUnderAttack, ThousandsOfIdleConnectionsFromOneClient) {
 // gives way to each newcomer.
 TEST_F(SchedulerUnderAttack, IdleConnectionsFromManyClientsOverTheCap) {
   const int peers = 16;
-  const size_t per_peer = Affordable(300 * peers) / peers;
+  const size_t per_peer = Affordable(size_t{300} * peers) / peers;
   const long rss_before = RssKib();
   std::vector<RawClient> idle;
   idle.reserve(per_peer * peers);

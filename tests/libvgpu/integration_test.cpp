@@ -564,6 +564,7 @@ TEST_F(LibvgpuTest, FirstContextsOfAContainerAreCreatedOneAtATime) {
   observer.erase("LD_PRELOAD");
   Child sampler({VGPU_PROBE, "peak", "2500"}, observer, false);
   std::vector<std::unique_ptr<Child>> tenants;
+  tenants.reserve(4);
   for (int i = 0; i < 4; ++i) {
     tenants.push_back(
         std::make_unique<Child>(Probe({"grab", std::to_string(kMiB)}), env, /*pipe_stdin=*/true));

@@ -123,7 +123,8 @@ TEST(ParseJsonWithin, CountsEveryValueAndThePresetsTakeTheDensestPods) {
   // The API server takes a 3 MiB pod: a million such args, twice in an update's review.
   const size_t densest_pod = (size_t{3} << 20) / 3;
   EXPECT_GE(kKubeObjectJson.max_values, 3 + 2 * (3 + densest_pod));
-  EXPECT_GE(kKubeObjectJson.max_bytes, 2 * 6 * (size_t{3} << 20));  // \u003c escapes: 6 bytes
+  EXPECT_GE(kKubeObjectJson.max_bytes,
+            size_t{2} * 6 * (size_t{3} << 20));  // \u003c escapes: 6 bytes
   EXPECT_LE(kAnnotationJson.max_bytes, kKubeObjectJson.max_bytes);
 }
 
