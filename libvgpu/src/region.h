@@ -24,6 +24,7 @@ struct vgpu_region_handle {
   int slot;                   /* this process's slot, -1 when none */
   int pid;                    /* pid that owns `slot` */
   const char* unusable_why;   /* why the file could not be used (then is_private), else NULL */
+  uint32_t draining; /* devices on which the last reap left dead processes charged (bit d) */
 };
 
 /* Maps the region at `path` (created with mode 0666 when absent, laid out when empty). The file
@@ -60,8 +61,14 @@ int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start
 void vgpu_region_release_slot(struct vgpu_region_handle* h);
 
 /* Reaps slots whose process is gone; with `check_start_time`, also slots whose pid was reused.
- * Returns the number of slots reaped. */
+ * Returns the number of slots reaped. A dead process the drain probe still sees holding memory on
+ * a device keeps its slot and charge (at most 5 s): `h->draining` has that device's bit. */
 int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time);
+
+/* 1 while the driver still lists process `nvml_pid` on the GPU `uuid` (its memory not yet freed),
+ * 0 when it does not, -1 when it cannot tell (then the slot is reaped as before). */
+typedef int (*vgpu_region_drain_probe)(const char* uuid, unsigned nvml_pid);
+void vgpu_region_set_drain_probe(vgpu_region_drain_probe probe);
 
 /* Atomic admission: adds `bytes` to device `dev` and to this process's slot when the total stays
  * within the limit. 0 on success, -1 when it would exceed the limit (nothing changed). */
