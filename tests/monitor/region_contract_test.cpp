@@ -34,7 +34,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +41,7 @@
 #include "limiter.h"  // libvgpu/src/sm: the SM limiter's Charge and BindRecord
 #include "monitor/region_file.h"
 #include "region.h"  // libvgpu/src: the region's writer
+#include "tests/monitor/temp_dir.h"
 #include "vgpu/region_layout.h"
 
 // libvgpu's real_driver.c provides this inside libvgpu.so; the SM limiter's CUPTI loader names it
@@ -52,8 +52,6 @@ extern "C" void* vgpu_real_dlsym(void* handle, const char* name) {
 
 namespace vgpu::monitor {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr uint64_t kMiB = 1ULL << 20;
 constexpr uint64_t kGiB = 1ULL << 30;
@@ -166,19 +164,11 @@ class Sleeper {
 
 class RegionContractTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vgpu-region-contract-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    dir_fd_ = UniqueFd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY));
-    path_ = dir_ + "/" + kName;
-  }
   void TearDown() override {
     for (vgpu_region_handle& h : handles_) {
       if (h.region != nullptr) munmap(h.region, sizeof(vgpu_region));
       if (h.fd >= 0) close(h.fd);
     }
-    fs::remove_all(dir_);
   }
   // A process of the container opening the region (libvgpu's vgpu_region_open).
   vgpu_region_handle& Open() {
@@ -189,9 +179,8 @@ class RegionContractTest : public ::testing::Test {
   }
 
   static constexpr const char* kName = "region.cache";
-  std::string dir_;
-  std::string path_;
-  UniqueFd dir_fd_;
+  TempDir dir_{"vgpu-region-contract"};
+  std::string path_ = dir_.path() + "/" + kName;
   std::vector<vgpu_region_handle> handles_;
 };
 
@@ -279,7 +268,7 @@ TEST_F(RegionContractTest, WriteThenRead) {
   vgpu::sm::g_config.region_slot = nullptr;
 
   // The monitor reads.
-  auto opened = RegionFile::Open(dir_fd_.get(), kName);
+  auto opened = RegionFile::Open(dir_.fd(), kName);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   RegionFile& file = **opened;
   ASSERT_EQ(file.DeviceCount(), std::size(devices));
@@ -364,11 +353,11 @@ TEST_F(RegionContractTest, UnusableMarkIsRefused) {
   vgpu_region_handle& h = Open();
   ASSERT_EQ(vgpu_region_register_device(&h, "GPU-1", 16 * kGiB, kGiB, 0, VGPU_SM_POLICY_DEFAULT),
             0);
-  ASSERT_TRUE(RegionFile::Open(dir_fd_.get(), kName).ok());
+  ASSERT_TRUE(RegionFile::Open(dir_.fd(), kName).ok());
   h.region->header.device_count = 1000;
   ASSERT_NE(vgpu_region_failure(&h), nullptr);
   h.region->header.device_count = 1;
-  auto opened = RegionFile::Open(dir_fd_.get(), kName);
+  auto opened = RegionFile::Open(dir_.fd(), kName);
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.status().message().find("libvgpu found it so and marked it unusable"),
             std::string::npos)
