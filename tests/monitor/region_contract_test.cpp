@@ -112,8 +112,8 @@ TEST(RegionContract, LayoutIsPinned) {
       VGPU_FIELD(vgpu_region_proc, host_start_time, 544, 8),
       VGPU_FIELD(vgpu_region_proc, reserved, 552, 112),
       VGPU_FIELD(vgpu_region, header, 0, 176),
-      VGPU_FIELD(vgpu_region, devices, 176, 16 * 448),
-      VGPU_FIELD(vgpu_region, procs, 176 + 16 * 448, 1024 * 664),
+      VGPU_FIELD(vgpu_region, devices, 176, 16 * size_t{448}),
+      VGPU_FIELD(vgpu_region, procs, 176 + 16 * size_t{448}, 1024 * size_t{664}),
   };
 #undef VGPU_FIELD
   EXPECT_EQ(VGPU_REGION_VERSION, 2u) << "a new version: pin its layout in this table";
