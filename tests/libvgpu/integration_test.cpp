@@ -118,21 +118,21 @@ void SharedLimit(LibvgpuTest* t, const Env& env, int processes, int* total) {
 // monitor reads it (issue 45: it was never written, every container showed "default").
 TEST_F(LibvgpuTest, CorePolicyIsWrittenToTheRegion) {
   struct Case {
-    const char* policy;  // nullptr: unset
+    std::string policy;  // "": unset
     uint32_t want;
     uint32_t want_sm_limit;
   } const cases[] = {
-      {nullptr, VGPU_SM_POLICY_DEFAULT, 40},
+      {"", VGPU_SM_POLICY_DEFAULT, 40},
       {"force", VGPU_SM_POLICY_FORCE, 40},
       {"disable", VGPU_SM_POLICY_DISABLE, 0},  // disable: no limit either
   };
   for (const Case& c : cases) {
-    const std::string name = c.policy != nullptr ? c.policy : "unset";
+    const std::string name = c.policy.empty() ? "unset" : c.policy;
     SCOPED_TRACE(name);
     Env env = BaseEnv("64m");
     env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = dir_ + "/policy-" + name + ".cache";
     env["CUDA_DEVICE_SM_LIMIT"] = "40";
-    if (c.policy != nullptr) env["GPU_CORE_UTILIZATION_POLICY"] = c.policy;
+    if (!c.policy.empty()) env["GPU_CORE_UTILIZATION_POLICY"] = c.policy;
     RunResult r = RunProcess(Probe({"usage"}), env);
     ASSERT_TRUE(ExitedOk(r)) << Describe(r);
     auto region = std::make_unique<vgpu_region>();
