@@ -348,7 +348,7 @@ const char* vgpu_region_failure(const struct vgpu_region_handle* h) {
 }
 
 int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
-                                uint64_t limit, uint32_t sm_limit) {
+                                uint64_t limit, uint32_t sm_limit, uint32_t sm_policy) {
   struct vgpu_region* r = h->region;
   if (h->fd >= 0) flock_retry(h->fd, LOCK_EX);
   int found = -1;
@@ -366,6 +366,7 @@ int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, 
     dev->mem_limit = limit == VGPU_MEM_UNLIMITED ? 0 : limit;
     dev->flags = limit == 0 ? VGPU_DEVICE_FLAG_NO_MEMORY : 0u;
     dev->sm_limit = sm_limit;
+    dev->sm_policy = sm_policy;
     STORE(&r->header.device_count, count + 1);
     found = (int)count;
   }

@@ -47,11 +47,12 @@ uint32_t vgpu_region_device_count(const struct vgpu_region_handle* h);
 /* A record's byte limit: VGPU_MEM_UNLIMITED (mem_arith.h) when it has none; 0 = no memory. */
 uint64_t vgpu_region_limit(const struct vgpu_region_device* d);
 
-/* Finds or adds the device record for `uuid`. `limit` (bytes, VGPU_MEM_UNLIMITED for none) and
- * `sm_limit` are stored only when the record is created (the container's first process fixes
- * them). Returns the record index or -1 when full. */
+/* Finds or adds the device record for `uuid`. `limit` (bytes, VGPU_MEM_UNLIMITED for none),
+ * `sm_limit` and `sm_policy` (VGPU_SM_POLICY_*) are stored only when the record is created (the
+ * container's first process fixes them; the node monitor shows them). Returns the record index or
+ * -1 when full. */
 int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
-                                uint64_t limit, uint32_t sm_limit);
+                                uint64_t limit, uint32_t sm_limit, uint32_t sm_policy);
 
 /* Claims a free slot for (pid, start_time); reaps dead slots first. Returns 0 or -1 when full. */
 int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start_time,

@@ -178,8 +178,9 @@ int vgpu_state_cuda(void) {
       char text[VGPU_REGION_UUID_LEN];
       format_uuid(&u, text, sizeof(text));
       const uint64_t limit = vgpu_effective_limit(limits, i, (uint64_t)bytes);
-      g_vgpu.region_dev[i] = vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes,
-                                                         limit, limits->sm_percent[i]);
+      g_vgpu.region_dev[i] =
+          vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes, limit,
+                                      limits->sm_percent[i], (uint32_t)limits->core_policy);
       remember_uuid(g_vgpu.region_dev[i], text);
     }
     g_vgpu.device_count = n;
@@ -245,9 +246,10 @@ int vgpu_state_nvml(void) {
       nvmlMemory_t m;
       if (uuids[i][0] == '\0' || mem(handles[i], &m) != NVML_SUCCESS) continue;
       const uint64_t limit = vgpu_effective_limit(limits, v, m.total);
-      remember_uuid(vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit,
-                                                limits->sm_percent[v]),
-                    uuids[i]);
+      remember_uuid(
+          vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit,
+                                      limits->sm_percent[v], (uint32_t)limits->core_policy),
+          uuids[i]);
     }
     STORE(&g_vgpu.nvml_ready, 1);
   }
