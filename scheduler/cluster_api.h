@@ -20,6 +20,10 @@ class ClusterApi {
   // RFC 7386 merge patch of the pod (annotations and labels).
   virtual Status MergePatchPod(const std::string& ns, const std::string& name,
                                const nlohmann::json& patch) = 0;
+  // Every PodDisruptionBudget (a List object: items). The preempt verb reads them when it runs
+  // (rare, and kube-scheduler reads the same from its informer); an API server without the
+  // resource answers an empty list.
+  virtual Result<nlohmann::json> ListDisruptionBudgets() = 0;
   virtual Status BindPod(const std::string& ns, const std::string& name, const std::string& uid,
                          const std::string& node) = 0;
 };

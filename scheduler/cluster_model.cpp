@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
 
 #include "core/sched/fit.h"
 
@@ -279,6 +280,28 @@ void ClusterModel::WithNodes(
     if (it != nodes_.end()) states[i] = &it->second.state;
   }
   fn(states);
+}
+
+void ClusterModel::WithNodePods(
+    const std::vector<std::string>& names,
+    const std::function<void(const std::vector<const sched::NodeState*>&,
+                             const std::vector<std::vector<PlacedPod>>&)>& fn) const {
+  std::vector<const sched::NodeState*> states(names.size(), nullptr);
+  std::vector<std::vector<PlacedPod>> pods(names.size());
+  std::unordered_map<std::string_view, size_t> at;
+  at.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) at.emplace(names[i], i);
+  std::shared_lock lock(mu_);
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it != nodes_.end()) states[i] = &it->second.state;
+  }
+  for (const auto& [uid, rec] : pods_) {
+    if (rec.state.node.empty() || rec.state.terminal) continue;
+    auto it = at.find(rec.state.node);
+    if (it != at.end()) pods[it->second].push_back({&rec.state, &rec.footprint, rec.reserved});
+  }
+  fn(states, pods);
 }
 
 void ClusterModel::ForEachNode(const std::function<void(const sched::NodeState&)>& fn) const {

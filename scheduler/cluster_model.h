@@ -73,6 +73,19 @@ class ClusterModel {
   // Calls `fn(i, state or nullptr)` for each of `names` under one shared lock.
   void ReadNodes(const std::vector<std::string>& names,
                  const std::function<void(size_t, const sched::NodeState*)>& fn) const;
+  // A pod counted on a node, as the preempt verb sees it; pointers valid only during the call.
+  struct PlacedPod {
+    const sched::PodState* state = nullptr;
+    const std::map<std::string, sched::DeviceUsage>* footprint = nullptr;  // GPU uuid -> use
+    bool reserved = false;  // counted from a bind in flight, not (yet) from its annotations
+  };
+  // Calls `fn` once, under one shared lock, with the state of each of `names` (nullptr when
+  // unknown) and the pods on it (spec.nodeName, or bound by us), with or without GPUs. One pass
+  // over the pods.
+  void WithNodePods(
+      const std::vector<std::string>& names,
+      const std::function<void(const std::vector<const sched::NodeState*>&,
+                               const std::vector<std::vector<PlacedPod>>&)>& fn) const;
   // All nodes, under the shared lock (metrics).
   void ForEachNode(const std::function<void(const sched::NodeState&)>& fn) const;
   // Pods holding devices, under the shared lock (metrics).

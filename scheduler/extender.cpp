@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "core/codec/base64.h"
 #include "core/codec/node_lock.h"
 #include "core/sched/fit.h"
+#include "core/sched/preemption.h"
 
 namespace vgpu::scheduler {
 
@@ -112,6 +114,60 @@ void AppendJsonString(std::string& out, const std::string& s) {
   }
 }
 
+// The victims kube-scheduler proposes per node: NodeNameToMetaVictims (nodeCacheCapable: UIDs)
+// or NodeNameToVictims (whole pods). Either map may be null; a node's entry may be null too.
+struct ProposedVictims {
+  std::vector<std::string> uids;
+  int64_t pdb_violations = 0;  // kube-scheduler 1.20 always sends 0 here (it drops the count)
+};
+bool ReadProposedVictims(const json& args, std::map<std::string, ProposedVictims>& out,
+                         std::string& error) {
+  const json* meta = Field(args, "nodeNameToMetaVictims");
+  const json* full = Field(args, "nodeNameToVictims");
+  const bool use_meta = meta != nullptr && !meta->is_null();
+  const json* victims = use_meta ? meta : full;
+  if (victims == nullptr || victims->is_null()) {
+    error = "ExtenderPreemptionArgs has neither NodeNameToMetaVictims nor NodeNameToVictims";
+    return false;
+  }
+  if (!victims->is_object()) {
+    error = "ExtenderPreemptionArgs victims are not a map of node name to victims";
+    return false;
+  }
+  for (auto it = victims->begin(); it != victims->end(); ++it) {
+    ProposedVictims& p = out[it.key()];
+    if (it->is_null()) continue;
+    if (!it->is_object()) {
+      error = "victims of node " + it.key() + " are not an object";
+      return false;
+    }
+    if (const json* n = Field(*it, "numPDBViolations"); n != nullptr && n->is_number_integer()) {
+      p.pdb_violations = n->get<int64_t>();
+    }
+    const json* pods = Field(*it, "pods");
+    if (pods == nullptr || pods->is_null()) continue;
+    if (!pods->is_array()) {
+      error = "victims of node " + it.key() + ": Pods is not a list";
+      return false;
+    }
+    for (const json& pod : *pods) {
+      const std::string uid = use_meta ? StrField(pod, "uid") : Meta(pod, "uid");
+      if (uid.empty()) {
+        error = "victims of node " + it.key() + " name a pod without a UID";
+        return false;
+      }
+      p.uids.push_back(uid);
+    }
+  }
+  return true;
+}
+
+int32_t PodPriority(const json& pod) {
+  const json* spec = Field(pod, "spec");
+  const json* p = spec != nullptr ? Field(*spec, "priority") : nullptr;
+  return p != nullptr && p->is_number_integer() ? p->get<int32_t>() : 0;
+}
+
 VerbResult BadRequest(SchedulerMetrics& m, const std::string& message) {
   m.bad_requests.fetch_add(1, std::memory_order_relaxed);
   return {400, json{{"error", message}}};
@@ -207,10 +263,23 @@ sched::NodeFit Extender::FitWithChecks(const sched::NodeState& node, const sched
 Extender::Evaluation Extender::Evaluate(const std::string& node, const sched::NodeState* s,
                                         const sched::PodRequest& req, const std::string& ns,
                                         const std::optional<sched::NamespaceQuota>& quota,
-                                        std::chrono::system_clock::time_point now) const {
+                                        std::chrono::system_clock::time_point now,
+                                        const Claimed* claimed) const {
   Evaluation e;
   if (s != nullptr) {
-    sched::NodeFit fit = FitWithChecks(*s, s->view, req, ns, quota, now);
+    const sched::NodeView* view = &s->view;
+    sched::NodeView held;
+    if (claimed != nullptr) {
+      if (auto c = claimed->find(node); c != claimed->end()) {
+        held = s->view;  // a nominated pod's planned GPUs count as taken
+        for (size_t g = 0; g < held.gpus.size() && g < held.usage.size(); ++g) {
+          if (auto u = c->second.find(held.gpus[g].uuid); u != c->second.end())
+            held.usage[g] += u->second;
+        }
+        view = &held;
+      }
+    }
+    sched::NodeFit fit = FitWithChecks(*s, *view, req, ns, quota, now);
     e.ok = fit.ok;
     e.reason = fit.reason;
     e.message = std::move(fit.message);
@@ -224,14 +293,15 @@ Extender::Evaluation Extender::Evaluate(const std::string& node, const sched::No
 
 std::vector<Extender::Evaluation> Extender::EvaluateAll(const std::vector<std::string>& names,
                                                         const sched::PodRequest& req,
-                                                        const std::string& ns) const {
+                                                        const std::string& ns,
+                                                        const Claimed* claimed) const {
   std::vector<Evaluation> out(names.size());
   const auto quota = model_.Quota(ns);
   const auto now = std::chrono::system_clock::now();
   model_.WithNodes(names, [&](const std::vector<const sched::NodeState*>& states) {
     const auto run = [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i)
-        out[i] = Evaluate(names[i], states[i], req, ns, quota, now);
+        out[i] = Evaluate(names[i], states[i], req, ns, quota, now, claimed);
     };
     constexpr size_t kPerThread = 512;  // below this a thread costs more than it saves
     const size_t threads = std::min<size_t>(std::max(1, options_.filter_parallelism),
@@ -249,6 +319,30 @@ std::vector<Extender::Evaluation> Extender::EvaluateAll(const std::vector<std::s
     run(0, std::min(names.size(), chunk));
     for (auto& w : workers) w.join();
   });
+  return out;
+}
+
+Extender::Claimed Extender::ClaimedFor(const std::string& uid, int32_t priority) {
+  Claimed out;
+  if (claim_count_.load(std::memory_order_acquire) == 0) return out;  // the usual case
+  std::lock_guard lock(claims_mu_);
+  const auto now = Clock::now();
+  for (auto it = claims_.begin(); it != claims_.end();) {
+    const Claim& c = it->second;
+    std::optional<sched::PodState> pod = model_.FindPod(c.ns, c.name);
+    if (now - c.at > kClaimTtl || !pod || pod->uid != it->first || !pod->node.empty() ||
+        pod->terminal || pod->deleting) {
+      it = claims_.erase(it);  // bound (or being bound), gone, or stale: nothing to hold
+      continue;
+    }
+    if (it->first != uid && c.priority >= priority && !pod->nominated_node.empty()) {
+      if (auto f = c.footprints.find(pod->nominated_node); f != c.footprints.end()) {
+        for (const auto& [gpu, use] : f->second) out[f->first][gpu] += use;
+      }
+    }
+    ++it;
+  }
+  claim_count_.store(claims_.size(), std::memory_order_release);
   return out;
 }
 
@@ -276,7 +370,9 @@ VerbResult Extender::Filter(const json& args) {
   if (!req->wants_gpu()) {
     result["nodenames"] = names;  // not ours to judge
   } else {
-    std::vector<Evaluation> evals = EvaluateAll(names, *req, ns);
+    const Claimed claimed = ClaimedFor(Meta(*pod, "uid"), PodPriority(*pod));
+    std::vector<Evaluation> evals =
+        EvaluateAll(names, *req, ns, claimed.empty() ? nullptr : &claimed);
     pending->passed.reserve(names.size());
     pending->scores.reserve(names.size());
     std::string failed_text;
@@ -555,6 +651,162 @@ VerbResult Extender::Bind(const json& args) {
               {"used", used},
               {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(took).count()}});
   return {200, json{{"error", ""}}};
+}
+
+VerbResult Extender::Preempt(const json& args) {
+  const auto start = Clock::now();
+  if (!args.is_object()) {
+    return BadRequest(metrics_, "ExtenderPreemptionArgs must be a JSON object");
+  }
+  const json* pod = Field(args, "pod");
+  if (pod == nullptr || !pod->is_object()) {
+    return BadRequest(metrics_, "ExtenderPreemptionArgs has no Pod");
+  }
+  std::map<std::string, ProposedVictims> proposed;
+  std::string error;
+  if (!ReadProposedVictims(args, proposed, error)) return BadRequest(metrics_, error);
+  const std::string ns = Meta(*pod, "namespace");
+  const std::string who = ns + "/" + Meta(*pod, "name");
+  const std::string uid = Meta(*pod, "uid");
+  sched::PodRequest req;
+  if (std::shared_ptr<const PendingPod> pending = Recall(uid, /*erase=*/false)) {
+    req = pending->request;
+  } else {
+    Result<sched::PodRequest> parsed =
+        sched::ParsePodRequest(*pod, options_.names, options_.defaults);
+    if (!parsed.ok()) return BadRequest(metrics_, "pod " + who + ": " + parsed.status().message());
+    req = std::move(*parsed);
+  }
+
+  struct NodeAnswer {
+    std::vector<std::string> victims;
+    int64_t pdb_violations = 0;
+  };
+  std::map<std::string, NodeAnswer> answers;
+  if (!req.wants_gpu()) {
+    // Not ours to judge: kube-scheduler's own victims stand.
+    for (auto& [node, p] : proposed) answers[node] = {p.uids, p.pdb_violations};
+  } else {
+    Result<json> pdb_list = api_.ListDisruptionBudgets();
+    if (!pdb_list.ok()) {
+      // Evicting without knowing the budgets could break one: this cycle preempts nothing, and
+      // kube-scheduler tries again with the pod's next attempt.
+      metrics_.preempt.Observe(Clock::now() - start);
+      log::Warn("preempt: cannot read PodDisruptionBudgets",
+                {{"pod", who}, {"error", pdb_list.status().ToString()}});
+      return {503, json{{"error", "preempt " + who + ": reading PodDisruptionBudgets: " +
+                                      pdb_list.status().ToString()}}};
+    }
+    std::vector<sched::DisruptionBudget> budgets;
+    if (const json* items = Field(*pdb_list, "items"); items != nullptr && items->is_array()) {
+      for (const json& item : *items) {
+        // kube-scheduler skips a budget whose selector it cannot read; so do we.
+        if (Result<sched::DisruptionBudget> b = sched::ReadDisruptionBudget(item); b.ok()) {
+          budgets.push_back(std::move(*b));
+        }
+      }
+    }
+    const int32_t priority = PodPriority(*pod);
+    const auto quota = model_.Quota(ns);
+    const auto now = std::chrono::system_clock::now();
+    std::vector<std::string> names;
+    names.reserve(proposed.size());
+    for (const auto& [node, p] : proposed) names.push_back(node);
+    Claimed planned;  // node -> where the pod goes there once its victims are gone
+    model_.WithNodePods(names, [&](const std::vector<const sched::NodeState*>& states,
+                                   const std::vector<std::vector<ClusterModel::PlacedPod>>& pods) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        const sched::NodeState* s = states[i];
+        if (s == nullptr || !s->inventory_error.empty() ||
+            (options_.check_handshake && !sched::NodeAlive(*s, now, options_.handshake_timeout))) {
+          continue;  // no vGPU pod goes there, evictions or not
+        }
+        const ProposedVictims& theirs = proposed[names[i]];
+        const std::set<std::string> chosen(theirs.uids.begin(), theirs.uids.end());
+        std::vector<sched::PreemptionPod> candidates;
+        std::map<std::string, std::pair<int32_t, std::string>> rank;  // uid -> priority, start
+        for (const ClusterModel::PlacedPod& placed : pods[i]) {
+          const sched::PodState& ps = *placed.state;
+          rank[ps.uid] = {ps.priority, ps.start_time};
+          if (placed.footprint->empty() || ps.uid == uid) continue;
+          sched::PreemptionPod c;
+          c.uid = ps.uid;
+          c.ns = ps.ns;
+          c.name = ps.name;
+          c.priority = ps.priority;
+          c.start_time = ps.start_time;
+          c.labels = ps.labels;
+          c.footprint = *placed.footprint;
+          c.leaving = ps.deleting || chosen.count(ps.uid) != 0;
+          c.evictable = !placed.reserved;
+          candidates.push_back(std::move(c));
+        }
+        sched::VictimChoice choice =
+            sched::SelectVictims(s->view, req, priority, candidates, budgets);
+        if (!choice.ok) {
+          log::VInfo(2, "preempt: node cannot help",
+                     {{"pod", who}, {"node", names[i]}, {"why", choice.message}});
+          continue;
+        }
+        if (quota && sched::QuotaViolation(quota->limit, quota->used,
+                                           sched::ChargeOf(choice.allocation), ns)) {
+          continue;  // evictions on this node would not let the namespace's quota admit it
+        }
+        NodeAnswer a;
+        a.victims = theirs.uids;
+        a.victims.insert(a.victims.end(), choice.victims.begin(), choice.victims.end());
+        // kube-scheduler 1.20 picks a node with an empty victim list at once and, with several
+        // such nodes, reads Pods[0] of each: a node needing no eviction is left out (the pod is
+        // placed there by its next attempt once the leaving pods are gone).
+        if (a.victims.empty()) continue;
+        // Most important first: kube-scheduler reads the first victim as the highest priority.
+        const auto rank_of = [&rank](const std::string& v) {
+          const auto r = rank.find(v);
+          return r != rank.end() ? r->second : std::pair<int32_t, std::string>{0, ""};
+        };
+        std::stable_sort(a.victims.begin(), a.victims.end(),
+                         [&](const std::string& x, const std::string& y) {
+                           const auto [px, sx] = rank_of(x);
+                           const auto [py, sy] = rank_of(y);
+                           return px != py ? px > py : sx < sy;
+                         });
+        a.pdb_violations = theirs.pdb_violations + choice.pdb_violations;
+        planned[names[i]] = sched::PodFootprint(choice.allocation);
+        answers[names[i]] = std::move(a);
+      }
+    });
+    // kube-scheduler 1.20 drops NumPDBViolations from an extender's answer: only the nodes that
+    // break the fewest budgets are offered, so it cannot pick one that breaks more.
+    int64_t fewest = std::numeric_limits<int64_t>::max();
+    for (const auto& [node, a] : answers) fewest = std::min(fewest, a.pdb_violations);
+    for (auto it = answers.begin(); it != answers.end();) {
+      it = it->second.pdb_violations > fewest ? answers.erase(it) : std::next(it);
+    }
+    if (!answers.empty() && !uid.empty()) {
+      // kube-scheduler picks one of these nodes and nominates it: hold the room there (Claim).
+      Claim c{ns, Meta(*pod, "name"), priority, Clock::now(), {}};
+      for (const auto& [node, a] : answers) c.footprints[node] = std::move(planned[node]);
+      std::lock_guard lock(claims_mu_);
+      claims_[uid] = std::move(c);
+      claim_count_.store(claims_.size(), std::memory_order_release);
+    }
+  }
+  json out = json::object();
+  uint64_t named = 0;
+  for (const auto& [node, a] : answers) {
+    json pods = json::array();
+    for (const std::string& v : a.victims) pods.push_back({{"uid", v}});
+    named += a.victims.size();
+    out[node] = {{"pods", std::move(pods)}, {"numPDBViolations", a.pdb_violations}};
+  }
+  metrics_.preempt_victims.fetch_add(named, std::memory_order_relaxed);
+  metrics_.preempt.Observe(Clock::now() - start);
+  log::VInfo(1, "preempt",
+             {{"pod", who},
+              {"candidates", std::to_string(proposed.size())},
+              {"nodes", std::to_string(answers.size())},
+              {"answer", out.dump()}});
+  return {200, json{{"nodeNameToMetaVictims", std::move(out)}}};
 }
 
 VerbResult Extender::Admit(const json& review) {

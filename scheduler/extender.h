@@ -7,6 +7,7 @@
 // keys, as Go's encoding/json does (1.20-era kube-scheduler sends "Pod"/"NodeNames", later
 // ones "pod"/"nodenames"); answers use the json tags of current kube-scheduler.
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -72,6 +73,12 @@ class Extender {
   VerbResult Filter(const nlohmann::json& args);      // ExtenderArgs -> ExtenderFilterResult
   VerbResult Prioritize(const nlohmann::json& args);  // ExtenderArgs -> HostPriorityList
   VerbResult Bind(const nlohmann::json& args);  // ExtenderBindingArgs -> ExtenderBindingResult
+  // ExtenderPreemptionArgs -> ExtenderPreemptionResult (NodeNameToMetaVictims). For each
+  // candidate node kube-scheduler proposes, the pods to evict so the pod's vGPUs fit
+  // (sched::SelectVictims) plus the victims kube-scheduler chose for its own resources; nodes
+  // where eviction cannot help, or where nothing need be evicted, are left out, and so are nodes
+  // whose victims violate more PodDisruptionBudgets than another node's. docs/scheduler.md.
+  VerbResult Preempt(const nlohmann::json& args);
   // AdmissionReview v1/v1beta1. Pod CREATE: defaults, the scheduler's name, refusals
   // (sched::AdmitPod). Pod UPDATE: refuses changes to the annotations only vgpu writes unless
   // request.userInfo is one of `system_users` (sched::AdmitPodUpdate); never patches. Any other
@@ -102,10 +109,13 @@ class Extender {
     std::string message;
     int score = 0;
   };
+  // GPU use held for nominated pods, per node (see Claim).
+  using Claimed = std::unordered_map<std::string, std::map<std::string, sched::DeviceUsage>>;
   Evaluation Evaluate(const std::string& node, const sched::NodeState* state,
                       const sched::PodRequest& req, const std::string& ns,
                       const std::optional<sched::NamespaceQuota>& quota,
-                      std::chrono::system_clock::time_point now) const;
+                      std::chrono::system_clock::time_point now,
+                      const Claimed* claimed = nullptr) const;
   sched::NodeFit FitWithChecks(const sched::NodeState& node, const sched::NodeView& view,
                                const sched::PodRequest& req, const std::string& ns,
                                const std::optional<sched::NamespaceQuota>& quota,
@@ -114,7 +124,27 @@ class Extender {
   std::shared_ptr<const PendingPod> Recall(const std::string& uid, bool erase);
   // Evaluate() for every name, in parallel for long lists.
   std::vector<Evaluation> EvaluateAll(const std::vector<std::string>& names,
-                                      const sched::PodRequest& req, const std::string& ns) const;
+                                      const sched::PodRequest& req, const std::string& ns,
+                                      const Claimed* claimed = nullptr) const;
+
+  // Room a preemption made for a pod. kube-scheduler nominates the node (status.
+  // nominatedNodeName) and keeps its own resources there for the pod against pods of lower
+  // priority; it cannot do that for vGPU shares, so the extender does: until the pod is bound or
+  // gone (or kClaimTtl passed), a pod of lower priority is filtered on its nominated node as if
+  // the nominee already held the GPUs the preempt verb planned for it there.
+  struct Claim {
+    std::string ns, name;
+    int32_t priority = 0;
+    std::chrono::steady_clock::time_point at;
+    Claimed footprints;  // per answered node: the nominee's planned use there
+  };
+  static constexpr std::chrono::minutes kClaimTtl{5};
+  // What the live claims of pods other than `uid`, of priority >= `priority`, hold on their
+  // nominated nodes; drops claims whose pod is bound, gone or too old.
+  Claimed ClaimedFor(const std::string& uid, int32_t priority);
+  std::mutex claims_mu_;
+  std::unordered_map<std::string, Claim> claims_;  // by pod uid
+  std::atomic<size_t> claim_count_{0};
 
   ExtenderOptions options_;
   ClusterModel& model_;

@@ -31,6 +31,17 @@ Status KubeClusterApi::BindPod(const std::string& ns, const std::string& name,
   return client_.Bind(ns, name, node);
 }
 
+Result<json> KubeClusterApi::ListDisruptionBudgets() {
+  Result<json> list = client_.List(kPdbsV1, "");
+  if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
+    list = client_.List(kPdbsV1beta1, "");
+  }
+  if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
+    return json{{"items", json::array()}};  // no PDB API at all: nothing protects any pod
+  }
+  return list;
+}
+
 KubeFeed::KubeFeed(kube::Client& client, ClusterModel& model, FeedOptions options)
     : client_(client), model_(model), options_(options) {
   {

@@ -18,6 +18,10 @@
 namespace vgpu::scheduler {
 
 inline constexpr kube::ResourceType kResourceQuotas{"/api/v1", "resourcequotas", true};
+// policy/v1 from Kubernetes 1.21; 1.20 serves only v1beta1 (removed in 1.25).
+inline constexpr kube::ResourceType kPdbsV1{"/apis/policy/v1", "poddisruptionbudgets", true};
+inline constexpr kube::ResourceType kPdbsV1beta1{"/apis/policy/v1beta1", "poddisruptionbudgets",
+                                                 true};
 
 class KubeClusterApi : public ClusterApi {
  public:
@@ -29,6 +33,7 @@ class KubeClusterApi : public ClusterApi {
                        const nlohmann::json& patch) override;
   Status BindPod(const std::string& ns, const std::string& name, const std::string& uid,
                  const std::string& node) override;
+  Result<nlohmann::json> ListDisruptionBudgets() override;
 
  private:
   kube::Client& client_;

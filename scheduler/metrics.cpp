@@ -218,7 +218,13 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy_too)
                         "Latency of the extender's prioritize verb"),
       bind.Family("vgpu_scheduler_bind_duration_seconds",
                   "Latency of the extender's bind verb, lock wait included"),
+      preempt.Family("vgpu_scheduler_preempt_duration_seconds",
+                     "Latency of the extender's preempt verb"),
       std::move(rejections),
+      counter("vgpu_scheduler_preempt_victims_total",
+              "Pods named as victims in preempt answers, summed over the candidate nodes "
+              "(kube-scheduler evicts those of the one node it picks)",
+              preempt_victims),
       counter("vgpu_scheduler_bind_failures_total",
               "Bind requests answered with an error (no fit any more, lock or API failure)",
               bind_failures),

@@ -34,7 +34,8 @@ class LatencyHistogram {
 
 class SchedulerMetrics {
  public:
-  LatencyHistogram filter, prioritize, bind;
+  LatencyHistogram filter, prioritize, bind, preempt;
+  std::atomic<uint64_t> preempt_victims{0};  // victims named in preempt answers (all nodes)
   std::atomic<uint64_t> bind_failures{0};
   std::atomic<uint64_t> lock_takeovers{0};
   std::atomic<uint64_t> webhook_allowed{0};

@@ -112,6 +112,7 @@ void Server::RouteApi(net::HttpServer& s, bool webhook_only) {
   s.Route("POST", "/filter", verb("/filter", &Extender::Filter));
   s.Route("POST", "/prioritize", verb("/prioritize", &Extender::Prioritize));
   s.Route("POST", "/bind", verb("/bind", &Extender::Bind));
+  s.Route("POST", "/preempt", verb("/preempt", &Extender::Preempt));
   // On the I/O thread too: readyz_note takes the elector's mutex, which is never held over I/O.
   s.Route(
       "GET", "/readyz",

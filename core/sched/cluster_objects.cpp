@@ -144,6 +144,17 @@ PodState ReadPod(const json& pod) {
   const std::string phase = Str(Member(pod, "status"), "phase");
   s.terminal = phase == "Succeeded" || phase == "Failed";
   s.deleting = Member(meta, "deletionTimestamp").is_string();
+  if (const json& pr = Member(spec, "priority"); pr.is_number_integer()) {
+    s.priority = pr.get<int32_t>();
+  }
+  s.start_time = Str(Member(pod, "status"), "startTime");
+  s.nominated_node = Str(Member(pod, "status"), "nominatedNodeName");
+  if (s.start_time.empty()) s.start_time = Str(meta, "creationTimestamp");
+  if (const json& labels = Member(meta, "labels"); labels.is_object()) {
+    for (auto it = labels.begin(); it != labels.end(); ++it) {
+      if (it->is_string()) s.labels.emplace(it.key(), it->get<std::string>());
+    }
+  }
   if (auto devs = ObjectAnnotation(pod, anno::kDevicesAllocated)) {
     Result<codec::PodDevices> decoded = codec::DecodePodDevices(*devs);
     if (decoded.ok()) {

@@ -5,6 +5,8 @@
 // Malformed annotations give an error that names the annotation; the caller keeps going.
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -50,6 +52,12 @@ struct PodState {
   bool deleting = false;
   std::optional<PodAllocation> allocation;  // hami.io/vgpu-devices-allocated
   std::string allocation_error;
+  // What preemption weighs (core/sched/preemption.h): spec.priority (0 when unset, as
+  // kube-scheduler reads it), status.startTime else creationTimestamp, metadata.labels.
+  int32_t priority = 0;
+  std::string start_time;
+  std::string nominated_node;  // status.nominatedNodeName: where kube-scheduler preempted for it
+  std::map<std::string, std::string> labels;
 
   // Whether its GPUs count as used: placed on a node, not terminal, not a failed bind that
   // never reached a node.

@@ -19,6 +19,7 @@ constexpr ResourceInfo kResources[] = {
     {"namespaces", "Namespace", "v1", false},
     {"leases", "Lease", "coordination.k8s.io/v1", true},
     {"resourcequotas", "ResourceQuota", "v1", true},
+    {"poddisruptionbudgets", "PodDisruptionBudget", "policy/v1", true},
 };
 
 std::string KeyOf(std::string_view ns, std::string_view name) {

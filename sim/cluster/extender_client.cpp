@@ -160,6 +160,37 @@ Result<std::vector<HostScore>> ExtenderClient::Prioritize(const json& pod,
   return out;
 }
 
+Result<std::map<std::string, std::vector<std::string>>> ExtenderClient::Preempt(
+    const json& pod, const std::map<std::string, std::vector<std::string>>& victims) {
+  json meta = json::object();
+  for (const auto& [node, uids] : victims) {
+    json pods = json::array();
+    for (const std::string& u : uids) pods.push_back({{"UID", u}});
+    meta[node] = {{"Pods", std::move(pods)}, {"NumPDBViolations", 0}};
+  }
+  Result<json> answer = Post(
+      "/preempt", {{"Pod", pod}, {"NodeNameToVictims", nullptr}, {"NodeNameToMetaVictims", meta}});
+  if (!answer.ok()) return answer.status();
+  const json* result = Field(*answer, "nodeNameToMetaVictims");
+  if (result == nullptr || !result->is_object()) {
+    return Internal("preempt answer has no NodeNameToMetaVictims map: " + answer->dump());
+  }
+  std::map<std::string, std::vector<std::string>> out;
+  for (auto it = result->begin(); it != result->end(); ++it) {
+    std::vector<std::string>& uids = out[it.key()];
+    const json* pods = Field(*it, "pods");
+    if (pods == nullptr || !pods->is_array()) continue;
+    for (const json& p : *pods) {
+      const json* uid = Field(p, "uid");
+      if (uid == nullptr || !uid->is_string()) {
+        return Internal("preempt answer names a victim without a UID: " + p.dump());
+      }
+      uids.push_back(uid->get<std::string>());
+    }
+  }
+  return out;
+}
+
 Status ExtenderClient::Bind(const std::string& ns, const std::string& name, const std::string& uid,
                             const std::string& node) {
   const json args = {{"PodName", name}, {"PodNamespace", ns}, {"PodUID", uid}, {"Node", node}};

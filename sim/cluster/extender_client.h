@@ -47,6 +47,10 @@ class ExtenderClient {
   Result<FilterResult> Filter(const nlohmann::json& pod, const std::vector<std::string>& nodes);
   Result<std::vector<HostScore>> Prioritize(const nlohmann::json& pod,
                                             const std::vector<std::string>& nodes);
+  // ExtenderPreemptionArgs as kube-scheduler 1.20 sends them to a nodeCacheCapable extender (Go
+  // field names; `victims`: node -> UIDs its own plugins chose) -> node -> victim UIDs.
+  Result<std::map<std::string, std::vector<std::string>>> Preempt(
+      const nlohmann::json& pod, const std::map<std::string, std::vector<std::string>>& victims);
   // A non-empty `Error` in the answer is returned as a FailedPrecondition with its text.
   Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
               const std::string& node);

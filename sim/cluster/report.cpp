@@ -148,12 +148,18 @@ std::string RenderRunText(const RunResult& run, const ReportOptions& options) {
 
   out << "Placements: " << run.pods_placed << " of " << run.pods_total << " pods placed ("
       << run.pods_completed << " completed and left), " << run.pods_pending << " pending, "
-      << run.pods_denied << " denied\n";
+      << run.pods_denied << " denied";
+  if (run.preemptions > 0) {
+    out << "; " << run.preemptions << " preemptions evicted " << run.pods_preempted << " pods";
+  }
+  out << "\n";
   Table placements({"POD", "NODE", "vGPUs (gpu index, memory, cores)", "AT(s)", "STATE"});
   for (const PodPlacement& p : run.placements) {
     placements.Add({p.ns + "/" + p.name, p.node, DevicesText(p.devices, labels),
                     FormatFixed(p.placed_at_s, 2),
-                    p.completed ? "completed" : (p.running ? "running" : "bound")});
+                    p.preempted   ? "preempted"
+                    : p.completed ? "completed"
+                                  : (p.running ? "running" : "bound")});
   }
   out << placements.Render(options.max_rows);
 
@@ -299,6 +305,7 @@ json RunToJson(const RunResult& run) {
                           {"devices", devs},
                           {"placed_at_s", p.placed_at_s},
                           {"completed", p.completed},
+                          {"preempted", p.preempted},
                           {"running", p.running}});
   }
   json gpus = json::array();
@@ -325,7 +332,9 @@ json RunToJson(const RunResult& run) {
             {"placed", run.pods_placed},
             {"completed", run.pods_completed},
             {"pending", run.pods_pending},
-            {"denied", run.pods_denied}}},
+            {"denied", run.pods_denied},
+            {"preempted", run.pods_preempted}}},
+          {"preemptions", run.preemptions},
           {"scheduling_attempts", run.scheduling_attempts},
           {"allocate_failures", run.allocate_failures},
           {"placements", placements},

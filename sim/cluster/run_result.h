@@ -20,6 +20,7 @@ struct PodPlacement {
   double placed_at_s = 0;  // virtual time
   bool completed = false;  // ran its duration and was deleted
   bool running = false;    // the simulated kubelet got its Allocate answer
+  bool preempted = false;  // evicted for a pod of higher priority (preempt verb)
 };
 
 struct PodRejection {
@@ -37,6 +38,8 @@ struct RunResult {
   int pods_completed = 0;  // ran their duration and left
   int pods_pending = 0;    // still unschedulable at the end
   int pods_denied = 0;     // refused by the webhook
+  int preemptions = 0;     // pods that evicted others to make room
+  int pods_preempted = 0;  // pods evicted for them
   int scheduling_attempts = 0;
   int allocate_failures = 0;             // kubelet Allocate errors
   std::vector<PodPlacement> placements;  // in placement order

@@ -4,9 +4,11 @@
 
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "core/codec/annotations.h"
 #include "core/codec/pod_devices.h"
@@ -30,7 +32,7 @@ double MillisSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-enum class PodPhase { kWaiting, kQueued, kBinding, kBound, kCompleted, kDenied };
+enum class PodPhase { kWaiting, kQueued, kBinding, kBound, kCompleted, kDenied, kPreempted };
 
 struct BindJob {
   size_t idx;
@@ -164,6 +166,7 @@ class Run {
     result_.pods_total = static_cast<int>(sc_.pods.size());
     for (size_t i = 0; i < sc_.pods.size(); ++i) {
       clock_.Add(sc_.pods[i].arrival_s, SimEventKind::kArrival, i);
+      lowest_priority_ = std::min(lowest_priority_, sc_.pods[i].priority.value_or(0));
     }
     const auto t0 = Clock::now();
     VGPU_RETURN_IF_ERROR(MainLoop());
@@ -286,7 +289,7 @@ class Run {
     }
     if (filtered->feasible.empty()) {
       queue_.MarkUnschedulable(idx, SummariseFailures(*filtered, node_names_.size()));
-      return Status::Ok();
+      return Preempt(idx);
     }
     const auto t1 = Clock::now();
     auto scores = http_->Prioritize(run.object, filtered->feasible);
@@ -304,6 +307,92 @@ class Run {
     run.phase = PodPhase::kBinding;
     binder_->Submit(BindJob{idx, spec.ns, spec.name, run.uid, best, t0});
     if (!o_.async_bind) return DrainBinds(true);
+    return Status::Ok();
+  }
+
+  // kube-scheduler's PostFilter (defaultpreemption, 1.20) as far as the extender sees it. Its
+  // dry run ignores vGPU resources, so every node holding a pod of lower priority is a candidate
+  // with no victims of its own (at most max(100, 10% of the nodes), as its numCandidates); the
+  // extender answers the victims per node; the node is picked as pickOneNodeForPreemption does
+  // (lowest highest-priority victim, then lowest priority sum, then fewest victims; 1.20 drops
+  // the PDB count an extender returns), its victims deleted, and the pod tried again first.
+  Status Preempt(size_t idx) {
+    const int priority = sc_.pods[idx].priority.value_or(0);
+    if (priority <= lowest_priority_) return Status::Ok();  // nobody to evict: no dry run
+    std::map<std::string, std::vector<std::string>> candidates;
+    const size_t cap = std::max<size_t>(100, node_names_.size() / 10);
+    for (size_t i = 0; i < pods_.size() && candidates.size() < cap; ++i) {
+      if (pods_[i].phase != PodPhase::kBound || sc_.pods[i].priority.value_or(0) >= priority) {
+        continue;
+      }
+      candidates[result_.placements[pods_[i].placement].node];
+    }
+    if (candidates.empty()) return Status::Ok();
+    PodRun& run = pods_[idx];
+    const PodSpec& spec = sc_.pods[idx];
+    auto answer = http_->Preempt(run.object, candidates);
+    if (!answer.ok()) return answer.status().WithContext("preempt for " + spec.name);
+    std::map<std::string, size_t> by_uid;
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      if (!pods_[i].uid.empty()) by_uid[pods_[i].uid] = i;
+    }
+    std::string best;
+    std::tuple<int, int64_t, size_t> best_rank{0, 0, 0};
+    for (const auto& [node, uids] : *answer) {
+      int highest = std::numeric_limits<int>::min();
+      int64_t sum = 0;
+      for (const std::string& u : uids) {
+        auto it = by_uid.find(u);
+        const int p = it != by_uid.end() ? sc_.pods[it->second].priority.value_or(0) : 0;
+        highest = std::max(highest, p);
+        sum += p;
+      }
+      const std::tuple<int, int64_t, size_t> rank{highest, sum, uids.size()};
+      if (!uids.empty() && (best.empty() || rank < best_rank)) {
+        best = node;
+        best_rank = rank;
+      }
+    }
+    if (best.empty()) return Status::Ok();  // no node where evictions help: nobody goes
+    for (const std::string& u : (*answer)[best]) {
+      auto it = by_uid.find(u);
+      if (it == by_uid.end() || pods_[it->second].phase != PodPhase::kBound) {
+        result_.invariants.violations.push_back("preemption for " + spec.name +
+                                                " named a victim that is not a running pod: " + u);
+        continue;
+      }
+      const size_t v = it->second;
+      const PodSpec& victim = sc_.pods[v];
+      if (victim.priority.value_or(0) >= priority) {
+        result_.invariants.violations.push_back("preemption for " + spec.name + " (priority " +
+                                                std::to_string(priority) + ") evicted " +
+                                                victim.name + " of priority " +
+                                                std::to_string(victim.priority.value_or(0)));
+      }
+      auto deleted = api_->store().Delete(*FindResource("v1", "pods"), victim.ns, victim.name);
+      if (!deleted.ok()) return deleted.status().WithContext("evicting " + victim.name);
+      pods_[v].phase = PodPhase::kPreempted;
+      result_.placements[pods_[v].placement].preempted = true;
+      ++result_.pods_preempted;
+    }
+    ++result_.preemptions;
+    // As kube-scheduler does: the pod's status names the node (the extender holds the room there
+    // against pods of lower priority until it binds).
+    auto nominated =
+        api_->store().Patch(*FindResource("v1", "pods"), spec.ns, spec.name, PatchType::kMerge,
+                            {{"status", {{"nominatedNodeName", best}}}});
+    if (!nominated.ok()) return nominated.status().WithContext("nominating " + spec.name);
+    run.object["status"]["nominatedNodeName"] = best;
+    // kube-scheduler retries the nominated pod once its victims are gone; here, once the
+    // extender's watch has seen them go (bounded: a node that never frees is left to Settle).
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    while (Clock::now() < deadline) {
+      auto f = http_->Filter(run.object, {best});
+      if (f.ok() && !f->feasible.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    queue_.MoveAllToActive();
+    queue_.MoveToFront(idx);
     return Status::Ok();
   }
 
@@ -425,6 +514,7 @@ class Run {
   KubeletHub* hub_ = nullptr;
   std::vector<std::string> node_names_;
   size_t next_start_ = 0;
+  int lowest_priority_ = std::numeric_limits<int>::max();  // of the scenario's pods
 };
 
 }  // namespace
@@ -443,6 +533,10 @@ json PodObject(const PodSpec& pod, const PolicyPair& policy) {
   if (!ann.contains(std::string(annotations::kGpuSchedulerPolicy))) {
     ann[std::string(annotations::kGpuSchedulerPolicy)] = policy.gpu_policy;
   }
+  json spec = {
+      {"containers",
+       {{{"name", "main"}, {"image", "vgpu-sim/workload"}, {"resources", {{"limits", limits}}}}}}};
+  if (pod.priority) spec["priority"] = *pod.priority;
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata",
@@ -450,11 +544,7 @@ json PodObject(const PodSpec& pod, const PolicyPair& policy) {
             {"namespace", pod.ns},
             {"labels", {{"app.kubernetes.io/managed-by", "vgpu-sim"}}},
             {"annotations", ann}}},
-          {"spec",
-           {{"containers",
-             {{{"name", "main"},
-               {"image", "vgpu-sim/workload"},
-               {"resources", {{"limits", limits}}}}}}}},
+          {"spec", std::move(spec)},
           {"status", {{"phase", "Pending"}}}};
 }
 

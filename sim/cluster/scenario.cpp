@@ -175,7 +175,7 @@ Status ParsePods(const YAML::Node& list, Scenario& sc) {
     VGPU_RETURN_IF_ERROR(
         CheckKeys(p, where,
                   {"name", "namespace", "count", "arrival", "interval", "duration", "gpu", "gpumem",
-                   "gpumem-percentage", "gpucores", "annotations"}));
+                   "gpumem-percentage", "gpucores", "priority", "annotations"}));
     PodSpec spec;
     std::optional<int> count;
     double interval = 0;
@@ -189,6 +189,7 @@ Status ParsePods(const YAML::Node& list, Scenario& sc) {
     VGPU_RETURN_IF_ERROR(Optional(p, "gpumem", where, spec.mem_mib));
     VGPU_RETURN_IF_ERROR(Optional(p, "gpumem-percentage", where, spec.mem_percent));
     VGPU_RETURN_IF_ERROR(Optional(p, "gpucores", where, spec.cores));
+    VGPU_RETURN_IF_ERROR(Optional(p, "priority", where, spec.priority));
     if (const YAML::Node a = p["annotations"]; a && !a.IsNull()) {
       if (!a.IsMap()) return InvalidArgument(where + ".annotations: expected a map of strings");
       for (const auto& kv : a) {

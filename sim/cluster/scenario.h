@@ -58,6 +58,9 @@ struct PodSpec {
   std::optional<int64_t> mem_mib;    // nvidia.com/gpumem
   std::optional<int> mem_percent;    // nvidia.com/gpumem-percentage
   std::optional<int> cores;          // nvidia.com/gpucores
+  // spec.priority (as a PriorityClass sets it); absent = 0. A pod no node takes preempts pods of
+  // lower priority through the extender's preempt verb.
+  std::optional<int> priority;
   std::map<std::string, std::string> annotations;
 };
 

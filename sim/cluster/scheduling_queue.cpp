@@ -30,6 +30,14 @@ size_t SchedulingQueue::MoveAllToActive() {
   return n;
 }
 
+void SchedulingQueue::MoveToFront(size_t pod) {
+  unschedulable_.erase(pod);
+  if (!queued_.insert(pod).second) {
+    active_.erase(std::remove(active_.begin(), active_.end(), pod), active_.end());
+  }
+  active_.push_front(pod);
+}
+
 void SchedulingQueue::Forget(size_t pod) {
   unschedulable_.erase(pod);
   if (queued_.erase(pod) > 0) {

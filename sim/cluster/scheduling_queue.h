@@ -23,6 +23,10 @@ class SchedulingQueue {
   void MarkUnschedulable(size_t pod, std::string reason);
   // Capacity was freed: every unschedulable pod goes back to the active queue. Returns how many.
   size_t MoveAllToActive();
+  // The pod is attempted next, before pods that waited longer: a preemptor whose victims are
+  // gone (kube-scheduler's active queue orders by priority, so it comes before the lower-priority
+  // pods that waited with it).
+  void MoveToFront(size_t pod);
   // The pod left the cluster while waiting.
   void Forget(size_t pod);
 

@@ -109,7 +109,16 @@ class FakeClusterApi : public ClusterApi {
     }
     return Status::Ok();
   }
+  Result<nlohmann::json> ListDisruptionBudgets() override {
+    std::lock_guard lock(mu_);
+    pdb_lists++;
+    if (fail_pdb_lists) return Unavailable("injected PodDisruptionBudget list failure");
+    return nlohmann::json{{"items", pdbs}};
+  }
 
+  nlohmann::json pdbs = nlohmann::json::array();  // what ListDisruptionBudgets answers
+  bool fail_pdb_lists = false;
+  int pdb_lists = 0;
   int fail_binds = 0;
   int lose_bind_replies = 0;  // bindings that are made but answered with an error
   int fail_pod_patches = 0;

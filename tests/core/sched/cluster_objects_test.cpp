@@ -125,5 +125,26 @@ TEST(ReadPod, PlacementAndPhases) {
   EXPECT_NE(g.allocation_error.find("unreadable"), std::string::npos);
 }
 
+TEST(ReadPod, WhatPreemptionWeighs) {
+  json pod = {{"metadata",
+               {{"uid", "u1"},
+                {"name", "p"},
+                {"creationTimestamp", "2026-12-01T00:00:00Z"},
+                {"labels", {{"app", "db"}, {"odd", 3}}}}},
+              {"spec", {{"priority", 1000}}},
+              {"status", {{"startTime", "2026-12-01T00:00:05Z"}, {"nominatedNodeName", "n2"}}}};
+  PodState s = ReadPod(pod);
+  EXPECT_EQ(s.nominated_node, "n2");
+  EXPECT_EQ(s.priority, 1000);
+  EXPECT_EQ(s.start_time, "2026-12-01T00:00:05Z");
+  EXPECT_EQ(s.labels, (std::map<std::string, std::string>{{"app", "db"}}));
+  json pending = pod;
+  pending["status"].erase("startTime");
+  pending["spec"].erase("priority");
+  PodState p = ReadPod(pending);
+  EXPECT_EQ(p.priority, 0);  // no priority class: kube-scheduler counts it as 0
+  EXPECT_EQ(p.start_time, "2026-12-01T00:00:00Z");
+}
+
 }  // namespace
 }  // namespace vgpu::sched

@@ -27,6 +27,10 @@ class FakeExtenderServer {
       last_ = json::parse(req.body);
       res.set_content(bind_answer_, "application/json");
     });
+    server_.Post("/preempt", [this](const httplib::Request& req, httplib::Response& res) {
+      last_ = json::parse(req.body);
+      res.set_content(preempt_answer_, "application/json");
+    });
     server_.Post("/webhook", [this](const httplib::Request& req, httplib::Response& res) {
       last_ = json::parse(req.body);
       res.set_content(webhook_answer_, "application/json");
@@ -47,6 +51,7 @@ class FakeExtenderServer {
   std::string filter_answer_;
   std::string bind_answer_ = R"({"Error":""})";
   std::string webhook_answer_;
+  std::string preempt_answer_;
 };
 
 json Pod() {
@@ -70,6 +75,29 @@ TEST(ExtenderClient, FilterSendsNodeNamesAndReadsBothFailureMaps) {
   EXPECT_EQ(r->failed.at("n1"), "CardInsufficientMemory");
   EXPECT_EQ(r->failed.at("n3"), "CardTypeMismatch");
   EXPECT_TRUE(r->error.empty());
+}
+
+// kube-scheduler 1.20 (no json tags) sends Go's field names; current extenders answer with the
+// lower-case tags, which Go reads case-insensitively.
+TEST(ExtenderClient, PreemptSendsTheKube120ShapeAndReadsVictims) {
+  FakeExtenderServer server;
+  server.preempt_answer_ =
+      R"({"nodeNameToMetaVictims":{"n1":{"pods":[{"uid":"a"},{"uid":"b"}],"numPDBViolations":0}}})";
+  auto client = ExtenderClient::Connect(server.url());
+  ASSERT_TRUE(client.ok());
+  auto r = (*client)->Preempt(Pod(), {{"n1", {}}, {"n2", {"c"}}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(server.last_["Pod"]["metadata"]["uid"], "u-1");
+  EXPECT_TRUE(server.last_["NodeNameToVictims"].is_null());
+  EXPECT_EQ(server.last_["NodeNameToMetaVictims"]["n1"],
+            json::parse(R"({"Pods": [], "NumPDBViolations": 0})"));
+  EXPECT_EQ(server.last_["NodeNameToMetaVictims"]["n2"]["Pods"], json::parse(R"([{"UID": "c"}])"));
+  EXPECT_EQ(*r, (std::map<std::string, std::vector<std::string>>{{"n1", {"a", "b"}}}));
+
+  server.preempt_answer_ = R"({"nodeNameToMetaVictims":{"n1":{"pods":[{"name":"a"}]}}})";
+  EXPECT_FALSE((*client)->Preempt(Pod(), {{"n1", {}}}).ok());  // a victim without a UID
+  server.preempt_answer_ = R"({"error":"x"})";
+  EXPECT_FALSE((*client)->Preempt(Pod(), {{"n1", {}}}).ok());
 }
 
 TEST(ExtenderClient, PrioritizeAndBindUseKubeSchedulerFieldNames) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "sim/cluster/extender_factory.h"
@@ -172,6 +174,36 @@ TEST(SimLive, TopologyAwarePutsMultiGpuPodsOnFreeNvLinkPairs) {
     EXPECT_DOUBLE_EQ(runs[0].topology.mean_pair_score(), 10) << report;
     EXPECT_EQ(runs[1].topology.all_nvlinked, 2) << report;  // topology-aware: 0-1 and 2-3
     EXPECT_DOUBLE_EQ(runs[1].topology.mean_pair_score(), 420) << report;
+  }
+}
+
+// sim/scenarios/preemption.yaml: both priority-1000 pods evict just the two priority-0 pods of
+// one card each; the priority-0 pod that would need equal-priority pods gone evicts nobody.
+TEST(SimLive, PreemptionEvictsOnlyTheLowerPriorityPodsThatMakeRoom) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/preemption.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.async_bind = false;
+  for (const PolicyPair& p : sc->policies) {
+    auto run = RunScenario(*sc, p, o);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    SCOPED_TRACE(p.Label());
+    EXPECT_TRUE(run->invariants.ok()) << RenderRunText(*run);
+    EXPECT_EQ(run->preemptions, 2) << RenderRunText(*run);
+    EXPECT_EQ(run->pods_preempted, 4) << RenderRunText(*run);
+    int highs = 0;
+    for (const PodPlacement& pl : run->placements) {
+      if (pl.preempted) {
+        EXPECT_EQ(pl.name.rfind("low-", 0), 0u) << pl.name;
+      }
+      highs += pl.name.rfind("high-", 0) == 0 && !pl.preempted;
+    }
+    EXPECT_EQ(highs, 2) << RenderRunText(*run);
+    ASSERT_EQ(run->pods_pending, 1) << RenderRunText(*run);
+    EXPECT_EQ(run->rejections.back().name, "peer");
   }
 }
 

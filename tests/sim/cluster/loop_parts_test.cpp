@@ -59,6 +59,23 @@ TEST(SchedulingQueue, RetriesUnschedulableOnlyAfterAChange) {
   EXPECT_EQ(q.Pop(), 7u);
 }
 
+// A preemptor whose victims are gone goes before the pods that waited with it, whether it was
+// waiting as unschedulable or already queued.
+TEST(SchedulingQueue, MoveToFrontPutsThePodFirstOnce) {
+  SchedulingQueue q;
+  q.Add(1);
+  q.Add(2);
+  q.MarkUnschedulable(5, "x");
+  q.MoveToFront(5);
+  EXPECT_EQ(q.unschedulable(), 0u);
+  q.MoveToFront(2);
+  EXPECT_EQ(q.active(), 3u);
+  EXPECT_EQ(q.Pop(), 2u);
+  EXPECT_EQ(q.Pop(), 5u);
+  EXPECT_EQ(q.Pop(), 1u);
+  EXPECT_EQ(q.Pop(), std::nullopt);
+}
+
 // A pod its kubelet could not start counts as a failed Allocate only while it is still there
 // (a short job's departure may come while the kubelet workers lag on a loaded machine).
 TEST(PodGoneSince, OnlyAPodStillThereIsAFailure) {

@@ -23,7 +23,7 @@ nodes:
   - name: solo
     gpus: [{model: T4, memory: 15360, uuids: [GPU-x]}]
 pods:
-  - {name: late, arrival: 5, gpu: 1}
+  - {name: late, arrival: 5, gpu: 1, priority: 1000}
   - {name: p, count: 3, arrival: 1, interval: 0.5, gpumem: 3000, gpucores: 30, duration: 9,
      annotations: {nvidia.com/use-gputype: a100}}
 )";
@@ -52,6 +52,8 @@ pods:
   EXPECT_FALSE(sc->pods[1].gpus.has_value());
   EXPECT_EQ(sc->pods[1].duration_s, 9.0);
   EXPECT_EQ(sc->pods[1].annotations.at("nvidia.com/use-gputype"), "a100");
+  EXPECT_EQ(sc->pods[3].priority, 1000);
+  EXPECT_FALSE(sc->pods[1].priority.has_value());
 }
 
 TEST(Scenario, DefaultPolicyWhenNoneGiven) {
