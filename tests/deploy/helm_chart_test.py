@@ -371,6 +371,12 @@ def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system
         F.check(all(r.get("ignoredByScheduler") is True for r in ext.get("managedResources", [])),
                 f"{what}: managedResources not all ignoredByScheduler")
         F.equal(cfg.get("leaderElection", {}).get("resourceName"), scheduler_name, f"{what}: lease name")
+        # 1.19-1.21: no kube-scheduler preemption for the profile (1.20.2 panics in it for vGPU pods).
+        minor = int(kube.split(".")[1])
+        post = (((cfg.get("profiles") or [{}])[0].get("plugins") or {}).get("postFilter") or {})
+        off = [p.get("name") for p in post.get("disabled", [])]
+        F.equal(off, ["DefaultPreemption"] if minor < 22 else [], f"{what}: postFilter plugins disabled")
+        F.equal(ext.get("preemptVerb"), "preempt", f"{what}: extender preemptVerb")
 
     # Metrics: the Service's monitor port reaches the --metrics-bind port.
     metrics_port = int((flag_value(sargs, "--metrics-bind", what) or "0").rsplit(":", 1)[-1])
