@@ -17,8 +17,6 @@ typedef int (*reserve_fn)(struct vgpu_region_handle*, int, uint64_t);
 #define DRAIN_WAIT_MS 1000
 #define DRAIN_POLL_MS 5
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-
 /* Before refusing: free what dead processes still hold and re-measure our own footprint. */
 static void reap_and_remeasure(int rdev) {
   vgpu_region_reap(&g_vgpu.region, 1);
@@ -27,8 +25,8 @@ static void reap_and_remeasure(int rdev) {
 
 static int reserve_waiting_for_drain(int rdev, reserve_fn reserve, uint64_t bytes) {
   int rc = reserve(&g_vgpu.region, rdev, bytes);
-  for (int waited = 0; rc != 0 && waited < DRAIN_WAIT_MS &&
-                       (LOAD(&g_vgpu.region.draining) & (1u << (unsigned)rdev)) != 0;
+  for (int waited = 0;
+       rc != 0 && waited < DRAIN_WAIT_MS && vgpu_region_draining(&g_vgpu.region, rdev);
        waited += DRAIN_POLL_MS) {
     const struct timespec poll = {0, DRAIN_POLL_MS * 1000000L};
     nanosleep(&poll, NULL);

@@ -492,6 +492,10 @@ static struct {
   uint64_t first_seen_ns;
 } g_draining[VGPU_REGION_MAX_PROCS]; /* this process's view; a race between threads is harmless */
 
+int vgpu_region_draining(const struct vgpu_region_handle* h, int dev) {
+  return dev >= 0 && dev < 32 && (LOAD(&h->draining) & (1u << (unsigned)dev)) != 0;
+}
+
 void vgpu_region_set_drain_probe(vgpu_region_drain_probe probe) {
   __atomic_store_n(&g_drain_probe, probe, __ATOMIC_RELEASE);
 }

@@ -69,6 +69,8 @@ int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time);
 /* 1 while the driver still lists process `nvml_pid` on the GPU `uuid` (its memory not yet freed),
  * 0 when it does not, -1 when it cannot tell (then the slot is reaped as before). */
 typedef int (*vgpu_region_drain_probe)(const char* uuid, unsigned nvml_pid);
+/* 1 when the last reap left a dead process charged on device `dev` (h->draining). */
+int vgpu_region_draining(const struct vgpu_region_handle* h, int dev);
 void vgpu_region_set_drain_probe(vgpu_region_drain_probe probe);
 
 /* Atomic admission: adds `bytes` to device `dev` and to this process's slot when the total stays

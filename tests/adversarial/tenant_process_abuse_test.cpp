@@ -80,10 +80,12 @@ std::string Fixed(double v, int digits = 1) {
   return buf;
 }
 
+bool ExitedOk(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 class TenantProcessAbuse : public vgpu::testing::ContainerTest {
  protected:
-  static bool ExitedOk(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-
   RunResult Probe(const std::vector<std::string>& args, const Env& env) const {
     std::vector<std::string> argv{VGPU_PROBE};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -367,10 +369,6 @@ struct ExitStreams {
   std::string samples;
 };
 
-bool ExitedZero(int status) {
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 ExitStreams RunExitStreams(const Env& env, int window_ms) {
   Env observer = env;
   observer.erase("LD_PRELOAD");
@@ -385,13 +383,13 @@ ExitStreams RunExitStreams(const Env& env, int window_ms) {
       while (Clock::now() < stop_at) {
         const RunResult r = RunProcess({VGPU_PROBE, "grab", std::to_string(64 * kMiB)}, env);
         ++started;
-        if (!ExitedZero(r.status) || r.out.find("grabbed ") == std::string::npos) ++failed;
+        if (!ExitedOk(r.status) || r.out.find("grabbed ") == std::string::npos) ++failed;
       }
     });
   }
   for (auto& s : streams) s.join();
   const std::string out = sampler.ReadAllStdout();
-  EXPECT_TRUE(ExitedZero(sampler.Wait()));
+  EXPECT_TRUE(ExitedOk(sampler.Wait()));
   ExitStreams result;
   result.started = started.load();
   result.failed = failed.load();
