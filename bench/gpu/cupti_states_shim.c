@@ -4,7 +4,8 @@
 // - cupti_states.py loads it with ctypes and switches the kind on and off from Python (shim_*).
 // - Preloaded with CUPTI_SHIM_PRELOAD=1, it turns records on at the process's start, with a thread
 //   flushing every 8 ms as the limiter's measuring thread does, and prints one stderr line at exit
-//   (bench/gpu/runs/2026-11-29/call29l.sh).
+//   (2026-11-29; the journal and that call's script in git: d8b3fc2's docs/gpu-results.md,
+//   bench/gpu/runs/2026-11-29/call29l.sh).
 // CUPTI_SHIM_BUF_KB sets the buffer size (default 4, libvgpu's size until 2026-11-29).
 // Build: gcc -O2 -shared -fPIC -I/usr/local/cuda/include -o cupti_states_shim.so
 //   cupti_states_shim.c -L/usr/local/cuda/lib64 -lcupti -lpthread

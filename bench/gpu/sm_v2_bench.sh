@@ -42,7 +42,7 @@
 #                    them. `sm_v2_report.py ovh-ci OUT...` prints paired ratios with bootstrap
 #                    95 % intervals, the A/A control's beside them (OVH_AA=1). Whole processes
 #                    taking turns on the GPU instead: bench/gpu/ovh_turns.py. On the lent H200
-#                    VMs neither resolved 1-2 % (docs/gpu-results.md, 2026-11-28).
+#                    VMs neither resolved 1-2 % (docs/gpu-results.md, History, 2026-11-28).
 #   robust           = robust-lock robust-shared robust-profiler                          ~8 min
 #     robust-lock    train at 30 with /tmp/vgpulock absent, then present (+ native)      ~4 min
 #     robust-shared  two train processes of one container (one region) at 30            ~1.5 min

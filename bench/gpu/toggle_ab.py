@@ -1,6 +1,6 @@
 """In-process A/B of libvgpu's SM limit: enforced against lifted, in alternating slices of one process.
 
-Used by `sm_workloads.py KIND --toggle-ab OFFSET` (bench/gpu/runs/2026-11-28/call28o.sh). Under
+Used by `sm_workloads.py KIND --toggle-ab OFFSET`, which bench/gpu/toggle_ab.sh runs. Under
 GPU_CORE_UTILIZATION_POLICY=default the limiter holds the limit unless the region's device record
 says the container is alone on its GPU (`sm_sharing` = VGPU_SM_SHARING_ALONE, the node monitor's
 flag: then a launch costs one flag read, as with the library preloaded and no limit). Flipping that

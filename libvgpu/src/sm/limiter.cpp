@@ -143,7 +143,8 @@ Device* LimitedDevice() {
   CUdevice ordinal = 0;
   // With one visible device (a pod's usual case) every context is on ordinal 0: cuCtxGetDevice
   // would cost each launch ~40 ns on the lent H200 hosts, 1.1 % of an empty kernel's launch and a
-  // third of the limited path's own cost (bench/gpu/runs/2026-11-28/call28l.sh).
+  // third of the limited path's own cost (docs/gpu-results.md; the run: d8b3fc2's
+  // bench/gpu/runs/2026-11-28/call28l.sh, in git).
   if (!g_one_device &&
       (g_driver.ctx_get_device(&ordinal) != CUDA_SUCCESS || ordinal < 0 || ordinal >= kMaxDevices))
     return nullptr;

@@ -10,10 +10,10 @@
 // kernels a second, under CUPTI alone (no libvgpu, records on throughout), filled ~950 4-KB
 // buffers a second and ran 23.9 and 14.9 steps/s; with 64-KB buffers (~125 a second, one per
 // flush) 24.0 and 24.7; a limited process with CUPTI detached most of the time 27.3 and 26.9 (H200,
-// 2026-11-29, bench/gpu/runs/2026-11-29/call29l.sh). So a buffer holds what the process launches
-// in kBufferFillNs at its recent launch rate, from 4 KB to 64 KB: a slow launcher of long kernels
-// keeps the 4-KB bound, a fast one of short kernels (whose records complete soon) hands a buffer
-// back per flush of the measuring thread (every 8 ms).
+// 2026-11-29; the journal and run in git: d8b3fc2's docs/gpu-results.md, bench/gpu/runs/). So a
+// buffer holds what the process launches in kBufferFillNs at its recent launch rate, from 4 KB to
+// 64 KB: a slow launcher of long kernels keeps the 4-KB bound, a fast one of short kernels (whose
+// records complete soon) hands a buffer back per flush of the measuring thread (every 8 ms).
 
 #include <stddef.h>
 #include <stdint.h>

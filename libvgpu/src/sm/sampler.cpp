@@ -75,7 +75,8 @@ constexpr int64_t kDetachedTickNs = 8'000'000;
 // meanwhile must be charged), every 4 ms while none did. Each pass wakes the thread, and a tenant
 // pinned to one core pays for every wake-up beside its own threads' time: a PyTorch training loop
 // limited to 50 that never waited ran ~30 % slower with 2-ms passes and CUPTI handing back ~1 100
-// buffers a second (H200, 2026-11-29, bench/gpu/runs/2026-11-29/call29l.sh).
+// buffers a second (H200, 2026-11-29; the journal and run in git: d8b3fc2's docs/gpu-results.md,
+// bench/gpu/runs/2026-11-29/call29l.sh).
 constexpr int64_t kCalmTickNs = 4'000'000;
 constexpr int64_t kPressedHoldNs = 100'000'000;
 // The launch rate that sizes CUPTI's buffers (kernel_records.h SetLaunchRate), over this long.
