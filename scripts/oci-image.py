@@ -313,19 +313,24 @@ def add_debian_metadata(fs, generated):
         for pkg in pkgs:
             shipped[pkg].add(dpkg_path)
 
+    everything_shipped = set().union(*shipped.values())
     status = dpkg_query("-s", *sorted(packages))
     records = []
     for record in status.strip("\n").split("\n\n"):
-        lines, skip = [], False
+        lines, in_conffiles = [], False
         for line in record.splitlines():
             if line[:1] in (" ", "\t"):
-                if not skip:
+                # Conffiles: " <path> <md5>" (the md5sums files leave conffiles out); only those
+                # the image holds (/etc/debian_version), the field dropped if none.
+                if not in_conffiles or line.split()[0] in everything_shipped:
                     lines.append(line)
                 continue
-            # Conffiles lists /etc files the image does not hold.
-            skip = line.startswith("Conffiles:")
-            if not skip:
-                lines.append(line)
+            in_conffiles = line.startswith("Conffiles:")
+            lines.append(line)
+        if lines and lines[-1] == "Conffiles:":
+            lines.pop()
+        lines = [ln for i, ln in enumerate(lines) if not (
+            ln == "Conffiles:" and (i + 1 == len(lines) or lines[i + 1][:1] not in (" ", "\t")))]
         fields = dict(ln.split(": ", 1) for ln in lines if ln[:1] not in (" ", "\t") and ": " in ln)
         if fields.get("Status") != "install ok installed":
             die(f"{fields.get('Package')}: Status {fields.get('Status')!r} on the build host")
