@@ -75,6 +75,10 @@ LD_SO_CONF_MULTIARCH = (
     "/usr/lib/x86_64-linux-gnu\n"
 )
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+# The images' default names, localhost/vgpu/...: as the chart's default registry (charts/vgpu), a
+# name no one else can publish under. A node that lacks the imported image fails to pull it from
+# itself instead of pulling docker.io/vgpu/..., a Docker Hub namespace this project does not own.
+DEFAULT_REGISTRY = "localhost"
 DEFAULT_LICENSE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "LICENSE")
 # SPDX identifier of vgpu's licence (LICENSE): the org.opencontainers.image.licenses label.
 LICENSE_ID = "Apache-2.0"
@@ -531,8 +535,8 @@ def build_image(key, args, tmp):
     manifest_bytes = canonical_json(manifest)
     manifest_digest = hashlib.sha256(manifest_bytes).hexdigest()
     repo = spec["repository"]
-    ref = f"{args.registry}/{repo}" if args.registry else repo
-    # containerd's normalised name: what kubelet asks for when a pod names vgpu/scheduler:TAG.
+    ref = f"{args.registry}/{repo}"
+    # containerd's normalised name: what kubelet asks for when a pod names the image.
     first = ref.split("/", 1)[0]
     has_registry = "." in first or ":" in first or first == "localhost"
     full_name = ref if has_registry else f"docker.io/{ref}"
@@ -609,7 +613,9 @@ def main():
                    help="build only this image (repeatable)")
     p.add_argument("--epoch", type=int, default=0, help="mtime of every entry, image created")
     p.add_argument("--revision", default="unknown", help="org.opencontainers.image.revision")
-    p.add_argument("--registry", default="", help="registry in front of the repository names")
+    p.add_argument("--registry", default=DEFAULT_REGISTRY,
+                   help="registry in front of the repository names (default: localhost, the "
+                        "chart's default for images imported into the nodes)")
     p.add_argument("--no-strip", dest="strip", action="store_false",
                    help="keep symbols and debug information")
     p.add_argument("--ca-bundle", default=CA_BUNDLE if os.path.exists(CA_BUNDLE) else "",
@@ -620,6 +626,9 @@ def main():
     p.add_argument("--gzip-level", type=int, default=6)
     p.add_argument("--rootfs", help="also write each image's files as <ROOTFS>/<image>/")
     args = p.parse_args()
+    if not args.registry:
+        die("--registry '': the images would be docker.io/vgpu/..., a Docker Hub namespace this "
+            "project does not own; name your registry, or localhost for images to import")
     if not os.path.isfile(args.license):
         die(f"{args.license}: no licence file (the images ship vgpu's LICENSE)")
     os.makedirs(args.out, exist_ok=True)

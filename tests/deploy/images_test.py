@@ -8,10 +8,10 @@
 The images are assembled from the binaries given (CTest passes the build's own, so CI checks the
 dev build's binaries; scripts/build-images.sh makes release ones). Each image case checks the
 archive independently of scripts/oci-image.py:
-- the OCI layout: oci-layout, index.json (io.containerd.image.name = docker.io/<repo>:<appVersion>,
+- the OCI layout: oci-layout, index.json (io.containerd.image.name = localhost/<repo>:<appVersion>,
   ref name = appVersion, platform linux/amd64), every blob's sha256 and size against its
   descriptor, the config's diff_id against the uncompressed layer, the docker-archive
-  manifest.json naming the same blobs and <repo>:<appVersion>;
+  manifest.json naming the same blobs and localhost/<repo>:<appVersion> (the chart's default names);
 - the layer: relative names without "..", sorted, one mtime, root-owned but /home/nonroot, no shell;
 - what the chart runs: each command of the chart's template (vgpu-...) is an executable found on
   the image's PATH, devicePlugin.libvgpu (values.yaml) is in the device plugin's image;
@@ -253,7 +253,7 @@ def check_archive(archive, key, work):
     check(index["schemaVersion"] == 2 and len(index["manifests"]) == 1, "index.json manifests")
     mdesc = index["manifests"][0]
     ann = mdesc.get("annotations", {})
-    check(ann.get("io.containerd.image.name") == f"docker.io/{spec['repo']}:{tag}",
+    check(ann.get("io.containerd.image.name") == f"localhost/{spec['repo']}:{tag}",
           f"io.containerd.image.name {ann.get('io.containerd.image.name')}")
     check(ann.get("org.opencontainers.image.ref.name") == tag, "org.opencontainers.image.ref.name")
     check(mdesc.get("platform") == {"architecture": "amd64", "os": "linux"}, "platform")
@@ -267,7 +267,7 @@ def check_archive(archive, key, work):
     check(config["architecture"] == "amd64" and config["os"] == "linux", "config platform")
     docker = json.loads(members["manifest.json"])
     check(docker == [{"Config": f"blobs/sha256/{manifest['config']['digest'][7:]}",
-                      "RepoTags": [f"{spec['repo']}:{tag}"],
+                      "RepoTags": [f"localhost/{spec['repo']}:{tag}"],
                       "Layers": [f"blobs/sha256/{manifest['layers'][0]['digest'][7:]}"]}],
           f"docker manifest.json: {docker}")
     check(config["config"]["Labels"]["org.opencontainers.image.version"] == tag, "version label")
