@@ -5,7 +5,9 @@ Each image is one layer: a minimal root filesystem with the image's binaries in 
 Debian shared libraries they load (resolved with ldd on the build host, dynamic loader and glibc
 included, with the host's symlinks: /lib -> usr/lib, the SONAME links), /etc/passwd and /etc/group
 (root and nonroot, uid 65532), /etc/nsswitch.conf, Debian's /etc/ld.so.conf, the CA bundle and
-empty /tmp, /proc, /sys, /dev. It is written as an OCI image layout (oci-layout, index.json,
+empty /tmp, /proc, /sys, /dev. For scanners and licence reviews: the dpkg records of every Debian
+package it ships files of (add_debian_metadata), their copyright files, /etc/os-release and
+/etc/debian_version, and vgpu's LICENSE in /usr/share/doc/vgpu. It is written as an OCI image layout (oci-layout, index.json,
 blobs/sha256/...) in one tar, with a docker-archive manifest.json beside it: `ctr images import`
 (the index's io.containerd.image.name annotation names the image) and `docker load` both read it.
 
@@ -270,8 +272,6 @@ def add_debian_metadata(fs, generated):
     /usr/share/doc/<package>/copyright and the /usr/share/common-licenses texts those name,
     /etc/os-release and /etc/debian_version. generated: {image path: package} for files made from
     a package's data rather than shipped by it (the CA bundle). Returns the records' packages."""
-    if not shutil.which("dpkg-query"):
-        die("dpkg-query not found: the images are built on Debian 12 (docs/install.md, Images)")
     for path in OS_RELEASE + (DEBIAN_VERSION,):
         if os.path.lexists(path):
             fs.add_host_path(path)
@@ -626,6 +626,14 @@ def main():
     p.add_argument("--gzip-level", type=int, default=6)
     p.add_argument("--rootfs", help="also write each image's files as <ROOTFS>/<image>/")
     args = p.parse_args()
+    # amd64 only: the config's architecture, /etc/ld.so.conf.d and the libraries (ldd, dpkg -S on
+    # this host's packages) are the build host's, written for x86_64 (docs/install.md, "arm64").
+    if not shutil.which("dpkg-query"):
+        die("dpkg-query not found: the images are built on Debian 12 (docs/install.md, Images)")
+    host_arch = dpkg_query("-W", "-f", "${Architecture}", "dpkg").strip()
+    if host_arch != "amd64":
+        die(f"the build host is {host_arch}: the images are built on Debian 12 amd64 only "
+            "(docs/install.md, Images, arm64)")
     if not args.registry:
         die("--registry '': the images would be docker.io/vgpu/..., a Docker Hub namespace this "
             "project does not own; name your registry, or localhost for images to import")
