@@ -9,7 +9,8 @@
 #    build/images-release), unless --binaries names binaries already built.
 # 2. scripts/oci-image.py writes OUT/<image>.tar per image: an OCI image layout in a tar, with a
 #    docker-archive manifest.json, one layer holding the binaries and the Debian libraries they load
-#    (ldd), the loader and glibc included. Import on a node with
+#    (ldd), the loader and glibc included, with those packages' dpkg records and copyright files,
+#    /etc/os-release and vgpu's LICENSE, for scanners and licence reviews. Import on a node with
 #      ctr -n k8s.io images import OUT/scheduler.tar    (or: docker load -i OUT/scheduler.tar)
 #    Same binaries and SOURCE_DATE_EPOCH give the same digests (docs/install.md, "Images").
 #
@@ -19,7 +20,9 @@
 #                    (e.g. build/dev: deviceplugin/, scheduler/, monitor/, cli/, lib/)
 #   --build-dir DIR  the release build folder (default build/images-release)
 #   --only IMAGE     device-plugin, scheduler or monitor (repeatable; default all three)
-#   --registry HOST  name the images HOST/vgpu/... (as global.imageRegistry in the chart)
+#   --registry HOST  name the images HOST/vgpu/... (as global.imageRegistry in the chart); default
+#                    localhost, the chart's default: images imported into the nodes, a name no one
+#                    else can publish under (docs/install.md, "Images")
 #   --rootfs DIR     also write each image's files as DIR/<image>/ (deploy/images/Dockerfile)
 #   --no-strip       keep symbols (binaries are stripped by default)
 # Environment: SOURCE_DATE_EPOCH (file times and `created`; default: the commit time of HEAD),

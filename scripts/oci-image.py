@@ -5,7 +5,9 @@ Each image is one layer: a minimal root filesystem with the image's binaries in 
 Debian shared libraries they load (resolved with ldd on the build host, dynamic loader and glibc
 included, with the host's symlinks: /lib -> usr/lib, the SONAME links), /etc/passwd and /etc/group
 (root and nonroot, uid 65532), /etc/nsswitch.conf, Debian's /etc/ld.so.conf, the CA bundle and
-empty /tmp, /proc, /sys, /dev. It is written as an OCI image layout (oci-layout, index.json,
+empty /tmp, /proc, /sys, /dev. For scanners and licence reviews: the dpkg records of every Debian
+package it ships files of (add_debian_metadata), their copyright files, /etc/os-release and
+/etc/debian_version, and vgpu's LICENSE in /usr/share/doc/vgpu. It is written as an OCI image layout (oci-layout, index.json,
 blobs/sha256/...) in one tar, with a docker-archive manifest.json beside it: `ctr images import`
 (the index's io.containerd.image.name annotation names the image) and `docker load` both read it.
 
@@ -20,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -74,6 +77,13 @@ LD_SO_CONF_MULTIARCH = (
     "/usr/lib/x86_64-linux-gnu\n"
 )
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+# The images' default names, localhost/vgpu/...: as the chart's default registry (charts/vgpu), a
+# name no one else can publish under. A node that lacks the imported image fails to pull it from
+# itself instead of pulling docker.io/vgpu/..., a Docker Hub namespace this project does not own.
+DEFAULT_REGISTRY = "localhost"
+DEFAULT_LICENSE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "LICENSE")
+# SPDX identifier of vgpu's licence (LICENSE): the org.opencontainers.image.licenses label.
+LICENSE_ID = "Apache-2.0"
 
 MT_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MT_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -112,17 +122,19 @@ class RootFS:
         self._parents(path)
         self.entries[path] = {"type": "file", "mode": mode, "uid": 0, "gid": 0, "data": data}
 
-    def add_file(self, path, source, mode):
+    def add_file(self, path, source, mode, origin=None):
+        """origin "host": the build host's own file at the same path (a Debian package's)."""
         self._parents(path)
-        self.entries[path] = {"type": "file", "mode": mode, "uid": 0, "gid": 0, "source": source}
+        self.entries[path] = {"type": "file", "mode": mode, "uid": 0, "gid": 0, "source": source,
+                              "origin": origin}
 
-    def add_symlink(self, path, target):
+    def add_symlink(self, path, target, origin=None):
         self._parents(path)
         old = self.entries.get(path)
         if old and (old["type"] != "symlink" or old["target"] != target):
             die(f"{path}: symlink to {target} clashes with an entry already in the image")
         self.entries[path] = {"type": "symlink", "mode": 0o777, "uid": 0, "gid": 0,
-                              "target": target}
+                              "target": target, "origin": origin}
 
     def add_host_path(self, host_path):
         """Copies host_path into the image at the same path, following the host's symlinks one
@@ -143,7 +155,7 @@ class RootFS:
                 st = os.lstat(current)
                 if stat.S_ISLNK(st.st_mode):
                     target = os.readlink(current)
-                    self.add_symlink(current, target)
+                    self.add_symlink(current, target, origin="host")
                     resolved = target if os.path.isabs(target) else os.path.join(
                         os.path.dirname(current), target)
                     pending.append(os.path.join(resolved, *parts[i + 1:]))
@@ -159,7 +171,7 @@ class RootFS:
                 if not stat.S_ISREG(st.st_mode):
                     die(f"{current}: not a regular file")
                 mode = 0o755 if st.st_mode & 0o111 else 0o644
-                self.add_file(current, current, mode)
+                self.add_file(current, current, mode, origin="host")
 
 
 def ldd(path):
@@ -185,6 +197,171 @@ def ldd(path):
     return libs
 
 
+# The Debian records of what an image ships, for scanners (Trivy, Grype/Syft, Clair, ...) and for
+# the licences. One /var/lib/dpkg/status file rather than distroless's status.d/<package>: dpkg
+# itself reads it (dpkg-query --admindir=<root>/var/lib/dpkg), and every scanner that knows Debian
+# reads it, status.d only the newer ones. Beside it info/<package>.list and .md5sums name the
+# package's files that the image holds (Trivy and Syft tie files to packages with them), and
+# /etc/os-release and /etc/debian_version say Debian 12 (Grype reads the first, Trivy the second).
+DPKG_ADMIN = "/var/lib/dpkg"
+OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
+DEBIAN_VERSION = "/etc/debian_version"
+COMMON_LICENSES = "/usr/share/common-licenses"
+VGPU_DOC = "/usr/share/doc/vgpu"
+# merged /usr: dpkg lists /lib/x86_64-linux-gnu/libc.so.6, ldd and the image reach it through
+# /usr/lib/... (or the other way round).
+USR_MERGED = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def dpkg_query(*args, ok=(0,)):
+    env = dict(os.environ, LC_ALL="C")
+    r = subprocess.run(["dpkg-query", *args], capture_output=True, text=True, env=env,
+                       check=False)
+    if r.returncode not in ok:
+        die(f"dpkg-query {' '.join(args[:3])} ...: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def path_aliases(path):
+    """path, then the same file's other name under merged /usr."""
+    out = [path]
+    for d in USR_MERGED:
+        if path.startswith(f"/usr{d}/"):
+            out.append(path[4:])
+        elif path.startswith(f"{d}/"):
+            out.append("/usr" + path)
+    return out
+
+
+def dpkg_owners(paths):
+    """{path: (packages, the path as dpkg lists it)} for those of paths a package owns (dpkg -S).
+    Packages are named as dpkg's info files are: libc6:amd64 (Multi-Arch: same), base-files."""
+    queries = sorted({a for p in paths for a in path_aliases(p)})
+    if not queries:
+        return {}
+    # Exact paths, not patterns: escape what dpkg-query would take as a wildcard.
+    patterns = [re.sub(r"([*?\[\\])", r"\\\1", q) for q in queries]
+    found = {}
+    for line in dpkg_query("-S", *patterns, ok=(0, 1)).splitlines():
+        if line.startswith("diversion ") or ": " not in line:
+            continue
+        pkgs, _, path = line.partition(": ")
+        found[path] = sorted(p.strip() for p in pkgs.split(","))
+    owners = {}
+    for p in paths:
+        for a in path_aliases(p):
+            if a in found:
+                owners[p] = (found[a], a)
+                break
+    return owners
+
+
+def shipped_host_paths(fs, owners, folder_links=False):
+    """Files and links of the image copied from the host, not yet mapped to a package; with
+    folder_links, the links to folders instead (/lib -> usr/lib, /usr/share/doc/libstdc++6 ->
+    gcc-12-base), which name no package of their own: every package with a file under /lib
+    lists /lib."""
+    return [p for p, e in sorted(fs.entries.items())
+            if e.get("origin") == "host" and e["type"] != "dir" and p not in owners
+            and (e["type"] == "symlink" and os.path.isdir(p)) == folder_links]
+
+
+def add_debian_metadata(fs, generated):
+    """Adds the Debian records of every package whose files fs holds: the dpkg status records,
+    info/<package>.list and .md5sums limited to the files shipped, each package's
+    /usr/share/doc/<package>/copyright and the /usr/share/common-licenses texts those name,
+    /etc/os-release and /etc/debian_version. generated: {image path: package} for files made from
+    a package's data rather than shipped by it (the CA bundle). Returns the records' packages."""
+    for path in OS_RELEASE + (DEBIAN_VERSION,):
+        if os.path.lexists(path):
+            fs.add_host_path(path)
+    if "/usr/lib/os-release" not in fs.entries:
+        die("the build host has no /usr/lib/os-release (not Debian 12?)")
+    owners = {}
+    packages = set(generated.values())
+    documented = set()
+    while True:
+        todo = shipped_host_paths(fs, owners)
+        found = dpkg_owners(todo)
+        for p in todo:
+            if p in found:
+                owners[p] = found[p]
+                packages.update(found[p][0])
+            elif fs.entries[p]["type"] == "file":
+                die(f"{p}: no Debian package owns it (dpkg -S); the image would ship it "
+                    "without a record")
+            else:
+                owners[p] = ([], None)  # an ldconfig link: the file it names is checked
+        if not todo and documented == packages:
+            break
+        for pkg in sorted(packages - documented):
+            documented.add(pkg)
+            name = pkg.split(":")[0]
+            copyright_path = f"/usr/share/doc/{name}/copyright"
+            if not os.path.isfile(copyright_path):
+                die(f"{copyright_path} missing on the build host: {pkg}'s licence would not ship")
+            fs.add_host_path(copyright_path)
+            with open(copyright_path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            for lic in re.findall(re.escape(COMMON_LICENSES) + r"/([A-Za-z0-9][\w.+-]*)", text):
+                lic_path = f"{COMMON_LICENSES}/{lic.rstrip('.')}"
+                if os.path.isfile(lic_path):
+                    fs.add_host_path(lic_path)
+
+    # What each package ships here, as dpkg names the paths; links to folders go to the lists of
+    # packages already recorded that list them, and record none.
+    for p, (pkgs, dpkg_path) in dpkg_owners(shipped_host_paths(fs, owners, True)).items():
+        owners[p] = ([pkg for pkg in pkgs if pkg in packages], dpkg_path)
+    shipped = {pkg: set() for pkg in packages}
+    for pkgs, dpkg_path in owners.values():
+        for pkg in pkgs:
+            shipped[pkg].add(dpkg_path)
+
+    everything_shipped = set().union(*shipped.values())
+    status = dpkg_query("-s", *sorted(packages))
+    records = []
+    for record in status.strip("\n").split("\n\n"):
+        lines, in_conffiles = [], False
+        for line in record.splitlines():
+            if line[:1] in (" ", "\t"):
+                # Conffiles: " <path> <md5>" (the md5sums files leave conffiles out); only those
+                # the image holds (/etc/debian_version), the field dropped if none.
+                if not in_conffiles or line.split()[0] in everything_shipped:
+                    lines.append(line)
+                continue
+            in_conffiles = line.startswith("Conffiles:")
+            lines.append(line)
+        if lines and lines[-1] == "Conffiles:":
+            lines.pop()
+        lines = [ln for i, ln in enumerate(lines) if not (
+            ln == "Conffiles:" and (i + 1 == len(lines) or lines[i + 1][:1] not in (" ", "\t")))]
+        fields = dict(ln.split(": ", 1) for ln in lines if ln[:1] not in (" ", "\t") and ": " in ln)
+        if fields.get("Status") != "install ok installed":
+            die(f"{fields.get('Package')}: Status {fields.get('Status')!r} on the build host")
+        records.append(((fields["Package"], fields.get("Architecture", "")), "\n".join(lines)))
+    if len(records) != len(packages):
+        die(f"dpkg-query -s gave {len(records)} records for {len(packages)} packages")
+    records.sort()
+    fs.add_bytes(f"{DPKG_ADMIN}/status", ("\n\n".join(r for _, r in records) + "\n").encode())
+    # The database layout with <package>:<arch>.list names (dpkg's own "1"), so that dpkg-query
+    # --admindir finds the lists of Multi-Arch: same packages.
+    fs.add_bytes(f"{DPKG_ADMIN}/info/format", b"1\n")
+
+    for pkg in sorted(packages):
+        mine = shipped[pkg]
+        listing = [ln for ln in dpkg_query("-L", pkg).splitlines()
+                   if ln == "/." or ln in mine or any(m.startswith(ln + "/") for m in mine)]
+        fs.add_bytes(f"{DPKG_ADMIN}/info/{pkg}.list", ("\n".join(listing) + "\n").encode())
+        md5_path = dpkg_query("--control-path", pkg, "md5sums").strip()
+        if md5_path:
+            with open(md5_path, encoding="utf-8") as f:
+                sums = [ln for ln in f.read().splitlines()
+                        if len(ln.split("  ", 1)) == 2 and "/" + ln.split("  ", 1)[1] in mine]
+            if sums:
+                fs.add_bytes(f"{DPKG_ADMIN}/info/{pkg}.md5sums", ("\n".join(sums) + "\n").encode())
+    return sorted(packages)
+
+
 def staged_binary(src, dest_dir, strip, shared):
     """src copied into dest_dir, stripped unless strip is False. Returns the copy's path."""
     dst = os.path.join(dest_dir, os.path.basename(src))
@@ -196,7 +373,7 @@ def staged_binary(src, dest_dir, strip, shared):
     return dst
 
 
-def build_rootfs(spec, bin_dir, stage, strip, ca_bundle):
+def build_rootfs(spec, bin_dir, stage, strip, ca_bundle, license_file):
     fs = RootFS()
     for d, mode in (("/etc", 0o755), ("/proc", 0o555), ("/sys", 0o555), ("/dev", 0o755),
                     ("/tmp", 0o1777), ("/root", 0o700), ("/usr/local/bin", 0o755)):
@@ -207,10 +384,17 @@ def build_rootfs(spec, bin_dir, stage, strip, ca_bundle):
     fs.add_bytes("/etc/nsswitch.conf", NSSWITCH.encode())
     fs.add_bytes("/etc/ld.so.conf", LD_SO_CONF.encode())
     fs.add_bytes("/etc/ld.so.conf.d/x86_64-linux-gnu.conf", LD_SO_CONF_MULTIARCH.encode())
+    generated = {}
     if ca_bundle:
         # Kubernetes API calls use the service account's CA; the system bundle is for kubeconfigs
-        # without one.
+        # without one. update-ca-certificates writes it from ca-certificates' certificates, so the
+        # image carries that package's record and copyright (unless --ca-bundle names another).
         fs.add_file(CA_BUNDLE, os.path.realpath(ca_bundle), 0o644)
+        if os.path.realpath(ca_bundle) == os.path.realpath(CA_BUNDLE) and dpkg_query(
+                "-W", "-f", "${db:Status-Abbrev}", "ca-certificates", ok=(0, 1)).startswith("ii"):
+            generated[CA_BUNDLE] = "ca-certificates"
+    # vgpu's own licence (the org.opencontainers.image.licenses label) beside Debian's copyrights.
+    fs.add_file(f"{VGPU_DOC}/LICENSE", os.path.realpath(license_file), 0o644)
     libs = []
     for name in spec["bins"]:
         src = os.path.join(bin_dir, name)
@@ -227,7 +411,8 @@ def build_rootfs(spec, bin_dir, stage, strip, ca_bundle):
         fs.add_file(dest, staged, 0o755)
     for lib in sorted(set(libs)):
         fs.add_host_path(lib)
-    return fs
+    packages = add_debian_metadata(fs, generated)
+    return fs, packages
 
 
 def write_layer(fs, epoch, path):
@@ -298,7 +483,8 @@ def build_image(key, args, tmp):
     spec = IMAGES[key]
     stage = os.path.join(tmp, key)
     os.makedirs(stage)
-    fs = build_rootfs(spec, args.binaries, stage, args.strip, args.ca_bundle)
+    fs, packages = build_rootfs(spec, args.binaries, stage, args.strip, args.ca_bundle,
+                                args.license)
     if args.rootfs:
         write_rootfs_dir(fs, os.path.join(args.rootfs, key))
 
@@ -318,7 +504,7 @@ def build_image(key, args, tmp):
         "org.opencontainers.image.version": args.tag,
         "org.opencontainers.image.revision": args.revision,
         "org.opencontainers.image.created": created,
-        "org.opencontainers.image.licenses": "Apache-2.0",
+        "org.opencontainers.image.licenses": LICENSE_ID,
     }
     config = {
         "architecture": "amd64",
@@ -349,8 +535,8 @@ def build_image(key, args, tmp):
     manifest_bytes = canonical_json(manifest)
     manifest_digest = hashlib.sha256(manifest_bytes).hexdigest()
     repo = spec["repository"]
-    ref = f"{args.registry}/{repo}" if args.registry else repo
-    # containerd's normalised name: what kubelet asks for when a pod names vgpu/scheduler:TAG.
+    ref = f"{args.registry}/{repo}"
+    # containerd's normalised name: what kubelet asks for when a pod names the image.
     first = ref.split("/", 1)[0]
     has_registry = "." in first or ":" in first or first == "localhost"
     full_name = ref if has_registry else f"docker.io/{ref}"
@@ -411,7 +597,8 @@ def build_image(key, args, tmp):
     files = sum(1 for e in fs.entries.values() if e["type"] == "file")
     print(f"{out}: {full_name}:{args.tag} manifest sha256:{manifest_digest} "
           f"archive {os.path.getsize(out)} B, layer {os.path.getsize(layer_gz)} B gzip / "
-          f"{uncompressed} B tar, {files} files, user {spec['user']}")
+          f"{uncompressed} B tar, {files} files, {len(packages)} Debian packages recorded, "
+          f"user {spec['user']}")
 
 
 def main():
@@ -426,14 +613,32 @@ def main():
                    help="build only this image (repeatable)")
     p.add_argument("--epoch", type=int, default=0, help="mtime of every entry, image created")
     p.add_argument("--revision", default="unknown", help="org.opencontainers.image.revision")
-    p.add_argument("--registry", default="", help="registry in front of the repository names")
+    p.add_argument("--registry", default=DEFAULT_REGISTRY,
+                   help="registry in front of the repository names (default: localhost, the "
+                        "chart's default for images imported into the nodes)")
     p.add_argument("--no-strip", dest="strip", action="store_false",
                    help="keep symbols and debug information")
     p.add_argument("--ca-bundle", default=CA_BUNDLE if os.path.exists(CA_BUNDLE) else "",
                    help=f"CA certificates for {CA_BUNDLE} ('' = none)")
+    p.add_argument("--license", default=DEFAULT_LICENSE,
+                   help=f"vgpu's licence text, shipped as {VGPU_DOC}/LICENSE (default: the "
+                        "repository's LICENSE)")
     p.add_argument("--gzip-level", type=int, default=6)
     p.add_argument("--rootfs", help="also write each image's files as <ROOTFS>/<image>/")
     args = p.parse_args()
+    # amd64 only: the config's architecture, /etc/ld.so.conf.d and the libraries (ldd, dpkg -S on
+    # this host's packages) are the build host's, written for x86_64 (docs/install.md, "arm64").
+    if not shutil.which("dpkg-query"):
+        die("dpkg-query not found: the images are built on Debian 12 (docs/install.md, Images)")
+    host_arch = dpkg_query("-W", "-f", "${Architecture}", "dpkg").strip()
+    if host_arch != "amd64":
+        die(f"the build host is {host_arch}: the images are built on Debian 12 amd64 only "
+            "(docs/install.md, Images, arm64)")
+    if not args.registry:
+        die("--registry '': the images would be docker.io/vgpu/..., a Docker Hub namespace this "
+            "project does not own; name your registry, or localhost for images to import")
+    if not os.path.isfile(args.license):
+        die(f"{args.license}: no licence file (the images ship vgpu's LICENSE)")
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="vgpu-images-") as tmp:
         for key in args.only or sorted(IMAGES):

@@ -540,11 +540,14 @@ def case_default(kube):
     F.equal(flag_value(sargs, "--http-bind", "default"), "0.0.0.0:8888", "default: --http-bind")
     for flag in ("--extender-allow-remote", "--webhook-allow-overrides", "--webhook-override-namespaces"):
         F.check(not any(a.split("=", 1)[0] == flag for a in sargs), f"default: {flag} passed: {sargs}")
-    F.equal(container(dep, "vgpu-scheduler")["image"], "vgpu/scheduler:0.1.0", "default: scheduler image")
+    # localhost/: what scripts/build-images.sh names the images it builds for import, never a
+    # Docker Hub name (docker.io/vgpu/... is a namespace this project does not own).
+    F.equal(container(dep, "vgpu-scheduler")["image"], "localhost/vgpu/scheduler:0.1.0", "default: scheduler image")
     dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
-    F.equal(container(dss["vgpu-device-plugin"], "device-plugin")["image"], "vgpu/device-plugin:0.1.0",
+    F.equal(container(dss["vgpu-device-plugin"], "device-plugin")["image"], "localhost/vgpu/device-plugin:0.1.0",
             "default: device plugin image")
-    F.equal(container(dss["vgpu-monitor"], "vgpu-monitor")["image"], "vgpu/monitor:0.1.0", "default: monitor image")
+    F.equal(container(dss["vgpu-monitor"], "vgpu-monitor")["image"], "localhost/vgpu/monitor:0.1.0",
+            "default: monitor image")
     F.equal(pod_spec(dss["vgpu-device-plugin"]).get("nodeSelector"), {"gpu": "on"}, "default: node selector")
     nc = json.loads(configmap_data(docs, "vgpu-device-plugin")["config.json"])
     F.equal(nc, {"nodeconfig": []}, "default: config.json")
@@ -814,6 +817,39 @@ def case_service_monitor():
             "ServiceMonitors, enabled, monitor off")
 
 
+def case_images():
+    """Where the vgpu images come from: localhost by default (imported), global.imageRegistry for
+    all (kube-scheduler's too), a registry or a registry-qualified repository per image; a name
+    without a registry host fails (case bad-values)."""
+    what = "images"
+
+    def images(docs):
+        dep = one(docs, "Deployment", "-scheduler")
+        dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
+        return [container(dep, "vgpu-scheduler")["image"], container(dep, "kube-scheduler")["image"],
+                container(dss["vgpu-device-plugin"], "device-plugin")["image"],
+                container(dss["vgpu-monitor"], "vgpu-monitor")["image"]]
+
+    F.equal(images(render(sets=["global.imageRegistry=registry.example.com:5000"])),
+            ["registry.example.com:5000/vgpu/scheduler:0.1.0", "registry.example.com:5000/kube-scheduler:v1.30.0",
+             "registry.example.com:5000/vgpu/device-plugin:0.1.0", "registry.example.com:5000/vgpu/monitor:0.1.0"],
+            f"{what}: global.imageRegistry")
+    # Registries emptied, the global one given: every image takes it.
+    F.equal(images(render(sets=["scheduler.extender.image.registry=", "devicePlugin.image.registry=",
+                                "devicePlugin.monitor.image.registry=", "global.imageRegistry=mirror.example.com"]))[0],
+            "mirror.example.com/vgpu/scheduler:0.1.0", f"{what}: global.imageRegistry over empty registries")
+    F.equal(images(render(sets=["devicePlugin.image.registry=", "devicePlugin.image.repository=docker.io/myorg/dp",
+                                "devicePlugin.image.tag=1.2"]))[2],
+            "docker.io/myorg/dp:1.2", f"{what}: registry in the repository")
+    F.equal(images(render(sets=["devicePlugin.monitor.image.registry=reg.example.com"]))[3],
+            "reg.example.com/vgpu/monitor:0.1.0", f"{what}: one image's registry")
+    # The e2e install's values (tests/e2e/lib/chart.sh) over HAMi's: the imported names.
+    e2e_values = os.path.join(ROOT, "tests", "e2e", "testdata", "chart-values.yaml")
+    F.equal(images(render(kube="1.20.2", values=[HAMI_FULL_VALUES, e2e_values])),
+            ["localhost/vgpu/scheduler:0.1.0", "registry.k8s.io/kube-scheduler:v1.20.2",
+             "localhost/vgpu/device-plugin:0.1.0", "localhost/vgpu/monitor:0.1.0"], f"{what}: e2e values")
+
+
 def case_variants():
     # The webhook off: no certificate, no HTTPS listener, no webhook port on the Service.
     what = "webhook off"
@@ -944,6 +980,11 @@ def case_bad_values():
         (["devicePlugin.image.repository=projecthami/hami"], "HAMi's image"),
         (["scheduler.extender.image.repository=docker.io/projecthami/hami"], "HAMi's image"),
         (["scheduler.nodeLockExpire=5 minutes"], "nodeLockExpire"),
+        # A vgpu image without a registry host would come from Docker Hub's vgpu/ namespace.
+        (["scheduler.extender.image.registry="], "scheduler.extender.image: vgpu/scheduler names no registry"),
+        (["devicePlugin.image.registry="], "devicePlugin.image: vgpu/device-plugin names no registry"),
+        (["devicePlugin.monitor.image.registry="], "devicePlugin.monitor.image: vgpu/monitor names no registry"),
+        ("devicePlugin:\n  image: vgpu/device-plugin\n", "docker.io/vgpu/device-plugin"),
         (["scheduler.patch.enabled=false"], "caBundle"),
         ("devicePlugin:\n  nodeConfiguration:\n    config: '{\"nodeconfig\": ['\n", "not valid JSON"),
     ]
@@ -972,6 +1013,7 @@ CASES = {
     "config-api": case_config_api,
     "cert-manager": case_certmanager,
     "service-monitor": case_service_monitor,
+    "images": case_images,
     "variants": case_variants,
     "overrides": case_overrides,
     "bad-values": case_bad_values,

@@ -76,7 +76,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/* An image reference. dict: image (HAMi >= v2.7 map {registry, repository, tag}, or the plain
      repository string of HAMi <= v2.6), tag (fallback tag), root (the top context).
      global.imageRegistry replaces the registry. HAMi's own images are refused: the chart runs vgpu's
-     binaries with vgpu's flags. */}}
+     binaries with vgpu's flags. vgpu's images (all but kube-scheduler's, allowHami) must name a
+     registry host: a bare vgpu/scheduler is docker.io/vgpu/scheduler, a Docker Hub namespace
+     this project does not own, so a node without the imported image would run whatever someone
+     pushed there. */}}
 {{- define "vgpu.image" -}}
 {{- $img := .image -}}
 {{- $registry := "" -}}
@@ -106,6 +109,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $ref := $repository -}}
 {{- if and $registry (not (hasPrefix (printf "%s/" $registry) $repository)) -}}
 {{- $ref = printf "%s/%s" $registry $repository -}}
+{{- end -}}
+{{- if and (not .allowHami) (not (regexMatch "^(localhost|[^/]*[.:][^/]*)/" $ref)) -}}
+{{- fail (printf "%s: %s names no registry, so nodes would pull it from Docker Hub (docker.io/%s), whose vgpu/ namespace this project does not own. Set global.imageRegistry or %s.registry to the registry you pushed the images to, or to \"localhost\" (the default) for images imported with scripts/build-images.sh (docs/install.md, Images)" .what $ref $ref .what) -}}
 {{- end -}}
 {{- if contains "@" $ref -}}
 {{- $ref -}}

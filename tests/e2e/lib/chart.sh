@@ -88,7 +88,9 @@ chart_images() {
     [[ -x $f || -f $f ]] || die "the images need $f (not built)"
     ln -sf "$f" "$bin/$(basename "$f")"
   done
-  "$E2E_REPO/scripts/build-images.sh" --binaries "$bin" "$out" >"$E2E_LOGS/build-images.log" 2>&1 ||
+  # localhost/vgpu/...: the names tests/e2e/testdata/chart-values.yaml installs.
+  "$E2E_REPO/scripts/build-images.sh" --binaries "$bin" --registry localhost "$out" \
+    >"$E2E_LOGS/build-images.log" 2>&1 ||
     die "scripts/build-images.sh failed (see $E2E_LOGS/build-images.log)"
   build_oci_image "registry.k8s.io/kube-scheduler:$E2E_K8S_VERSION" "$out/kube-scheduler.tar" \
     '["/bin/kube-scheduler"]' "$E2E_K8S_BIN/kube-scheduler:/bin/kube-scheduler"
