@@ -616,28 +616,33 @@ def extract_image(archive, dest):
     return config, rootfs
 
 
+def check_image_scannable(archive, key, work):
+    """The image's labels and what a scanner reads in it (check_scannable)."""
+    spec = IMAGES[key]
+    print(f"{key}:")
+    config, rootfs = extract_image(archive, Path(work) / f"{key}-rootfs")
+    labels = config["config"].get("Labels", {})
+    want = {"org.opencontainers.image.licenses": LICENSE_ID,
+            "org.opencontainers.image.title": spec["repo"],
+            "org.opencontainers.image.version": app_version()}
+    got = {k: labels.get(k) for k in want}
+    check(got == want, f"{key}: labels {got}, expected {want}")
+    problems = check_scannable(rootfs)
+    check(not problems, f"{key}: " + "\n  ".join(problems))
+    return rootfs
+
+
 def case_scan(bin_dir, work):
+    # Each image's own case (device-plugin, monitor, scheduler) checks that a scanner sees its
+    # packages; this one checks the licence claims and that the check itself can fail, on the
+    # scheduler's image only (building all three again here cost CI minutes for nothing new).
     check_license_claims()
-    out = Path(work) / "out"
-    for key in sorted(IMAGES):
-        build(bin_dir, out, key)
-    tag = app_version()
-    for key, spec in sorted(IMAGES.items()):
-        print(f"{key}:")
-        config, rootfs = extract_image(out / f"{key}.tar", Path(work) / key)
-        labels = config["config"].get("Labels", {})
-        want = {"org.opencontainers.image.licenses": LICENSE_ID,
-                "org.opencontainers.image.title": spec["repo"],
-                "org.opencontainers.image.version": tag}
-        got = {k: labels.get(k) for k in want}
-        check(got == want, f"{key}: labels {got}, expected {want}")
-        problems = check_scannable(rootfs)
-        check(not problems, f"{key}: " + "\n  ".join(problems))
+    archive = build(bin_dir, Path(work) / "out", "scheduler")
+    rootfs = check_image_scannable(archive, "scheduler", work)
 
     # The check must catch a library without its record: take the scheduler's image, drop the
     # record of the package that ships libstdc++ (every vgpu binary loads it), then put back the
     # records and add a library no record lists.
-    rootfs = Path(work) / "scheduler"
     status_path = rootfs / DPKG.lstrip("/") / "status"
     original = status_path.read_text()
     stanzas = original.strip("\n").split("\n\n")
@@ -706,6 +711,10 @@ def main():
         else:
             archive = build(bin_dir, Path(work) / "out", case)
             check_archive(archive, case, work)
+            if shutil.which("dpkg-query"):
+                check_image_scannable(archive, case, work)
+            else:
+                print("  scanner view not checked: no dpkg-query (the images are built on Debian 12)")
     print(f"PASS {case}")
     return 0
 
