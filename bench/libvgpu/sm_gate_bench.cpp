@@ -70,8 +70,8 @@ void InitLimiter(int percent) {
   config.policy = 1;  // force
   config.priority = 1;
   config.region_device[0] = -1;  // the process's own budget
-  snprintf(config.lock_dir, sizeof(config.lock_dir), "/tmp/vgpu-sm-gate-bench");
-  snprintf(config.cupti_library, sizeof(config.cupti_library), "off");
+  (void)snprintf(config.lock_dir, sizeof(config.lock_dir), "/tmp/vgpu-sm-gate-bench");
+  (void)snprintf(config.cupti_library, sizeof(config.cupti_library), "off");
   vgpu_sm_init(&driver, &config);
 }
 
