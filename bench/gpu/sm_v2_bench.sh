@@ -53,6 +53,15 @@
 # A device call may run 10 minutes: split PARTS accordingly (e.g. "calib", "train pair", "infer",
 # "matmul", "overhead-small", "overhead-train", "robust-lock robust-shared", "robust-profiler").
 #
+# Two builds in one run (A/B of a change): LIBVGPU=new/libvgpu.so LIBVGPU_PREV=old/libvgpu.so.
+# Then train, pair and infer-pair also run every limited group with the old build (groups
+# <name>_prev, in the same rounds, so the host's drift hits both alike), and matmul runs
+# sm_limit_bench.sh with each build in turn (OUT/matmul/r<N> new, OUT/matmul-prev/r<N> old);
+# the reports print both (prev = LIBVGPU_PREV). Each such part takes about 5/3 (train, pair) or
+# 3/2 (infer-pair) of its time above, matmul twice its. cost has its own cost_50_prev group.
+# DRY_RUN=1: print what each group would start (no GPU, no tenants, no reports), to check a
+# command line.
+#
 # Environment: OUT (default /tmp/vgpu-sm-v2; raw JSON and stderr under OUT/raw, kept between
 # invocations so parts can be run one by one; FRESH=1 empties it), LIBVGPU (library to use; else
 # .devbuild/libvgpu.so, else a CMake build in WORKDIR, default /tmp/vgpu-sm-v2-work), REPS, WARM
@@ -174,12 +183,18 @@ run_group() {
       envs[0]=START_AT= envs[1]=END_AT=
       args+=(--units "$RG_UNITS" --warmup "$WARM")
     fi
+    if [ "${DRY_RUN:-0}" = 1 ]; then
+      echo "  DRY_RUN $tag.$i: ${pin[*]} env ${envs[*]} $PY $WORK $kind ${args[*]}"
+      i=$((i + 1))
+      continue
+    fi
     "${pin[@]}" env "${envs[@]}" "$PY" "$WORK" "$kind" "${args[@]}" >"$RAW/$tag.$i.json" 2>"$RAW/$tag.$i.err" &
     pids+=($!)
     echo "$i $kind $limit $box $!" >>"$RAW/$tag.spec.tmp"
     i=$((i + 1))
   done
   for p in "${pids[@]}"; do wait "$p"; done
+  if [ "${DRY_RUN:-0}" = 1 ]; then rm -f "$RAW/$tag.spec.tmp"; return 0; fi
   mv "$RAW/$tag.spec.tmp" "$RAW/$tag.spec"
   [ $nolock = 1 ] && fresh_lockdir
   printf '  %-18s rep %s:' "$name" "$rep"
@@ -221,7 +236,26 @@ rounds() {
   done
 }
 
-report() { "$PY" "$REPORT" "$1" "$OUT" | tee "$OUT/$1.txt"; }
+report() { [ "${DRY_RUN:-0}" = 1 ] || "$PY" "$REPORT" "$1" "$OUT" | tee "$OUT/$1.txt"; }
+# prev_groups "NAME SPEC..." ...: with LIBVGPU_PREV, each group again as NAME_prev with every
+# limited tenant on that build (LIMIT/prev); native tenants stay native.
+prev_groups() {
+  local g w out
+  [ -n "${LIBVGPU_PREV:-}" ] || return 0
+  for g in "$@"; do
+    out=""
+    for w in $g; do
+      if [ -z "$out" ]; then
+        out="${w}_prev"
+      else
+        IFS=: read -r kind limit rest <<<"$w"
+        [[ "$limit" =~ ^[0-9]+ ]] && limit="$limit/prev"
+        out+=" $kind:$limit${rest:+:$rest}"
+      fi
+    done
+    printf '%s\n' "$out"
+  done
+}
 
 infer_rate() {
   if [ -n "${INFER_RATE:-}" ]; then echo "$INFER_RATE"; else "$PY" "$REPORT" infer-rate "$OUT"; fi
@@ -244,7 +278,7 @@ need_calib() {  # need_calib KIND...: one calibration run for each kind that has
 }
 
 MON=
-if [ "${NVML:-1}" = 1 ] && "$PY" -c 'import pynvml' 2>/dev/null; then
+if [ "${NVML:-1}" = 1 ] && [ "${DRY_RUN:-0}" != 1 ] && "$PY" -c 'import pynvml' 2>/dev/null; then
   mon_pin=()
   if command -v taskset >/dev/null && [ "$(nproc)" -ge 8 ]; then mon_pin=(taskset -c 0); fi
   "${mon_pin[@]}" "$PY" "$REPORT" nvml "$OUT/nvml.jsonl" &
@@ -253,7 +287,11 @@ fi
 stop_nvml() { [ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null; MON=; }
 trap stop_nvml EXIT
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+if [ "${DRY_RUN:-0}" = 1 ]; then
+  echo "DRY_RUN: nothing is started" | tee "$OUT/gpu.txt"
+else
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+fi
 echo "parts:$PARTS_EXP  (REPS $REPS, WARM $WARM s, WIN $WIN s, OUT $OUT)"
 
 if part tune; then
@@ -282,15 +320,18 @@ fi
 if part train; then
   need_lib
   need_calib train
-  rounds "$REPS" "train_native train:native" "train_30 train:30" "train_50 train:50"
+  limited=("train_30 train:30" "train_50 train:50")
+  mapfile -t prev < <(prev_groups "${limited[@]}")
+  rounds "$REPS" "train_native train:native" "${limited[@]}" "${prev[@]}"
   report train
 fi
 
 if part pair; then
   need_lib
   need_calib train
-  rounds "$REPS" "pair_native train:native train:native" "pair_50_50 train:50 train:50" \
-    "pair_30_70 train:30 train:70"
+  limited=("pair_50_50 train:50 train:50" "pair_30_70 train:30 train:70")
+  mapfile -t prev < <(prev_groups "${limited[@]}")
+  rounds "$REPS" "pair_native train:native train:native" "${limited[@]}" "${prev[@]}"
   report pair
 fi
 
@@ -308,8 +349,9 @@ if part infer-pair; then
   need_calib infer-closed infer-open train-sat
   R=$(infer_rate)
   echo "infer-open at $R requests/s beside train-sat"
-  rounds "$REPS" "infp_native infer-open:native::--rate,$R train-sat:native" \
-    "infp_50_50 infer-open:50::--rate,$R train-sat:50"
+  limited=("infp_50_50 infer-open:50::--rate,$R train-sat:50")
+  mapfile -t prev < <(prev_groups "${limited[@]}")
+  rounds "$REPS" "infp_native infer-open:native::--rate,$R train-sat:native" "${limited[@]}" "${prev[@]}"
   report infer-pair
 fi
 
@@ -323,10 +365,19 @@ fi
 if part matmul; then
   need_lib
   fresh_lockdir
+  builds=("matmul $LIB")
+  [ -n "${LIBVGPU_PREV:-}" ] && builds+=("matmul-prev $LIBVGPU_PREV")
   for r in $(seq 1 "${MATMUL_REPS:-2}"); do
-    mkdir -p "$OUT/matmul/r$r"
-    OUT=$OUT/matmul/r$r SM_BENCH_PARTS=matmul SM_BENCH_WINDOW=$WIN SM_BENCH_WARMUP=${MATMUL_WARM:-6} \
-      VGPU_LIBRARY=$LIB bash "$HERE/sm_limit_bench.sh" | tee "$OUT/matmul/r$r.txt"
+    for b in "${builds[@]}"; do  # with LIBVGPU_PREV: new, old, new, old, ...
+      dir=$OUT/${b%% *}/r$r
+      if [ "${DRY_RUN:-0}" = 1 ]; then
+        echo "  DRY_RUN OUT=$dir SM_BENCH_PARTS=matmul VGPU_LIBRARY=${b#* } sm_limit_bench.sh"
+        continue
+      fi
+      mkdir -p "$dir"
+      OUT=$dir SM_BENCH_PARTS=matmul SM_BENCH_WINDOW=$WIN SM_BENCH_WARMUP=${MATMUL_WARM:-6} \
+        VGPU_LIBRARY=${b#* } bash "$HERE/sm_limit_bench.sh" | tee "$dir.txt"
+    done
   done
   report matmul
 fi

@@ -272,32 +272,42 @@ def ovh_limit():
     print(90 if (not c or c["U"] < 0.8) else 99)
 
 
+def with_prev(groups):
+    """The groups, each followed by its run with LIBVGPU_PREV (NAME_prev) where there is one."""
+    return [x for g in groups for x in (g, g + "_prev") if x == g or runs(x)]
+
+
 def part_train():
-    table(["train_native", "train_30", "train_50"], gpu_s("train"))
-    train_checks("train_native", [("train_30", 30), ("train_50", 50)])
+    table(with_prev(["train_native", "train_30", "train_50"]), gpu_s("train"))
+    train_checks("train_native", [(g, L) for g, L in (("train_30", 30), ("train_50", 50),
+                                                      ("train_30_prev", 30), ("train_50_prev", 50))
+                                  if runs(g) or not g.endswith("_prev")])
 
 
 def part_pair():
     groups = ["pair_native", "pair_50_50", "pair_30_70"]
-    table(groups, gpu_s("train"))
+    table(with_prev(groups), gpu_s("train"))
     c = calib("train")
     ref = [med(rates("pair_native", i)) for i in (0, 1)]
-    for i in (0, 1):
-        r = med(rates("pair_50_50", i))
-        check("pair_50_50 tenant %d steps/s" % i, "%.2f" % r if r else "-",
-              ">= 0.85 * unlimited pair = %s" % ("%.2f" % (0.85 * ref[i]) if ref[i] else "-"),
-              r >= 0.85 * ref[i] if (r and ref[i]) else None)
-    total = []
-    for i, L in ((0, 30), (1, 70)):
-        r = med(rates("pair_30_70", i))
-        total.append(r)
-        share = r * c["g"] * 100 if (r and c) else None
-        check("pair_30_70 tenant %d GPU share" % i, "%.1f %%" % share if share else "-", "<= L+3 = %d" % (L + 3),
-              share <= L + 3 if share else None)
-    ok = None not in total + ref
-    check("pair_30_70 combined steps/s", "%.2f" % sum(total) if ok else "-",
-          ">= 0.85 * unlimited pair = %s" % ("%.2f" % (0.85 * sum(ref)) if ok else "-"),
-          sum(total) >= 0.85 * sum(ref) if ok else None)
+    for suffix in ("", "_prev"):
+        if suffix and not runs("pair_50_50" + suffix) and not runs("pair_30_70" + suffix):
+            continue
+        for i in (0, 1):
+            r = med(rates("pair_50_50" + suffix, i))
+            check("pair_50_50%s tenant %d steps/s" % (suffix, i), "%.2f" % r if r else "-",
+                  ">= 0.85 * unlimited pair = %s" % ("%.2f" % (0.85 * ref[i]) if ref[i] else "-"),
+                  r >= 0.85 * ref[i] if (r and ref[i]) else None)
+        total = []
+        for i, L in ((0, 30), (1, 70)):
+            r = med(rates("pair_30_70" + suffix, i))
+            total.append(r)
+            share = r * c["g"] * 100 if (r and c) else None
+            check("pair_30_70%s tenant %d GPU share" % (suffix, i), "%.1f %%" % share if share else "-",
+                  "<= L+3 = %d" % (L + 3), share <= L + 3 if share else None)
+        ok = None not in total + ref
+        check("pair_30_70%s combined steps/s" % suffix, "%.2f" % sum(total) if ok else "-",
+              ">= 0.85 * unlimited pair = %s" % ("%.2f" % (0.85 * sum(ref)) if ok else "-"),
+              sum(total) >= 0.85 * sum(ref) if ok else None)
 
 
 def p99(group, i=0):
@@ -315,22 +325,24 @@ def part_infer_alone():
 
 
 def part_infer_pair():
-    table(["infp_native", "infp_50_50"], gpu_s("infer-open", "train-sat"))
-    n, l = p99("infp_native"), p99("infp_50_50")
-    lat_max = [t.res.get("max_ms") for _, _, t in tenants("infp_50_50", 0)]
-    print("infer max latency ms: unlimited pair %s, 50+50 %s" % (
-        fmt([t.res.get("max_ms") for _, _, t in tenants("infp_native", 0)]), fmt(lat_max)))
-    check("infp_50_50 infer p99", "%.1f ms" % l if l else "-", "<= 2*unlimited-pair p99 = %s" % (
-        "%.1f" % (2 * n) if n else "-"), l <= 2 * n if (l and n) else None)
-    waits = [t.stats.get("max_wait_ms") for _, _, t in tenants("infp_50_50", 0)]
-    waits = [w for w in waits if w is not None]
-    check("infp_50_50 infer largest budget wait", "%.1f ms" % max(waits) if waits else "- (no max_wait_ms)",
-          "<= 100 ms (max over reps; stats line)", max(waits) <= 100 if waits else None)
-    c = calib("train-sat")
-    r = med(rates("infp_50_50", 1))
-    share = r * c["g"] * 100 if (r and c) else None
-    check("infp_50_50 train-sat GPU share", "%.1f %%" % share if share else "-", "<= L+3 = 53",
-          share <= 53 if share else None)
+    table(with_prev(["infp_native", "infp_50_50"]), gpu_s("infer-open", "train-sat"))
+    n = p99("infp_native")
+    for grp in [g for g in with_prev(["infp_50_50"])]:
+        l = p99(grp)
+        lat_max = [t.res.get("max_ms") for _, _, t in tenants(grp, 0)]
+        print("infer max latency ms: unlimited pair %s, %s %s" % (
+            fmt([t.res.get("max_ms") for _, _, t in tenants("infp_native", 0)]), grp, fmt(lat_max)))
+        check("%s infer p99" % grp, "%.1f ms" % l if l else "-", "<= 2*unlimited-pair p99 = %s" % (
+            "%.1f" % (2 * n) if n else "-"), l <= 2 * n if (l and n) else None)
+        waits = [t.stats.get("max_wait_ms") for _, _, t in tenants(grp, 0)]
+        waits = [w for w in waits if w is not None]
+        check("%s infer largest budget wait" % grp, "%.1f ms" % max(waits) if waits else "- (no max_wait_ms)",
+              "<= 100 ms (max over reps; stats line)", max(waits) <= 100 if waits else None)
+        c = calib("train-sat")
+        r = med(rates(grp, 1))
+        share = r * c["g"] * 100 if (r and c) else None
+        check("%s train-sat GPU share" % grp, "%.1f %%" % share if share else "-", "<= L+3 = 53",
+              share <= 53 if share else None)
 
 
 def part_infer_closed():
@@ -546,11 +558,21 @@ def part_robust_profiler():
 
 
 def part_matmul():
-    """Shares of sm_limit_bench.sh's matmul part, per repetition directory OUT/matmul/r<N> (every OUT)."""
+    """Shares of sm_limit_bench.sh's matmul part, per repetition directory OUT/matmul/r<N> (every OUT),
+    and, when sm_v2_bench.sh ran it with LIBVGPU_PREV too, OUT/matmul-prev/r<N>."""
+    for sub in ("matmul", "matmul-prev"):
+        if sub == "matmul" or any(glob.glob(os.path.join(out, sub, "r*")) for out in OUTS):
+            if sub != "matmul":
+                print("\nwith LIBVGPU_PREV (%s):" % sub)
+            matmul_shares(sub)
+
+
+def matmul_shares(sub):
+    label = "" if sub == "matmul" else " (prev)"
     rows = [("matmul_10", [10]), ("matmul_30", [30]), ("matmul_50", [50]), ("matmul_70", [70]),
             ("graph_30", [30]), ("pair_30_70", [30, 70]), ("trio_20_30_50", [20, 30, 50])]
     shares, waits = {}, {}
-    for d in sorted(d for out in OUTS for d in glob.glob(os.path.join(out, "matmul", "r*"))):
+    for d in sorted(d for out in OUTS for d in glob.glob(os.path.join(out, sub, "r*")) if os.path.isdir(d)):
         def rate(name, i=0):
             return (load_json(os.path.join(d, "%s-%d.json" % (name, i))) or {}).get("iters_per_s")
 
@@ -573,7 +595,7 @@ def part_matmul():
     for (name, i, L), xs in sorted(shares.items(), key=lambda kv: [r[0] for r in rows].index(kv[0][0])):
         print("%-16s %-3d %-6d %-24s %s" % (name, i, L, fmt(xs), fmt(waits[(name, i, L)])))
         m = med(xs)
-        check("%s tenant %d share" % (name, i), fmt(xs) + " %", "within L+-3 = %d-%d" % (L - 3, L + 3),
+        check("%s%s tenant %d share" % (name, label, i), fmt(xs) + " %", "within L+-3 = %d-%d" % (L - 3, L + 3),
               abs(m - L) <= 3 if m is not None else None)
 
 

@@ -1,6 +1,6 @@
-// CPU cost of the SM limiter's launch path (the gate, launch_limiter.h) with a limit that does not
-// bind, against a driver whose calls return at once: what libvgpu adds to every launch of a
-// limited process, without the driver's own launch cost. Read it from the release preset:
+// CPU cost of the SM limiter's launch path (the gate, sm_limit.h's hook points) with a limit that
+// does not bind, against a driver whose calls return at once: what libvgpu adds to every launch of
+// a limited process, without the driver's own launch cost. Read it from the release preset:
 //   cmake --preset release && cmake --build --preset release --target sm_gate_bench
 //   build/release/bench/libvgpu/sm_gate_bench
 // The measuring thread runs meanwhile, as in a real process.
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_limiter.h"
 #include "sm_limit.h"
 
 // libvgpu's real_driver.c provides this inside libvgpu.so (its own dlsym is not overridden here).
@@ -71,21 +70,15 @@ void InitLimiter(int percent) {
   config.policy = 1;  // force
   config.priority = 1;
   config.region_device[0] = -1;  // the process's own budget
-  snprintf(config.lock_dir, sizeof(config.lock_dir), "/tmp/vgpu-sm-gate-bench");
-  snprintf(config.cupti_library, sizeof(config.cupti_library), "off");
+  (void)snprintf(config.lock_dir, sizeof(config.lock_dir), "/tmp/vgpu-sm-gate-bench");
+  (void)snprintf(config.cupti_library, sizeof(config.cupti_library), "off");
   vgpu_sm_init(&driver, &config);
 }
 
 // One launch's hooks on a limited device whose budget never runs out (nothing is charged).
 void BM_LimitedLaunchNotBinding(benchmark::State& state) {
   InitLimiter(90);
-  const vgpu_launch launch{VGPU_LAUNCH_KERNEL,
-                           reinterpret_cast<CUstream>(0x10),
-                           nullptr,
-                           nullptr,
-                           {1, 1, 1},
-                           {1, 1, 1},
-                           0};
+  const vgpu_launch launch{reinterpret_cast<CUstream>(0x10), 0};
   for (auto _ : state) {
     benchmark::DoNotOptimize(vgpu_limiter_before_launch(&launch));
     vgpu_limiter_after_launch(&launch, CUDA_SUCCESS);

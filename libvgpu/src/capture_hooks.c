@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "real_driver.h"
-#include "sm/launch_limiter.h"
+#include "sm/sm_limit.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define MISSING CUDA_ERROR_NOT_FOUND

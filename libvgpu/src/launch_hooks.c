@@ -1,10 +1,10 @@
 /* Hooks of the launch paths (kernels, cooperative kernels, cuLaunchKernelEx, graphs): one call to
- * the SM limiter before each launch and one after (launch_limiter.h). */
+ * the SM limiter before each launch and one after (sm/sm_limit.h). */
 #include <cuda.h>
 #include <stddef.h>
 
 #include "real_driver.h"
-#include "sm/launch_limiter.h"
+#include "sm/sm_limit.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define REAL(type, name) VGPU_REAL_CUDA(type, name)
@@ -16,8 +16,7 @@ static CUresult launch(launch_fn real, int per_thread, CUfunction f, unsigned gx
                        unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                        CUstream stream, void** params, void** extra) {
   if (real == NULL) return MISSING;
-  const struct vgpu_launch l = {VGPU_LAUNCH_KERNEL, stream,       f,         NULL,
-                                {gx, gy, gz},       {bx, by, bz}, per_thread};
+  const struct vgpu_launch l = {stream, per_thread};
   CUresult rc = vgpu_limiter_before_launch(&l);
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
@@ -42,8 +41,7 @@ static CUresult launch_coop(coop_fn real, int per_thread, CUfunction f, unsigned
                             unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                             CUstream stream, void** params) {
   if (real == NULL) return MISSING;
-  const struct vgpu_launch l = {
-      VGPU_LAUNCH_COOPERATIVE, stream, f, NULL, {gx, gy, gz}, {bx, by, bz}, per_thread};
+  const struct vgpu_launch l = {stream, per_thread};
   CUresult rc = vgpu_limiter_before_launch(&l);
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(f, gx, gy, gz, bx, by, bz, shmem, stream, params);
@@ -70,16 +68,7 @@ typedef CUresult (*launch_ex_fn)(const CUlaunchConfig*, CUfunction, void**, void
 static CUresult launch_ex(launch_ex_fn real, int per_thread, const CUlaunchConfig* config,
                           CUfunction f, void** params, void** extra) {
   if (real == NULL) return MISSING;
-  struct vgpu_launch l = {VGPU_LAUNCH_KERNEL_EX, NULL, f, NULL, {0, 0, 0}, {0, 0, 0}, per_thread};
-  if (config != NULL) {
-    l.stream = config->hStream;
-    l.grid[0] = config->gridDimX;
-    l.grid[1] = config->gridDimY;
-    l.grid[2] = config->gridDimZ;
-    l.block[0] = config->blockDimX;
-    l.block[1] = config->blockDimY;
-    l.block[2] = config->blockDimZ;
-  }
+  const struct vgpu_launch l = {config != NULL ? config->hStream : NULL, per_thread};
   CUresult rc = vgpu_limiter_before_launch(&l);
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(config, f, params, extra);
@@ -98,8 +87,7 @@ HIDDEN CUresult vgpu_hook_cuLaunchKernelEx_v11060_ptsz(const CUlaunchConfig* c, 
 typedef CUresult (*graph_fn)(CUgraphExec, CUstream);
 static CUresult launch_graph(graph_fn real, int per_thread, CUgraphExec graph, CUstream stream) {
   if (real == NULL) return MISSING;
-  const struct vgpu_launch l = {VGPU_LAUNCH_GRAPH, stream,    NULL,      graph,
-                                {0, 0, 0},         {0, 0, 0}, per_thread};
+  const struct vgpu_launch l = {stream, per_thread};
   CUresult rc = vgpu_limiter_before_launch(&l);
   if (rc != CUDA_SUCCESS) return rc;
   rc = real(graph, stream);

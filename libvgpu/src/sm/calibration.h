@@ -6,11 +6,12 @@
 // Far below its limit a tenant is charged the larger of two estimates (ChargeSampled): its
 // event-measured time times the records/events ratio of its last calibration, and its launches
 // times their kernel-busy time per launch then. Each calibration (a period of records mode, or a
-// window: CUPTI's kernel kind on for a while, sampler.cpp) measures both. Events follow kernels
-// that grow longer; launches follow a loop that speeds up. For a host-bound training loop events
-// cover nearly all the wall time (on an H200, 97-99 % of it at 15 steps/s held by its limit and at
-// 23 steps/s free), so its records/events ratio is its busy fraction, and a ratio taken while the
-// limit held it undercharged it by half once it ran free; its kernel time per launch stayed.
+// window: CUPTI's kernel kind on for a while, calibration_windows.cpp) measures both. Events follow
+// kernels that grow longer; launches follow a loop that speeds up. For a host-bound training loop
+// events cover nearly all the wall time (on an H200, 97-99 % of it at 15 steps/s held by its limit
+// and at 23 steps/s free), so its records/events ratio is its busy fraction, and a ratio taken
+// while the limit held it undercharged it by half once it ran free; its kernel time per launch
+// stayed.
 //
 // Each window attaches CUPTI again, which stalls a launching thread 3-25 ms and costs every launch
 // ~0.5 µs while attached (and ~1 µs more with the kernel kind on): for a launch-heavy loop a

@@ -1,8 +1,8 @@
 #pragma once
 
-// One limited GPU of this process: what the launch path (gate.cpp) and the measuring thread
-// (sampler.cpp) share. Fields are grouped by who writes them; the comments say how the other side
-// reads them.
+// One limited GPU of this process: what the launch path (limiter.cpp) and the measuring thread
+// (sampler.cpp and the files of sampler_state.h) share. Fields are grouped by who writes them; the
+// comments say how the other side reads them.
 
 #include <pthread.h>
 #include <stdint.h>
@@ -16,6 +16,9 @@
 namespace vgpu::sm {
 
 enum DeviceState : int32_t { kStateUnknown = 0, kStateUnlimited = 1, kStateLimited = 2 };
+
+// VgpuSmConfig.policy (VGPU_SM_POLICY_*, vgpu/region_layout.h): the limit always holds.
+constexpr int32_t kPolicyForce = static_cast<int32_t>(VGPU_SM_POLICY_FORCE);
 
 // How this process measures GPU time now (process-wide; VgpuSmStats.measure).
 enum Measure : int32_t {
@@ -55,7 +58,7 @@ struct MeterState {
   double usage;             // charged share of the GPU (EWMA over ~300 ms)
   double busy_sum;          // kernel-busy time, decayed over ~1 s
   double free_sum;          // time the app was not waiting for budget or a turn, decayed alike
-  int64_t waited_seen_ns;   // sampler.cpp WaitedNs at the last pass
+  int64_t waited_seen_ns;   // tick.cpp WaitedNs at the last pass
   double running_sum;       // the passes that ended with no thread waiting, decayed alike
   double sync_sum;          // time the app waited for the GPU (sync calls), decayed alike
   uint64_t sync_seen;       // Device::sync_ns at the last pass
@@ -68,7 +71,7 @@ struct MeterState {
   SampledEstimate estimate;  // the sampled mode's charge of the current period
   int64_t ratio_from_ns;
   WorkSignature work;        // now
-  int64_t work_ns;           // how long `work` has averaged (sampler.cpp WarmEwma)
+  int64_t work_ns;           // how long `work` has averaged (calibration.h NoteWork)
   WorkSignature calibrated;  // at the last calibration
   uint64_t launches_seen;    // Device::launches at the last pass
   uint64_t records;          // kernel records received

@@ -78,7 +78,7 @@ bool EventMarks::Record(StreamTrack& t, bool start, int64_t now) {
     Release(t, event);
     return false;
   }
-  t.ring[(t.head + t.count) % kMarkRing] = Mark{event, now, start};
+  t.ring[(t.head + t.count) % kMarkRing] = Mark{event, start};
   ++t.count;
   if (!start) __atomic_store_n(&t.unclosed, 0, __ATOMIC_RELAXED);
   t.idle = false;

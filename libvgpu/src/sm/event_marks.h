@@ -35,7 +35,6 @@ constexpr int64_t kOpenBatchNs = 2'000'000;
 
 struct Mark {
   CUevent event;
-  int64_t host_ns;
   bool start;
 };
 

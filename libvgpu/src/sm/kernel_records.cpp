@@ -132,7 +132,7 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
       continue;
     }
     g_queue[(g_head + g_count) % kQueue] =
-        KernelRecord{static_cast<int32_t>(k->deviceId), 0, static_cast<int64_t>(k->start) - shift,
+        KernelRecord{static_cast<int32_t>(k->deviceId), static_cast<int64_t>(k->start) - shift,
                      static_cast<int64_t>(k->end) - shift};
     ++g_count;
   }

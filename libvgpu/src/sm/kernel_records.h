@@ -22,7 +22,6 @@ namespace vgpu::sm {
 
 struct KernelRecord {
   int32_t device;  // CUDA ordinal in this process
-  int32_t reserved;
   int64_t start;
   int64_t end;
 };

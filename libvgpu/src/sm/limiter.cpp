@@ -1,4 +1,4 @@
-// The launch path of the SM limiter (launch_limiter.h): the gate. Design: docs/sm-limit.md.
+// The launch path of the SM limiter (sm_limit.h's hook points): the gate. Design: docs/sm-limit.md.
 //
 // A launch on a limited device reads the node monitor's flag and the container's budget word and
 // goes on at once unless the budget is in debt; only then does the launching thread wait, in short
@@ -15,11 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../env_config.h"
 #include "budget.h"
 #include "clock.h"
 #include "kernel_records.h"
-#include "launch_limiter.h"
 #include "turns.h"
 
 int vgpu_sm_any_limited = 0;
@@ -77,7 +75,7 @@ struct InSync {
 __attribute__((tls_model("initial-exec"))) thread_local constinit InSync t_sync{};
 
 bool Enforcing(const Device& d) {
-  if (d.policy == VGPU_POLICY_FORCE) return true;
+  if (d.policy == kPolicyForce) return true;
   return __atomic_load_n(d.sharing, __ATOMIC_RELAXED) != VGPU_SM_SHARING_ALONE;
 }
 

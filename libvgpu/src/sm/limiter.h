@@ -1,7 +1,8 @@
 #pragma once
 
-// What the launch path (limiter.cpp) and the measuring thread (sampler.cpp) share inside the
-// module. Not part of the module's interface (sm_limit.h, launch_limiter.h).
+// What the launch path (limiter.cpp) and the measuring thread (sampler.cpp, its state and the
+// files it is split into: sampler_state.h) share inside the module. Not part of the module's
+// interface (sm_limit.h).
 
 #include "device.h"
 #include "sm_limit.h"

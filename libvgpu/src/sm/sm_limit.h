@@ -3,11 +3,12 @@
 /* The SM (compute) limiter: the module's interface to the rest of libvgpu. Design and semantics:
  * docs/sm-limit.md.
  *
- * libvgpu hands the limiter its settings once (vgpu_sm_init, from the one parser of the
- * environment, env_config.h) together with the real driver's functions and where the container's
- * per-device state lives in its region. The launch hooks then call the functions of
- * launch_limiter.h, which this module implements. In a process without any SM limit every hook
- * is one load and one predictable branch: no clock read, no shared-memory write, no syscall. */
+ * libvgpu hands the limiter its settings once (vgpu_sm_init: sm_attach.c, from the one parser of
+ * the environment, env_config.h) together with the real driver's functions and where the
+ * container's per-device state lives in its region. The launch, sync and capture hooks then call
+ * the hook points below (vgpu_limiter_*), which this module implements. In a process without any
+ * SM limit every hook is one load and one predictable branch: no clock read, no shared-memory
+ * write, no syscall. */
 
 #include <cuda.h>
 #include <stdint.h>
@@ -35,7 +36,7 @@ typedef struct VgpuSmDriver {
 typedef struct VgpuSmConfig {
   int device_count;                         /* CUDA ordinals described */
   int32_t percent[VGPU_REGION_MAX_DEVICES]; /* 1..99 limited; 0 unlimited (policy disable too) */
-  int32_t policy;                           /* enum vgpu_core_policy */
+  int32_t policy;                           /* VGPU_SM_POLICY_* (vgpu/region_layout.h) */
   int32_t priority;                         /* 0 high, 1 low */
   int32_t stats;                            /* VGPU_SM_STATS level */
   int32_t alone_pause_ms;                   /* VGPU_SM_ALONE_PAUSE_MS */
@@ -96,6 +97,32 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out);
 
 /* Stops the measuring thread (before the driver is torn down at exit; tests). */
 void vgpu_sm_shutdown(void);
+
+/* ---- Hook points. Every launch hook of libvgpu (cuLaunchKernel, cuLaunchKernelEx,
+ * cuLaunchCooperativeKernel, cuGraphLaunch, each with _ptsz) calls vgpu_limiter_before_launch()
+ * before handing the launch to the driver and vgpu_limiter_after_launch() after it; before_launch
+ * may wait (the container's budget is in debt). In a process without an SM limit each is one load
+ * and one predictable branch. */
+
+/* What the limiter needs of a launch: the stream it goes to. */
+struct vgpu_launch {
+  CUstream stream;
+  int per_thread_stream; /* the _ptsz variant was called */
+};
+
+/* Returns CUDA_SUCCESS to let the launch proceed, or an error the launch hook returns as is. */
+CUresult vgpu_limiter_before_launch(const struct vgpu_launch* launch);
+void vgpu_limiter_after_launch(const struct vgpu_launch* launch, CUresult result);
+
+/* A stream capture began / an active one ended (launches into it are recorded into a graph, not
+ * run): reported by libvgpu's cuStreamBeginCapture* and cuStreamEndCapture hooks. */
+void vgpu_limiter_capture_begun(void);
+void vgpu_limiter_capture_ended(void);
+/* The application is about to wait for the GPU: reported by libvgpu's cuStreamSynchronize*,
+ * cuCtxSynchronize* and cuEventSynchronize hooks. */
+void vgpu_limiter_before_sync(void);
+/* ... and its wait ended (same thread; how long it waited tells a GPU-bound tenant). */
+void vgpu_limiter_after_sync(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -64,7 +64,7 @@ inline TurnWindow UnpackTurn(int64_t packed) {
 
 // GPU-bound: the tenant spent at least 75 % of its running time (time not spent waiting for
 // budget or for its turn) waiting for the GPU; it stays one down to 60 %, so that it does not
-// flicker in and out of the turns. `sync_sum` and `running_sum` decay alike (sampler.cpp).
+// flicker in and out of the turns. `sync_sum` and `running_sum` decay alike (tick.cpp).
 inline bool GpuBound(bool was, double sync_sum, double running_sum) {
   constexpr double kMinRunningNs = 50e6;
   if (running_sum < kMinRunningNs) return false;
