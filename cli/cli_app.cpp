@@ -47,10 +47,13 @@ std::string UnknownCommandMessage(const std::string& word, const std::vector<std
   const std::string here = "this build has: " + Join(built);
   for (const Known& k : kAll) {
     if (word != k.name) continue;
-    return "'vgpu " + word + "' is not in this build: it was configured without " + k.needs +
-           " (configure with VGPU_COMPONENTS empty, i.e. every component, or use a build that has "
-           "it); " +
-           here;
+    std::string message = "'vgpu " + word + "' is not in this build: it was configured without ";
+    message += k.needs;
+    message +=
+        " (configure with VGPU_COMPONENTS empty, i.e. every component, or use a build that has "
+        "it); ";
+    message += here;
+    return message;
   }
   if (!word.empty() && word[0] == '-') {
     return "unknown flag " + word +
