@@ -18,9 +18,17 @@ Result<std::string> ReadBoundedFile(const std::string& path, size_t max_bytes,
   struct stat st;
   std::string text;
   Status status;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = InvalidArgument(named +
-                             " is not a regular file (a device, FIFO or directory cannot be one)");
+  if (::fstat(fd, &st) != 0) {
+    status = InvalidArgument("cannot read " + named + ": " + std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    // Say what it is: "is a directory" tells the user to name a file in it.
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    status = InvalidArgument(named + " is " + kind + ", not a regular file: give the file itself");
   } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     status = InvalidArgument(named + " is " + std::to_string(st.st_size) +
                              " bytes, too large (max " + std::to_string(max_bytes) + ")");

@@ -29,6 +29,7 @@ constexpr int kMaxRows = 1000000;
 
 struct SimFlags {
   std::string scenario_file;
+  std::string scenario_word;  // `vgpu sim FILE`: the same as --scenario FILE
   int nodes = 0;
   int gpus_per_node = 8;
   int pods = 0;
@@ -94,7 +95,8 @@ class ProgressBar {
   int last_ = -1;
 };
 
-int RunSim(const SimFlags& f, Io io) {
+int RunSim(SimFlags f, Io io) {
+  if (!f.scenario_word.empty()) f.scenario_file = f.scenario_word;
   auto sc = LoadScenario(f);
   if (!sc.ok()) {
     io.err << "vgpu sim: " << sc.status().message() << "\n";
@@ -207,7 +209,15 @@ Action RegisterSim(CLI::App& parent, Io io) {
   pods->needs(nodes);
   gpus->needs(nodes);
   seed->needs(nodes);
-  for (CLI::Option* generator : {nodes, pods, gpus, seed}) scenario->excludes(generator);
+  // What people type first: the file as a word, as most tools take their input.
+  CLI::Option* word =
+      cmd->add_option("scenario", f->scenario_word, "scenario YAML file: the same as --scenario")
+          ->check(NotEmpty());
+  word->excludes(scenario);
+  for (CLI::Option* generator : {nodes, pods, gpus, seed}) {
+    scenario->excludes(generator);
+    word->excludes(generator);
+  }
   cmd->add_option("--node-policy", f->node_policy, "run only this node policy: binpack|spread")
       ->check(Policy(sim::IsKnownNodePolicy, "node", "binpack or spread"));
   cmd->add_option("--gpu-policy", f->gpu_policy,

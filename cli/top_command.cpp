@@ -45,6 +45,8 @@ struct TopFlags {
   std::string url;
   std::string file;
   size_t width = 0;
+  bool no_color = false;
+  bool plain = false;
 };
 
 // Where snapshots come from: the monitor over HTTP or a file, read anew on every call.
@@ -154,6 +156,20 @@ size_t TerminalWidth(size_t flag) {
   const size_t columns = EnvSize("COLUMNS");
   return columns > 0 ? columns : 80;
 }
+
+// Bars and colours for this terminal (top::ChooseStyle), at `width` columns.
+top::ViewOptions View(const TopFlags& f) {
+  top::ViewOptions o;
+  o.width = TerminalWidth(f.width);
+  top::ChooseStyle({.stdout_tty = isatty(STDOUT_FILENO) == 1,
+                    .no_color_env = std::getenv("NO_COLOR"),
+                    .term_env = std::getenv("TERM"),
+                    .no_color_flag = f.no_color,
+                    .plain_flag = f.plain},
+                   o);
+  return o;
+}
+
 size_t TerminalRows() {
   struct winsize ws {};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
@@ -338,9 +354,10 @@ int RunLive(const Source& source, std::chrono::milliseconds interval, const TopF
         error = snapshot.status().message();
       }
     }
-    const size_t width = TerminalWidth(f.width);
+    const top::ViewOptions view = View(f);
+    const size_t width = view.width;
     std::vector<std::string> lines;
-    if (last) lines = top::RenderSnapshot(*last, {width});
+    if (last) lines = top::RenderSnapshot(*last, view);
     // The status under the frame: the error (over the last good frame, if any) or how to quit;
     // wrapped, not cut, since the error is what the user must read.
     const std::vector<std::string> status = top::Wrap(
@@ -398,7 +415,7 @@ int RunTop(const TopFlags& f, Io io) {
     io.out << text << (text.empty() || text.back() != '\n' ? "\n" : "");
     return kExitOk;
   }
-  for (const std::string& line : top::RenderSnapshot(*snapshot, {TerminalWidth(f.width)})) {
+  for (const std::string& line : top::RenderSnapshot(*snapshot, View(f))) {
     io.out << line << "\n";
   }
   return kExitOk;
@@ -421,6 +438,10 @@ Action RegisterTop(CLI::App& parent, Io io) {
       ->excludes(url);
   cmd->add_option("--width", f->width, "columns to fit (default: the terminal's, else 80)")
       ->check(WholeNumber(20, 1000));
+  cmd->add_flag("--no-color", f->no_color,
+                "no colours (also with NO_COLOR set, TERM=dumb, or when stdout is not a terminal)");
+  cmd->add_flag("--plain", f->plain,
+                "no bars and no colours: the table as written to a file or a pipe");
   return [cmd, f, io]() {
     if (!cmd->parsed()) return kNotSelected;
     return RunTop(*f, io);

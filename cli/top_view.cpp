@@ -35,6 +35,33 @@ bool IsContinuationByte(char c) {
   return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
 }
 
+// ANSI SGR codes the view writes with ViewOptions::color.
+constexpr std::string_view kReset = "\x1b[0m";
+constexpr std::string_view kBold = "\x1b[1m";
+constexpr std::string_view kRed = "\x1b[31m";
+constexpr std::string_view kGreen = "\x1b[32m";
+constexpr std::string_view kYellow = "\x1b[33m";
+constexpr std::string_view kDim = "\x1b[2m";
+// The bars' cells: full and light blocks, one column each.
+constexpr std::string_view kFullCell = "█";
+constexpr std::string_view kEmptyCell = "░";
+
+// Bytes of the escape sequence (ESC [ parameters final-byte) that starts at text[i]; 0 if none.
+// Monitor data never contains one: names are RFC 1123 and problems are the monitor's own words.
+size_t EscapeLength(std::string_view text, size_t i) {
+  if (text[i] != '\x1b' || i + 1 >= text.size() || text[i + 1] != '[') return 0;
+  for (size_t j = i + 2; j < text.size(); ++j) {
+    const auto c = static_cast<unsigned char>(text[j]);
+    if (c >= 0x40 && c <= 0x7E) return j - i + 1;
+  }
+  return text.size() - i;
+}
+
+std::string Paint(std::string_view text, std::string_view code, bool color) {
+  if (!color || text.empty()) return std::string(text);
+  return std::string(code) + std::string(text) + std::string(kReset);
+}
+
 std::string Printf(const char* format, double value) {
   std::array<char, 64> buf{};
   const int n = std::snprintf(buf.data(), buf.size(), format, value);
@@ -44,6 +71,10 @@ std::string Printf(const char* format, double value) {
 
 std::string FormatPercent(double percent) {
   return Printf("%.0f%%", std::max(percent, 0.0));
+}
+
+double Percent(uint64_t used, uint64_t total) {
+  return 100.0 * static_cast<double>(used) / static_cast<double>(total);
 }
 
 // used/total as a percent, or "-" when there is no total to compare with.
@@ -167,7 +198,13 @@ std::string RenderRow(const Row& row, const Layout& l, size_t width) {
   return Truncate(line, width);  // a terminal narrower than the fixed columns cuts the row
 }
 
-Cells GpuCells(const GpuView& gpu) {
+// "45%" with its bar before it when the view draws bars.
+std::string WithBar(double percent, const std::string& text, const ViewOptions& o) {
+  if (!o.bars) return text;
+  return Bar(percent, o.bar_width, o.color) + " " + PadLeft(text, 4);
+}
+
+Cells GpuCells(const GpuView& gpu, const ViewOptions& o) {
   Cells c;
   if (gpu.memory_total_bytes == 0) {
     // No NVML figures: the monitor listed this GPU from the regions alone.
@@ -177,19 +214,35 @@ Cells GpuCells(const GpuView& gpu) {
     c[kMemory] = FormatBytes(gpu.memory_used_bytes) + "/" + FormatBytes(gpu.memory_total_bytes);
   }
   c[kMemoryPercent] = Ratio(gpu.memory_used_bytes, gpu.memory_total_bytes);
-  c[kCompute] = gpu.utilization_percent ? FormatPercent(*gpu.utilization_percent) : kMissing;
+  if (gpu.memory_total_bytes > 0) {
+    c[kMemoryPercent] =
+        WithBar(Percent(gpu.memory_used_bytes, gpu.memory_total_bytes), c[kMemoryPercent], o);
+  }
+  c[kCompute] = gpu.utilization_percent
+                    ? WithBar(*gpu.utilization_percent, FormatPercent(*gpu.utilization_percent), o)
+                    : kMissing;
   return c;
 }
 
-Cells ContainerCells(const ContainerGpuView& c) {
+Cells ContainerCells(const ContainerGpuView& c, const ViewOptions& o) {
   Cells cells;
   cells[kMemory] = FormatBytes(c.memory_used_bytes) + "/" +
                    (c.memory_limit_bytes == 0 && !c.no_memory ? std::string(kUnlimited)
                                                               : FormatBytes(c.memory_limit_bytes));
   cells[kMemoryPercent] = Ratio(c.memory_used_bytes, c.memory_limit_bytes);
+  if (c.memory_limit_bytes > 0) {
+    cells[kMemoryPercent] =
+        WithBar(Percent(c.memory_used_bytes, c.memory_limit_bytes), cells[kMemoryPercent], o);
+  }
   cells[kCompute] = FormatPercent(c.utilization_percent) + "/" +
                     (c.sm_limit_percent <= 0 ? std::string(kUnlimited)
                                              : std::to_string(c.sm_limit_percent) + "%");
+  if (o.bars) {
+    // How much of its share the container uses: of its SM limit, else of the card.
+    const double share = c.sm_limit_percent > 0 ? 100.0 * c.utilization_percent / c.sm_limit_percent
+                                                : c.utilization_percent;
+    cells[kCompute] = Bar(share, o.bar_width, o.color) + " " + cells[kCompute];
+  }
   cells[kSharing] = monitor::SharingName(c.sharing);
   cells[kPolicy] = monitor::CorePolicyName(c.policy);
   cells[kProcesses] = std::to_string(c.processes.size());
@@ -209,24 +262,57 @@ auto ContainerKey(const ContainerGpuView& c) {
 }  // namespace
 
 size_t DisplayWidth(std::string_view text) {
-  return static_cast<size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return !IsContinuationByte(c); }));
+  size_t width = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (const size_t esc = EscapeLength(text, i); esc > 0) {
+      i += esc;
+      continue;
+    }
+    if (!IsContinuationByte(text[i])) ++width;
+    ++i;
+  }
+  return width;
 }
 
 std::string Truncate(std::string_view text, size_t width) {
   if (DisplayWidth(text) <= width) return std::string(text);
   if (width == 0) return "";
-  // Keep width-1 code points, then the ellipsis.
+  // Keep width-1 code points (and the colour codes among them), then the ellipsis.
   size_t kept = 0;
   size_t end = 0;
+  bool colored = false;
   while (end < text.size()) {
+    if (const size_t esc = EscapeLength(text, end); esc > 0) {
+      colored = true;
+      end += esc;
+      continue;
+    }
     if (!IsContinuationByte(text[end])) {
       if (kept == width - 1) break;
       ++kept;
     }
     ++end;
   }
-  return std::string(text.substr(0, end)) + kEllipsis;
+  std::string out = std::string(text.substr(0, end)) + kEllipsis;
+  if (colored) out += kReset;  // the codes after the cut, a reset among them, are gone
+  return out;
+}
+
+std::string Bar(double percent, size_t width, bool color) {
+  if (width == 0) return "";
+  const double p = std::isfinite(percent) ? std::max(percent, 0.0) : 0.0;
+  size_t filled = width;
+  if (p < 100) {
+    filled = static_cast<size_t>(std::lround(p * static_cast<double>(width) / 100.0));
+    if (p > 0) filled = std::max<size_t>(filled, 1);
+    filled = std::min(filled, width - 1);
+  }
+  std::string full;
+  for (size_t i = 0; i < filled; ++i) full += kFullCell;
+  std::string empty;
+  for (size_t i = filled; i < width; ++i) empty += kEmptyCell;
+  const std::string_view level = p >= 90 ? kRed : p >= 75 ? kYellow : kGreen;
+  return Paint(full, level, color) + Paint(empty, kDim, color);
 }
 
 std::string FormatBytes(uint64_t bytes) {
@@ -304,7 +390,7 @@ namespace {
 
 // One line per container the monitor cannot read in full (its state is not ok): its folder is
 // flooded, a region is refused (its processes are not seen), or being created.
-void AppendContainerProblems(const NodeSnapshot& snapshot, size_t width,
+void AppendContainerProblems(const NodeSnapshot& snapshot, size_t width, bool color,
                              std::vector<std::string>& lines) {
   bool first = true;
   for (const ContainerStatusView& c : snapshot.containers) {
@@ -316,10 +402,96 @@ void AppendContainerProblems(const NodeSnapshot& snapshot, size_t width,
     name.pod = c.pod;
     name.pod_uid = c.pod_uid;
     name.container = c.container;
-    lines.push_back(Truncate("! " + ContainerName(name, SIZE_MAX) + " " +
-                                 monitor::ContainerStateName(c.state) + ": " + c.problem,
-                             width));
+    lines.push_back(Paint(Truncate("! " + ContainerName(name, SIZE_MAX) + " " +
+                                       monitor::ContainerStateName(c.state) + ": " + c.problem,
+                                   width),
+                          kRed, color));
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The table's lines (the two headers, then each GPU's row and its containers' rows) for `gpus`,
+// sorted. With `names_whole`: nullopt when a name would be cut at this width.
+std::optional<std::vector<std::string>> RenderTable(const std::vector<const GpuView*>& gpus,
+                                                    size_t container_count,
+                                                    const ViewOptions& options, bool names_whole) {
+  const size_t width = options.width;
+  std::vector<std::string> lines;
+  // The GPU row's name cell is three sub-columns (index, short UUID, type), aligned across GPUs.
+  size_t index_width = DisplayWidth("GPU");
+  size_t uuid_width = DisplayWidth("UUID");
+  for (const GpuView* gpu : gpus) {
+    index_width = std::max(index_width, GpuIndex(*gpu).size());
+    uuid_width = std::max(uuid_width, DisplayWidth(ShortUuid(gpu->uuid)));
+  }
+
+  // Rows in drawing order; a GPU without containers gets a line saying so (nullptr here).
+  std::vector<Row> rows;
+  rows.reserve(2 + gpus.size() + container_count);  // stable: the grids below point into it
+  rows.push_back({PadRight("GPU", index_width) + " " + PadRight("UUID", uuid_width) + " TYPE",
+                  nullptr,
+                  {"USED/TOTAL", "MEM%", "UTIL"},
+                  false,
+                  ""});
+  rows.push_back({std::string(kIndent) + "NAMESPACE/POD/CONTAINER",
+                  nullptr,
+                  {"USED/LIMIT", "MEM%", "UTIL/SM", "SHARING", "POLICY", "PROCS", "KERNEL"},
+                  true,
+                  std::string(kIndent) + "NS/POD/CONTAINER"});
+  std::vector<const Row*> gpu_rows = {&rows.front()};
+  std::vector<const Row*> container_rows = {&rows.back()};
+  std::vector<const Row*> order = {&rows.front(), &rows.back()};
+  for (const GpuView* gpu : gpus) {
+    Row& g = rows.emplace_back();
+    g.name = PadLeft(GpuIndex(*gpu), index_width) + " " +
+             PadRight(ShortUuid(gpu->uuid), uuid_width) + " " +
+             (gpu->type.empty() ? std::string(kMissing) : gpu->type);
+    g.cells = GpuCells(*gpu, options);
+    gpu_rows.push_back(&g);
+    order.push_back(&g);
+
+    std::vector<const ContainerGpuView*> containers;
+    containers.reserve(gpu->containers.size());
+    for (const ContainerGpuView& c : gpu->containers) containers.push_back(&c);
+    std::stable_sort(containers.begin(), containers.end(),
+                     [](const ContainerGpuView* a, const ContainerGpuView* b) {
+                       return ContainerKey(*a) < ContainerKey(*b);
+                     });
+    if (containers.empty()) order.push_back(nullptr);
+    for (const ContainerGpuView* c : containers) {
+      Row& r = rows.emplace_back();
+      r.container = c;
+      r.cells = ContainerCells(*c, options);
+      r.container_grid = true;
+      container_rows.push_back(&r);
+      order.push_back(&r);
+    }
+  }
+
+  // One grid for all rows when it fits, so that a GPU's memory and utilization stand above its
+  // containers'; otherwise GPU rows and container rows are each aligned on their own, and a
+  // long container name does not cut the GPU's type.
+  std::vector<const Row*> all = gpu_rows;
+  all.insert(all.end(), container_rows.begin(), container_rows.end());
+  const Layout shared = FitRows(all, kColumnCount, width);
+  const Layout gpu_layout = shared.natural ? shared : FitRows(gpu_rows, kGpuColumns, width);
+  const Layout container_layout =
+      shared.natural ? shared : FitRows(container_rows, kColumnCount, width);
+  if (names_whole && !(gpu_layout.natural && container_layout.natural)) return std::nullopt;
+  for (const Row* row : order) {
+    if (row == nullptr) {
+      lines.push_back(Truncate(std::string(kIndent) + "no containers", width));
+    } else {
+      const bool header = row == &rows[0] || row == &rows[1];
+      lines.push_back(
+          Paint(RenderRow(*row, row->container_grid ? container_layout : gpu_layout, width), kBold,
+                header && options.color));
+    }
+  }
+  return lines;
 }
 
 }  // namespace
@@ -353,79 +525,36 @@ std::vector<std::string> RenderSnapshot(const NodeSnapshot& snapshot, const View
   lines.emplace_back();
   if (gpus.empty()) {
     lines.push_back(Truncate("no GPUs reported by the monitor on this node", width));
-    AppendContainerProblems(snapshot, width, lines);
+    AppendContainerProblems(snapshot, width, options.color, lines);
     return lines;
   }
 
-  // The GPU row's name cell is three sub-columns (index, short UUID, type), aligned across GPUs.
-  size_t index_width = DisplayWidth("GPU");
-  size_t uuid_width = DisplayWidth("UUID");
-  for (const GpuView* gpu : gpus) {
-    index_width = std::max(index_width, GpuIndex(*gpu).size());
-    uuid_width = std::max(uuid_width, DisplayWidth(ShortUuid(gpu->uuid)));
-  }
-
-  // Rows in drawing order; a GPU without containers gets a line saying so (nullptr here).
-  std::vector<Row> rows;
-  rows.reserve(2 + gpus.size() + container_count);  // stable: the grids below point into it
-  rows.push_back({PadRight("GPU", index_width) + " " + PadRight("UUID", uuid_width) + " TYPE",
-                  nullptr,
-                  {"USED/TOTAL", "MEM%", "UTIL"},
-                  false,
-                  ""});
-  rows.push_back({std::string(kIndent) + "NAMESPACE/POD/CONTAINER",
-                  nullptr,
-                  {"USED/LIMIT", "MEM%", "UTIL/SM", "SHARING", "POLICY", "PROCS", "KERNEL"},
-                  true,
-                  std::string(kIndent) + "NS/POD/CONTAINER"});
-  std::vector<const Row*> gpu_rows = {&rows.front()};
-  std::vector<const Row*> container_rows = {&rows.back()};
-  std::vector<const Row*> order = {&rows.front(), &rows.back()};
-  for (const GpuView* gpu : gpus) {
-    Row& g = rows.emplace_back();
-    g.name = PadLeft(GpuIndex(*gpu), index_width) + " " +
-             PadRight(ShortUuid(gpu->uuid), uuid_width) + " " +
-             (gpu->type.empty() ? std::string(kMissing) : gpu->type);
-    g.cells = GpuCells(*gpu);
-    gpu_rows.push_back(&g);
-    order.push_back(&g);
-
-    std::vector<const ContainerGpuView*> containers;
-    containers.reserve(gpu->containers.size());
-    for (const ContainerGpuView& c : gpu->containers) containers.push_back(&c);
-    std::stable_sort(containers.begin(), containers.end(),
-                     [](const ContainerGpuView* a, const ContainerGpuView* b) {
-                       return ContainerKey(*a) < ContainerKey(*b);
-                     });
-    if (containers.empty()) order.push_back(nullptr);
-    for (const ContainerGpuView* c : containers) {
-      Row& r = rows.emplace_back();
-      r.container = c;
-      r.cells = ContainerCells(*c);
-      r.container_grid = true;
-      container_rows.push_back(&r);
-      order.push_back(&r);
+  // Bars only where they leave every name whole: narrower bars first, then none (the plain
+  // table), so that a person sees whose row it is before how full it is.
+  std::optional<std::vector<std::string>> table;
+  if (options.bars) {
+    for (const size_t bar_width : {kBarWidth, kBarWidth / 2}) {
+      ViewOptions narrower = options;
+      narrower.bar_width = bar_width;
+      table = RenderTable(gpus, container_count, narrower, /*names_whole=*/true);
+      if (table) break;
     }
   }
-
-  // One grid for all rows when it fits, so that a GPU's memory and utilization stand above its
-  // containers'; otherwise GPU rows and container rows are each aligned on their own, and a
-  // long container name does not cut the GPU's type.
-  std::vector<const Row*> all = gpu_rows;
-  all.insert(all.end(), container_rows.begin(), container_rows.end());
-  const Layout shared = FitRows(all, kColumnCount, width);
-  const Layout gpu_layout = shared.natural ? shared : FitRows(gpu_rows, kGpuColumns, width);
-  const Layout container_layout =
-      shared.natural ? shared : FitRows(container_rows, kColumnCount, width);
-  for (const Row* row : order) {
-    if (row == nullptr) {
-      lines.push_back(Truncate(std::string(kIndent) + "no containers", width));
-    } else {
-      lines.push_back(RenderRow(*row, row->container_grid ? container_layout : gpu_layout, width));
-    }
+  if (!table) {
+    ViewOptions plain = options;
+    plain.bars = false;
+    table = RenderTable(gpus, container_count, plain, /*names_whole=*/false);
   }
-  AppendContainerProblems(snapshot, width, lines);
+  lines.insert(lines.end(), table->begin(), table->end());
+  AppendContainerProblems(snapshot, width, options.color, lines);
   return lines;
+}
+
+void ChooseStyle(const TerminalTraits& t, ViewOptions& options) {
+  options.bars = t.stdout_tty && !t.plain_flag;
+  const bool no_color_env = t.no_color_env != nullptr && *t.no_color_env != '\0';
+  const bool dumb = t.term_env != nullptr && std::string_view(t.term_env) == "dumb";
+  options.color = options.bars && !t.no_color_flag && !no_color_env && !dumb;
 }
 
 std::vector<std::string> FitHeight(std::vector<std::string> lines, size_t rows) {

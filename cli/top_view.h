@@ -18,11 +18,20 @@
 namespace vgpu::cli::top {
 
 // Terminal columns taken by UTF-8 text: one per code point. Pod names are ASCII (RFC 1123) and
-// the view's own marks ("…", "∞") are one column wide, so no wide-character table is needed.
+// the view's own marks ("…", "∞", the bars' blocks) are one column wide, so no wide-character
+// table is needed. The view's colour codes (ESC [ ... m) take none.
 size_t DisplayWidth(std::string_view text);
 
-// `text` cut to at most `width` columns; a cut ends with "…" so that the reader sees it.
+// `text` cut to at most `width` columns; a cut ends with "…" so that the reader sees it. Colour
+// codes are kept (none is cut in half); a cut coloured text ends with a reset.
 std::string Truncate(std::string_view text, size_t width);
+
+// How full something is, as a bar of `width` cells ("███░░░░░░░"): whole cells, rounded to the
+// nearest, but anything above 0 shows at least one cell and anything below full leaves at least
+// one empty, so that the bar never says idle or full when it is not. At or above 100% every cell
+// is filled. With `color`, the filled cells are green below 75%, yellow below 90%, red from 90%.
+std::string Bar(double percent, size_t width, bool color);
+inline constexpr size_t kBarWidth = 10;
 
 // Human units, MiB below 1 GiB ("0MiB", "<1MiB", "512MiB") and GiB with one decimal above
 // ("3.0GiB"), as nvidia-smi and HAMi's gpumem count in MiB.
@@ -46,7 +55,29 @@ std::vector<std::string> Wrap(std::string_view text, size_t width);
 
 struct ViewOptions {
   size_t width = 80;  // terminal columns; no line of the frame is longer
+  // Memory (used/total, used/limit) and compute (utilization; for a container, of its SM limit)
+  // as Bars beside their percents: for a person at a terminal. Off: the plain table that
+  // `vgpu top --once` writes to a file or a pipe, which scripts may read.
+  bool bars = false;
+  // ANSI colours (bars by level, the headers bold, problem lines red); only with a terminal that
+  // wants them (top_command.cpp: a TTY, NO_COLOR unset, no --no-color). No line is wider for it.
+  bool color = false;
+  // Cells of each bar. RenderSnapshot narrows the bars to half, then leaves them out, where they
+  // would cut a name at this width.
+  size_t bar_width = kBarWidth;
 };
+
+// Whether to draw bars and colours. Bars and colours are for a person at a terminal: neither
+// when stdout is not a TTY (a file or a pipe gets the plain table, unchanged for scripts) or with
+// --plain. Colours also not with --no-color, a non-empty NO_COLOR (no-color.org) or TERM=dumb.
+struct TerminalTraits {
+  bool stdout_tty = false;
+  const char* no_color_env = nullptr;  // getenv("NO_COLOR")
+  const char* term_env = nullptr;      // getenv("TERM")
+  bool no_color_flag = false;
+  bool plain_flag = false;
+};
+void ChooseStyle(const TerminalTraits& t, ViewOptions& options);
 
 // One frame: a summary line, a blank line, two header lines (the GPU rows' columns, then the
 // indented container rows' columns), then per GPU (by index; those NVML does not list, index -1,

@@ -209,6 +209,9 @@ Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api
   admission_.core_policy = options_.core_policy;
   admission_.overrides = options_.overrides;
   admission_.system_users = options_.system_users;
+  admission_.mode = options_.webhook_mode;
+  metrics_.webhook_audit.store(options_.webhook_mode == sched::WebhookMode::kAudit,
+                               std::memory_order_relaxed);
 }
 
 void Extender::Remember(const std::string& uid, std::shared_ptr<const PendingPod> pending) {
@@ -809,6 +812,21 @@ VerbResult Extender::Preempt(const json& args) {
   return {200, json{{"nodeNameToMetaVictims", std::move(out)}}};
 }
 
+namespace {
+
+// "<namespace>/<name>" of the pod a review is about, for the audit log. Pods of controllers have
+// no name yet at creation: their generateName, with a "*".
+std::string AuditedPodName(const json& request) {
+  const json* object = Field(request, "object");
+  std::string ns = object != nullptr ? Meta(*object, "namespace") : "";
+  if (ns.empty()) ns = StrField(request, "namespace");
+  std::string name = object != nullptr ? Meta(*object, "name") : "";
+  if (name.empty() && object != nullptr) name = Meta(*object, "generateName") + "*";
+  return ns + "/" + name;
+}
+
+}  // namespace
+
 VerbResult Extender::Admit(const json& review) {
   if (!review.is_object()) return BadRequest(metrics_, "AdmissionReview must be a JSON object");
   const json* request = Field(review, "request");
@@ -838,6 +856,15 @@ VerbResult Extender::Admit(const json& review) {
         response["patch"] = codec::Base64Encode(d.patch.dump());
       }
       if (!d.warnings.empty()) response["warnings"] = d.warnings;
+      for (const sched::AuditFinding& f : d.would_deny) {
+        // Audit mode: admitted, but the operator must find it before switching to enforce.
+        metrics_.WouldDeny(f.reason);
+        log::Warn("webhook audit: admitted a pod that enforce mode denies",
+                  {{"pod", AuditedPodName(*request)},
+                   {"uid", StrField(*request, "uid")},
+                   {"reason", sched::AuditReasonName(f.reason)},
+                   {"message", f.message}});
+      }
     }
   };
   if (operation == "UPDATE" && is_pod) {

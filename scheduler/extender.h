@@ -35,6 +35,9 @@ struct ExtenderOptions {
   std::string scheduler_name = "hami-scheduler";
   std::string core_policy;          // GPU_CORE_UTILIZATION_POLICY added by the webhook
   sched::OverridePolicy overrides;  // what the webhook lets pods set of vgpu's own
+  // enforce, or audit: admit what the checks refuse, with a warning, a log line and
+  // vgpu_scheduler_webhook_would_deny_total (--webhook-mode; sched::WebhookMode says which).
+  sched::WebhookMode webhook_mode = sched::WebhookMode::kEnforce;
   // Usernames that may change vgpu's own pod annotations on UPDATE (the scheduler's and the
   // device plugin's ServiceAccounts, --webhook-system-accounts).
   std::vector<std::string> system_users;

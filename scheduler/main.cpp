@@ -141,6 +141,13 @@ int main(int argc, char** argv) {
   const scheduler::ServerOptions& server = reach->server;
   ext.overrides = reach->overrides;
   ext.system_users = reach->system_users;
+  ext.webhook_mode = reach->webhook_mode;
+  if (ext.webhook_mode == sched::WebhookMode::kAudit) {
+    log::Warn(
+        "webhook in audit mode: pods its checks refuse are admitted with a warning and counted "
+        "in vgpu_scheduler_webhook_would_deny_total; switch to --webhook-mode=enforce once that "
+        "stays at 0");
+  }
 
   config::NvidiaConfig nvidia;
   if (!device_config.empty()) {

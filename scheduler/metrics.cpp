@@ -191,6 +191,17 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy_too)
     rejections.Add({{"reason", std::string(sched::ReasonName(static_cast<sched::Reason>(i)))}},
                    static_cast<double>(rejections_[i].load(std::memory_order_relaxed)));
   }
+  // Every reason from the start (0 until counted), so that an alert on an increase needs no
+  // series to appear first.
+  MetricFamily would_deny("vgpu_scheduler_webhook_would_deny_total",
+                          "Pods the webhook admitted in audit mode that enforce mode denies, by "
+                          "reason (invalid-value, override, quota)",
+                          prom::MetricType::kCounter);
+  for (size_t i = 0; i < would_deny_.size(); ++i) {
+    would_deny.Add(
+        {{"reason", std::string(sched::AuditReasonName(static_cast<sched::AuditReason>(i)))}},
+        static_cast<double>(would_deny_[i].load(std::memory_order_relaxed)));
+  }
   const auto counter = [](const char* name, const char* help, const std::atomic<uint64_t>& v) {
     MetricFamily f(name, help, prom::MetricType::kCounter);
     f.Add({}, static_cast<double>(v.load(std::memory_order_relaxed)));
@@ -234,6 +245,11 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy_too)
               webhook_allowed),
       counter("vgpu_scheduler_webhook_denied_total", "Pods the admission webhook denied",
               webhook_denied),
+      std::move(would_deny),
+      gauge("vgpu_scheduler_webhook_audit_mode",
+            "1 when the webhook runs in audit mode (--webhook-mode=audit: it admits what its "
+            "checks refuse, with a warning), 0 when it enforces them",
+            webhook_audit.load(std::memory_order_relaxed) ? 1 : 0),
       counter("vgpu_scheduler_bad_requests_total",
               "Extender and webhook requests rejected as malformed (HTTP 400)", bad_requests),
       gauge("vgpu_scheduler_nodes", "Nodes in the scheduler's cluster model", model.node_count()),

@@ -12,6 +12,7 @@
 
 #include "core/prom/exposition.h"
 #include "core/sched/reasons.h"
+#include "core/sched/webhook_mutation.h"
 
 namespace vgpu::scheduler {
 
@@ -41,6 +42,16 @@ class SchedulerMetrics {
   std::atomic<uint64_t> webhook_allowed{0};
   std::atomic<uint64_t> webhook_denied{0};
   std::atomic<uint64_t> bad_requests{0};
+  // --webhook-mode=audit: exported as vgpu_scheduler_webhook_audit_mode so that an alert can say
+  // a cluster left in audit mode is not enforcing the webhook's checks.
+  std::atomic<bool> webhook_audit{false};
+
+  void WouldDeny(sched::AuditReason r) {
+    would_deny_[static_cast<size_t>(r)].fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t would_deny(sched::AuditReason r) const {
+    return would_deny_[static_cast<size_t>(r)].load(std::memory_order_relaxed);
+  }
 
   void Reject(sched::Reason r) {
     rejections_[static_cast<size_t>(r)].fetch_add(1, std::memory_order_relaxed);
@@ -55,6 +66,7 @@ class SchedulerMetrics {
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(sched::Reason::kCount)> rejections_{};
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(sched::AuditReason::kCount)> would_deny_{};
 };
 
 }  // namespace vgpu::scheduler

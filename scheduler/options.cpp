@@ -35,6 +35,13 @@ void AddAccessFlags(CLI::App& app, AccessFlags& f) {
                  "annotations after creation (the scheduler's and the device plugin's); the "
                  "webhook refuses such pod updates from anyone else (docs/security.md)")
       ->delimiter(',');
+  app.add_option("--webhook-mode", f.webhook_mode,
+                 "enforce: refuse pods the webhook's checks refuse; audit: admit the ones whose "
+                 "values, variables or quota it refuses (the scheduler and the device plugin "
+                 "still hold them), with a warning kubectl prints, a log line and "
+                 "vgpu_scheduler_webhook_would_deny_total; for finding such workloads during a "
+                 "migration from HAMi (docs/security.md)")
+      ->capture_default_str();
 }
 
 Result<Access> ResolveAccess(const AccessFlags& f) {
@@ -74,6 +81,9 @@ Result<Access> ResolveAccess(const AccessFlags& f) {
     if (!user.ok()) return user.status().WithContext("--webhook-system-accounts");
     a.system_users.push_back(std::move(*user));
   }
+  Result<sched::WebhookMode> mode = sched::ParseWebhookMode(f.webhook_mode);
+  if (!mode.ok()) return mode.status().WithContext("--webhook-mode");
+  a.webhook_mode = *mode;
   return a;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/base/status.h"
 #include "core/sched/control_overrides.h"
+#include "core/sched/webhook_mutation.h"
 #include "scheduler/server.h"
 
 namespace vgpu::scheduler {
@@ -27,6 +28,7 @@ struct AccessFlags {
   // <namespace>:<name> of the ServiceAccounts that may change vgpu's own pod annotations on
   // UPDATE (the scheduler's and the device plugin's).
   std::vector<std::string> system_accounts;
+  std::string webhook_mode = "enforce";  // --webhook-mode: enforce or audit
 };
 
 // Registers the flags (each with --help text) on `app`, writing into `flags`.
@@ -36,10 +38,12 @@ struct Access {
   ServerOptions server;
   sched::OverridePolicy overrides;
   std::vector<std::string> system_users;  // usernames of --webhook-system-accounts
+  sched::WebhookMode webhook_mode = sched::WebhookMode::kEnforce;
 };
 
 // Combines and checks the flags: malformed addresses, a TLS listener without its files, override
-// names the webhook does not guard and malformed accounts are errors naming the flag.
+// names the webhook does not guard, malformed accounts and an unknown webhook mode are errors
+// naming the flag.
 Result<Access> ResolveAccess(const AccessFlags& flags);
 
 }  // namespace vgpu::scheduler

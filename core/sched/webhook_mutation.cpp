@@ -138,6 +138,88 @@ std::string JsonPointerEscape(const std::string& token) {
   return out;
 }
 
+Result<WebhookMode> ParseWebhookMode(const std::string& text) {
+  if (text == "enforce") return WebhookMode::kEnforce;
+  if (text == "audit") return WebhookMode::kAudit;
+  return InvalidArgument("\"" + text +
+                         "\" is not a webhook mode: enforce (refuse what the checks refuse) or "
+                         "audit (admit it with a warning, a log line and a metric; for a "
+                         "migration from HAMi)");
+}
+
+std::string_view AuditReasonName(AuditReason r) {
+  switch (r) {
+    case AuditReason::kInvalidValue:
+      return "invalid-value";
+    case AuditReason::kOverride:
+      return "override";
+    case AuditReason::kQuota:
+      return "quota";
+    case AuditReason::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Records a refusal that audit mode relaxes. Returns true when the caller must refuse (enforce
+// mode); false when the pod goes on to be admitted with a warning.
+bool Refuse(const AdmissionConfig& cfg, AuditReason reason, const std::string& message,
+            AdmissionDecision& d) {
+  if (cfg.mode == WebhookMode::kEnforce) return true;
+  d.would_deny.push_back({reason, message});
+  d.warnings.push_back("vgpu webhook in audit mode: in enforce mode this pod would be denied (" +
+                       std::string(AuditReasonName(reason)) + "): " + message);
+  return false;
+}
+
+// The scheduler's name on a pod that asks for vGPUs, unless it names another scheduler.
+void SetSchedulerName(const json& spec, const AdmissionConfig& config, AdmissionDecision& d) {
+  const std::string current = Str(spec, "schedulerName");
+  if (current.empty() || current == "default-scheduler") {
+    d.patch.push_back({{"op", current.empty() ? "add" : "replace"},
+                       {"path", "/spec/schedulerName"},
+                       {"value", config.scheduler_name}});
+  }
+}
+
+// `policy` plus every enforcement variable whose effect stays in the tenant's container.
+OverridePolicy AuditTolerated(OverridePolicy policy) {
+  for (const ControlledName& n : ControlledNames()) {
+    const bool env =
+        n.kind == ControlledName::Kind::kEnv || n.kind == ControlledName::Kind::kEnvFamily;
+    if (env && n.name != VGPU_ENV_NVIDIA_VISIBLE_DEVICES) policy.allowed.emplace_back(n.name);
+  }
+  return policy;
+}
+
+// What HAMi's webhook refuses too, checked on every container: audit mode admits no pod of this
+// shape even when its values cannot be read (no HAMi workload carries it, and nothing after the
+// webhook takes a privileged container's GPUs away or sends a pod with spec.nodeName through
+// the scheduler).
+std::string HamiShapeDenial(const json& spec, const AdmissionConfig& config) {
+  if (auto n = spec.find("nodeName"); n != spec.end() && n->is_string() && !n->empty()) {
+    return "the pod sets spec.nodeName=" + n->get<std::string>() +
+           " and mentions vGPU resources; vGPUs are placed by " + config.scheduler_name +
+           ", so remove spec.nodeName (use a nodeSelector instead)";
+  }
+  for (const char* field : {"initContainers", "containers"}) {
+    auto list = spec.find(field);
+    if (list == spec.end() || !list->is_array()) continue;
+    for (const json& c : *list) {
+      if (c.is_object() && IsPrivileged(c)) {
+        return "container " + Str(c, "name", "?") +
+               " is privileged in a pod that mentions vGPU resources; a privileged container "
+               "sees every GPU and bypasses vGPU limits: drop securityContext.privileged";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
                            const std::optional<NamespaceQuota>& quota) {
   AdmissionDecision d;
@@ -146,7 +228,19 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
   if (spec == pod.end() || !spec->is_object()) return Deny("the pod has no spec");
 
   Result<std::vector<codec::ContainerRequest>> asks = codec::ExtractPodRequests(pod, config.names);
-  if (!asks.ok()) return Deny(asks.status().message());
+  if (!asks.ok()) {
+    if (Refuse(config, AuditReason::kInvalidValue, asks.status().message(), d)) {
+      return Deny(asks.status().message());
+    }
+    // Audit: the containers' asks are unknown, so no defaults; the pod still goes to the
+    // scheduler, whose filter refuses the same value (the pod stays Pending, naming it).
+    if (std::string shape = HamiShapeDenial(*spec, config); !shape.empty()) {
+      return Deny(asks.status().message() + "; and " + shape);
+    }
+    d.asks_vgpu = true;
+    SetSchedulerName(*spec, config, d);
+    return d;
+  }
   size_t k = 0;  // asks are init containers first, then app containers: the order walked here
   std::vector<const json*> gpu_containers;
   for (const char* field : {"initContainers", "containers"}) {
@@ -156,7 +250,7 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
       const std::string path = std::string("/spec/") + field + "/" + std::to_string(i);
       std::string denial =
           MutateContainer((*list)[i], (*asks)[k], path, config, d.patch, d.asks_vgpu);
-      if (!denial.empty()) return Deny(denial);
+      if (!denial.empty()) return Deny(denial);  // privileged: refused in both modes
       ZeroValueWarnings((*list)[i], (*asks)[k], config, d.warnings);
       if ((*asks)[k].AsksForGpu()) gpu_containers.push_back(&(*list)[i]);
     }
@@ -164,7 +258,18 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
   // Before the early return: the device plugin's fallback lookup reads the system's annotations
   // from any pending pod on its node, whether or not the pod asks for GPUs.
   std::string overrides = OverrideDenial(pod, gpu_containers, config.core_policy, config.overrides);
-  if (!overrides.empty()) return Deny(overrides);
+  if (!overrides.empty() && config.mode == WebhookMode::kAudit) {
+    // Audit mode relaxes only the variables that act inside the tenant's own container, which a
+    // tenant's own processes can set anyway (docs/security.md §0). The system's annotations and
+    // labels steer the device plugin and the scheduler for other pods' too, and
+    // NVIDIA_VISIBLE_DEVICES is read by the container runtime outside the container: refused.
+    std::string outside =
+        OverrideDenial(pod, gpu_containers, config.core_policy, AuditTolerated(config.overrides));
+    if (!outside.empty()) return Deny(outside);
+  }
+  if (!overrides.empty() && Refuse(config, AuditReason::kOverride, overrides, d)) {
+    return Deny(overrides);
+  }
   if (!d.asks_vgpu) return d;
 
   if (auto n = spec->find("nodeName"); n != spec->end() && n->is_string() && !n->empty()) {
@@ -174,21 +279,18 @@ AdmissionDecision AdmitPod(const json& pod, const AdmissionConfig& config,
   }
   // The rest of the pod must be readable by the scheduler too (policies, selectors).
   Result<PodRequest> req = ParsePodRequest(pod, config.names, config.defaults);
-  if (!req.ok()) return Deny(req.status().message());
-  if (quota) {
+  if (!req.ok()) {
+    if (Refuse(config, AuditReason::kInvalidValue, req.status().message(), d)) {
+      return Deny(req.status().message());
+    }
+  } else if (quota) {
     const std::string ns =
         pod.contains("metadata") ? Str(pod["metadata"], "namespace", "default") : "default";
     if (auto v = QuotaViolation(quota->limit, quota->used, RequestedCharge(*req), ns)) {
-      return Deny(*v);
+      if (Refuse(config, AuditReason::kQuota, *v, d)) return Deny(*v);
     }
   }
-
-  const std::string current = Str(*spec, "schedulerName");
-  if (current.empty() || current == "default-scheduler") {
-    d.patch.push_back({{"op", current.empty() ? "add" : "replace"},
-                       {"path", "/spec/schedulerName"},
-                       {"value", config.scheduler_name}});
-  }
+  SetSchedulerName(*spec, config, d);
   return d;
 }
 

@@ -175,9 +175,13 @@ std::string RenderRunText(const RunResult& run, const ReportOptions& options) {
   }
   out << gpus.Render(options.max_rows);
 
-  out << "Rejected pods: " << run.rejections.size() << "\n";
+  // Pods that fit nowhere are an outcome the scenario may ask for (more than the cluster holds),
+  // not a failure of the run: the invariant check below says whether each really fits nowhere.
+  out << "Pods not placed: " << run.rejections.size()
+      << (run.rejections.empty() ? "" : " (expected where they fit on no node; see Invariants)")
+      << "\n";
   if (!run.rejections.empty()) {
-    Table rejected({"POD", "REASON"});
+    Table rejected({"POD", "WHY"});
     for (const PodRejection& r : run.rejections) {
       rejected.Add({r.ns + "/" + r.name, (r.denied ? "denied by webhook: " : "") + r.reason});
     }

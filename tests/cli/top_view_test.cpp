@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -267,6 +268,148 @@ TEST(TopView, EveryWidthFits) {
     for (const std::string& line : RenderSnapshot(Fixture(), {width})) {
       ASSERT_LE(DisplayWidth(line), width) << line;
     }
+  }
+}
+
+// Bars: whole cells rounded to the nearest, never empty above 0 nor full below 100, full from
+// 100 (a container over its limit, an over-subscribed card).
+TEST(TopView, BarWidthMath) {
+  const auto cells = [](const std::string& bar, std::string_view cell) {
+    size_t n = 0;
+    for (size_t at = bar.find(cell); at != std::string::npos; at = bar.find(cell, at + 1)) ++n;
+    return n;
+  };
+  struct Case {
+    double percent;
+    size_t width;
+    size_t filled;
+  };
+  const Case cases[] = {
+      {0, 10, 0},    {0.1, 10, 1}, {4.9, 10, 1}, {5, 10, 1},        {15, 10, 2},
+      {45, 10, 5},   {50, 10, 5},  {94, 10, 9},  {99.9, 10, 9},     {100, 10, 10},
+      {250, 10, 10}, {-3, 10, 0},  {50, 1, 0},   {100, 1, 1},       {1, 1, 0},
+      {33, 3, 1},    {67, 3, 2},   {NAN, 10, 0}, {INFINITY, 10, 0},
+  };
+  for (const Case& c : cases) {
+    const std::string bar = Bar(c.percent, c.width, /*color=*/false);
+    EXPECT_EQ(DisplayWidth(bar), c.width) << c.percent << "% of " << c.width;
+    EXPECT_EQ(cells(bar, "█"), c.filled) << c.percent << "% of " << c.width << ": " << bar;
+    EXPECT_EQ(cells(bar, "░"), c.width - c.filled) << c.percent << "% of " << c.width;
+  }
+  EXPECT_EQ(Bar(50, 0, true), "");
+  // 1 cell: anything above 0 but below 100 cannot be both "not idle" and "not full"; not full wins.
+  EXPECT_EQ(Bar(99, 1, false), "░");
+}
+
+TEST(TopView, BarColourByLevelAndWidthUnchanged) {
+  EXPECT_EQ(Bar(50, 4, true), "\x1b[32m██\x1b[0m\x1b[2m░░\x1b[0m");
+  EXPECT_EQ(Bar(80, 4, true).rfind("\x1b[33m", 0), 0u);
+  EXPECT_EQ(Bar(95, 4, true).rfind("\x1b[31m", 0), 0u);
+  EXPECT_EQ(Bar(100, 4, true), "\x1b[31m████\x1b[0m");  // no empty part, no code for it
+  EXPECT_EQ(Bar(0, 4, true), "\x1b[2m░░░░\x1b[0m");
+  for (double p : {0.0, 50.0, 80.0, 95.0, 100.0}) EXPECT_EQ(DisplayWidth(Bar(p, 7, true)), 7u);
+}
+
+TEST(TopView, ColourCodesTakeNoColumnsAndSurviveACut) {
+  const std::string red = "\x1b[31mabcdef\x1b[0m";
+  EXPECT_EQ(DisplayWidth(red), 6u);
+  EXPECT_EQ(Truncate(red, 6), red);
+  // Cut: the opening code stays, the reset after the cut is gone, so one is added.
+  EXPECT_EQ(Truncate(red, 4), "\x1b[31mabc…\x1b[0m");
+  EXPECT_EQ(Truncate("plain text", 6), "plain…");  // no reset where there was no colour
+}
+
+// With bars: the memory and compute cells carry a bar beside the figure; GPUs and containers
+// without a figure to compare with get none. The plain table (bars off) is RenderSnapshotTable's.
+TEST(TopView, BarsBesideMemoryAndCompute) {
+  ViewOptions o;
+  o.width = 200;
+  o.bars = true;
+  const std::vector<std::string> lines = RenderSnapshot(Fixture(), o);
+  const auto line_with = [&](const std::string& words) {
+    for (const std::string& l : lines) {
+      if (l.find(words) != std::string::npos) return l;
+    }
+    ADD_FAILURE() << "no line with " << words;
+    return std::string();
+  };
+  // GPU 0: 12.3 of 80 GiB (15%: 2 cells), 45% busy (5 cells, rounded to the nearest).
+  const std::string gpu0 = line_with("GPU-8f3a2c1d");
+  EXPECT_NE(gpu0.find("██░░░░░░░░  15%"), std::string::npos) << gpu0;
+  EXPECT_NE(gpu0.find("█████░░░░░  45%"), std::string::npos) << gpu0;
+  // default/train-0/main: 3 of 4 GiB (75%: 8 cells); 30.2% of its 50% SM limit (60%: 6 cells).
+  const std::string train = line_with("default/train-0/main");
+  EXPECT_NE(train.find("████████░░  75%"), std::string::npos) << train;
+  EXPECT_NE(train.find("██████░░░░ 30%/50%"), std::string::npos) << train;
+  // ml/infer: no memory limit: no memory bar; compute of the whole card (5%: 1 cell).
+  const std::string infer = line_with("ml/infer-7f9c/server");
+  EXPECT_NE(infer.find("512MiB/∞"), std::string::npos) << infer;
+  EXPECT_EQ(infer.find("█░░░░░░░░░    -"), std::string::npos) << infer;
+  EXPECT_NE(infer.find("█░░░░░░░░░ 5%/∞"), std::string::npos) << infer;
+  // GPU 1 has no NVML figures: no bars on its row.
+  const std::string gpu1 = line_with("GPU-1b2c3d4e");
+  EXPECT_EQ(gpu1.find("░"), std::string::npos) << gpu1;
+  for (const std::string& l : lines) EXPECT_EQ(l.find('\x1b'), std::string::npos) << l;
+}
+
+// Colour never changes a line's width, and with colour off (the default, and what --no-color,
+// NO_COLOR and a pipe give) no escape code is written at any width.
+TEST(TopView, ColourOnlyWhenAskedAndEveryWidthStillFits) {
+  NodeSnapshot s = Fixture();
+  monitor::ContainerStatusView bad;
+  bad.namespace_name = "ml";
+  bad.pod = "p";
+  bad.container = "c";
+  bad.state = monitor::ContainerState::kUnusable;
+  bad.problem = "region refused";
+  s.containers = {bad};
+  for (size_t width = 20; width <= 220; width += 7) {
+    for (bool bars : {false, true}) {
+      ViewOptions plain{.width = width, .bars = bars, .color = false};
+      ViewOptions color{.width = width, .bars = bars, .color = true};
+      const std::vector<std::string> p = RenderSnapshot(s, plain);
+      const std::vector<std::string> c = RenderSnapshot(s, color);
+      ASSERT_EQ(p.size(), c.size());
+      for (size_t i = 0; i < p.size(); ++i) {
+        EXPECT_EQ(p[i].find('\x1b'), std::string::npos) << p[i];
+        EXPECT_LE(DisplayWidth(c[i]), width) << c[i];
+        EXPECT_EQ(DisplayWidth(c[i]), DisplayWidth(p[i])) << width << ": " << c[i];
+      }
+      // The header and the problem line are coloured.
+      EXPECT_EQ(c[2].rfind("\x1b[1m", 0), 0u) << c[2];
+      EXPECT_EQ(c.back().rfind("\x1b[31m", 0), 0u) << c.back();
+    }
+  }
+}
+
+TEST(TopView, ChooseStyle) {
+  struct Case {
+    const char* name;
+    TerminalTraits t;
+    bool bars;
+    bool color;
+  };
+  const Case cases[] = {
+      {"pipe", {.stdout_tty = false}, false, false},
+      {"terminal", {.stdout_tty = true, .term_env = "xterm-256color"}, true, true},
+      {"terminal, no TERM", {.stdout_tty = true}, true, true},
+      {"NO_COLOR=1", {.stdout_tty = true, .no_color_env = "1"}, true, false},
+      {"NO_COLOR empty (unset per no-color.org)",
+       {.stdout_tty = true, .no_color_env = ""},
+       true,
+       true},
+      {"TERM=dumb", {.stdout_tty = true, .term_env = "dumb"}, true, false},
+      {"--no-color", {.stdout_tty = true, .no_color_flag = true}, true, false},
+      {"--plain", {.stdout_tty = true, .plain_flag = true}, false, false},
+      {"pipe, colour not refused", {.stdout_tty = false, .no_color_env = nullptr}, false, false},
+  };
+  for (const Case& c : cases) {
+    ViewOptions o;
+    o.width = 99;
+    ChooseStyle(c.t, o);
+    EXPECT_EQ(o.bars, c.bars) << c.name;
+    EXPECT_EQ(o.color, c.color) << c.name;
+    EXPECT_EQ(o.width, 99u) << c.name;
   }
 }
 

@@ -968,6 +968,31 @@ def case_overrides():
     F.check(not flag_values(sargs, "--webhook-system-accounts"), f"{what}: webhook off, accounts passed: {sargs}")
 
 
+def case_webhook_mode():
+    # Audit mode is opt-in and visible: enforce unless the value says audit, passed explicitly in
+    # both cases (kubectl describe shows it), and a WARNING in the install's notes only in audit.
+    what = "webhook-mode"
+    sargs = container(one(render(), "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--webhook-mode", what), "enforce", f"{what}: default")
+    F.check("AUDIT" not in notes(), f"{what}: the default's notes mention audit mode")
+    docs = render(sets=["scheduler.admissionWebhook.mode=audit"])
+    check_system(docs, "1.30.0", DEFAULT_NAMES, "hami-scheduler", what)
+    sargs = container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--webhook-mode", what), "audit", f"{what}: audit")
+    text = notes(sets=["scheduler.admissionWebhook.mode=audit"])
+    for words in ("WARNING: the webhook runs in AUDIT mode", "vgpu_scheduler_webhook_would_deny_total",
+                  "logs deploy/vgpu-scheduler -c vgpu-scheduler", "then set mode=enforce"):
+        F.check(words in text, f"{what}: audit NOTES lack {words!r}:\n{text}")
+    # A HAMi values file has no such key: it gets the default.
+    docs = render(kube="1.20.2", values=[HAMI_VALUES])
+    sargs = container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--webhook-mode", what), "enforce", f"{what}: HAMi values")
+    # Without the webhook there is no mode to pass, and no warning about it.
+    docs = render(sets=["scheduler.admissionWebhook.enabled=false", "scheduler.admissionWebhook.mode=audit"])
+    sargs = container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.check(not flag_values(sargs, "--webhook-mode"), f"{what}: webhook off, mode passed: {sargs}")
+
+
 def case_bad_values():
     cases = [
         (["scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy=fancy"], "nodeSchedulerPolicy"),
@@ -986,6 +1011,7 @@ def case_bad_values():
         (["devicePlugin.monitor.image.registry="], "devicePlugin.monitor.image: vgpu/monitor names no registry"),
         ("devicePlugin:\n  image: vgpu/device-plugin\n", "docker.io/vgpu/device-plugin"),
         (["scheduler.patch.enabled=false"], "caBundle"),
+        (["scheduler.admissionWebhook.mode=warn"], "scheduler.admissionWebhook.mode"),
         ("devicePlugin:\n  nodeConfiguration:\n    config: '{\"nodeconfig\": ['\n", "not valid JSON"),
     ]
     for sets, words in cases:
@@ -999,6 +1025,7 @@ def case_bad_values():
 
 CASES = {
     "lint": case_lint,
+    "webhook-mode": case_webhook_mode,
     "default-1.20": lambda: case_default("1.20.2"),
     "default-1.22": lambda: case_default("1.22.17"),
     "default-1.24": lambda: case_default("1.24.17"),

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/codec/base64.h"
 #include "core/codec/time_format.h"
 #include "fake_cluster_api.h"
 #include "test_objects.h"
@@ -635,6 +636,53 @@ TEST_F(ExtenderTest, FilterRefusesInvalidResourceValues) {
     EXPECT_NE(r.Json()["error"].get<std::string>().find("container \"main\""), std::string::npos)
         << limits.dump() << ": " << r.Text();
   }
+}
+
+// --webhook-mode=audit end to end: the review of a pod enforce mode refuses is allowed, carries
+// the refusal as a warning (kubectl prints it) and the scheduler's name as a patch, and is counted
+// by reason on /metrics with the mode itself; the filter still refuses the pod (audit weakens the
+// webhook only, not the scheduler after it).
+TEST_F(ExtenderTest, AuditModeAdmitsWithAWarningCountsAndTheFilterStillHolds) {
+  api_.PutNode(GpuNode("n1", 1, 16384));
+  json bad = GpuPod("bad", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpucores", "101"}}, "team");
+  bad["spec"].erase("schedulerName");  // as created: the webhook is what names the scheduler
+  const json review = {{"apiVersion", "admission.k8s.io/v1"},
+                       {"request",
+                        {{"uid", "r"},
+                         {"operation", "CREATE"},
+                         {"kind", {{"kind", "Pod"}}},
+                         {"namespace", "team"},
+                         {"object", bad}}}};
+  // Enforce, the default: refused, nothing counted as audited.
+  json resp = extender().Admit(review).Json()["response"];
+  EXPECT_FALSE(resp["allowed"].get<bool>());
+  const std::string refusal = resp["status"]["message"];
+  EXPECT_EQ(metrics_.would_deny(sched::AuditReason::kInvalidValue), 0u);
+  EXPECT_NE(metrics_.Render(model_, false).find("vgpu_scheduler_webhook_audit_mode 0"),
+            std::string::npos);
+
+  options_.webhook_mode = sched::WebhookMode::kAudit;
+  extender_.reset();
+  resp = extender().Admit(review).Json()["response"];
+  ASSERT_TRUE(resp["allowed"].get<bool>()) << resp.dump();
+  ASSERT_TRUE(resp.contains("warnings")) << resp.dump();
+  EXPECT_NE(resp["warnings"][0].get<std::string>().find(refusal), std::string::npos) << resp.dump();
+  const json patch = json::parse(codec::Base64Decode(resp["patch"].get<std::string>()).value());
+  EXPECT_EQ(patch, json::parse(R"([{"op":"add","path":"/spec/schedulerName",
+                                    "value":"hami-scheduler"}])"));
+  EXPECT_EQ(metrics_.would_deny(sched::AuditReason::kInvalidValue), 1u);
+  const std::string page = metrics_.Render(model_, false);
+  EXPECT_NE(page.find("vgpu_scheduler_webhook_audit_mode 1"), std::string::npos);
+  EXPECT_NE(page.find(R"(vgpu_scheduler_webhook_would_deny_total{reason="invalid-value"} 1)"),
+            std::string::npos);
+  EXPECT_NE(page.find(R"(vgpu_scheduler_webhook_would_deny_total{reason="quota"} 0)"),
+            std::string::npos);
+
+  // The admitted pod reaches the scheduler, which refuses it with the same words.
+  bad["spec"]["schedulerName"] = "hami-scheduler";
+  VerbResult r = extender().Filter(FilterArgs(bad, {"n1"}));
+  EXPECT_EQ(r.Json()["nodenames"].size(), 0u) << r.Text();
+  EXPECT_NE(r.Json()["error"].get<std::string>().find("101"), std::string::npos) << r.Text();
 }
 
 TEST_F(ExtenderTest, WebhookAnswersBothVersions) {

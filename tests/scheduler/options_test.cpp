@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/sched/control_overrides.h"
+#include "core/sched/webhook_mutation.h"
 
 namespace vgpu::scheduler {
 namespace {
@@ -168,6 +169,31 @@ TEST(SchedulerOptions, WebhookSystemAccounts) {
   const std::string hint = sched::UpdateDenial(
       {}, {{"metadata", {{"annotations", {{"hami.io/bind-phase", "x"}}}}}}, "u", {}, {});
   EXPECT_NE(hint.find("--webhook-system-accounts="), std::string::npos) << hint;
+}
+
+// Audit mode is an explicit choice: the default enforces, and a misspelt mode stops the scheduler
+// at start (a typo must not leave the cluster in either mode by accident).
+TEST(SchedulerOptions, WebhookModeEnforcesUnlessAuditIsNamed) {
+  Result<Access> none = Parse({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->webhook_mode, sched::WebhookMode::kEnforce);
+  Result<Access> audit = Parse({"--webhook-mode=audit"});
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  EXPECT_EQ(audit->webhook_mode, sched::WebhookMode::kAudit);
+  Result<Access> enforce = Parse({"--webhook-mode=enforce"});
+  ASSERT_TRUE(enforce.ok());
+  EXPECT_EQ(enforce->webhook_mode, sched::WebhookMode::kEnforce);
+  // An empty value is CLI11's to refuse, naming the flag.
+  Result<Access> empty = Parse({"--webhook-mode="});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("--webhook-mode"), std::string::npos);
+  for (const char* bad : {"--webhook-mode=warn", "--webhook-mode=Audit"}) {
+    Result<Access> a = Parse({bad});
+    ASSERT_FALSE(a.ok()) << bad;
+    EXPECT_NE(a.status().message().find("--webhook-mode"), std::string::npos)
+        << a.status().message();
+    EXPECT_NE(a.status().message().find("enforce"), std::string::npos) << a.status().message();
+  }
 }
 
 }  // namespace

@@ -331,6 +331,10 @@ nvidia:
 {{- if not (has $cp (list "default" "force" "disable")) -}}
 {{- fail (printf "devices.nvidia.gpuCorePolicy %q: want default, force or disable" $cp) -}}
 {{- end -}}
+{{- $wm := .Values.scheduler.admissionWebhook.mode | default "enforce" -}}
+{{- if not (has $wm (list "enforce" "audit")) -}}
+{{- fail (printf "scheduler.admissionWebhook.mode %q: want enforce or audit" $wm) -}}
+{{- end -}}
 {{- if not (has .Values.devicePlugin.inventoryFormat (list "json" "legacy")) -}}
 {{- fail (printf "devicePlugin.inventoryFormat %q: want json or legacy" .Values.devicePlugin.inventoryFormat) -}}
 {{- end -}}

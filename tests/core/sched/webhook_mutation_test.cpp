@@ -214,5 +214,136 @@ TEST(Admission, UpdatesAreCheckedNeverPatched) {
   EXPECT_EQ(own.patch, json::array());
 }
 
+// Audit mode (--webhook-mode=audit) admits what enforce mode refuses for values, in-container
+// variables and quota, with the refusal as a warning and a finding, and the patch the pod would
+// get without that check: above all the scheduler's name, so that the scheduler's filter (which
+// reads the same values and quota) holds the pod rather than default-scheduler placing it.
+TEST(Admission, AuditAdmitsWhatEnforceRefusesAndSaysWhy) {
+  json opt_out = C({{"nvidia.com/gpu", "1"}});
+  opt_out["env"] = {{{"name", "CUDA_DISABLE_CONTROL"}, {"value", "true"}}};
+  json bad_policy = Pod(C({{"nvidia.com/gpu", "1"}}));
+  bad_policy["metadata"]["annotations"] = {{"hami.io/gpu-scheduler-policy", "fastest"}};
+  NamespaceQuota q;
+  q.limit.mem_mib = 1000;
+  const json sched = {{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", "hami-scheduler"}};
+  struct Case {
+    const char* name;
+    json pod;
+    std::optional<NamespaceQuota> quota;
+    AuditReason reason;
+    const char* message;  // part of the refusal enforce mode answers
+  };
+  const Case cases[] = {
+      {"garbage quantity", Pod(C({{"nvidia.com/gpu", "two"}})), std::nullopt,
+       AuditReason::kInvalidValue, "nvidia.com/gpu"},
+      {"unknown policy", bad_policy, std::nullopt, AuditReason::kInvalidValue, "fastest"},
+      {"variable in its own container", Pod(opt_out), std::nullopt, AuditReason::kOverride,
+       "CUDA_DISABLE_CONTROL"},
+      {"over quota", Pod(C({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "2000"}})), q,
+       AuditReason::kQuota, "quota"},
+  };
+  for (const Case& c : cases) {
+    AdmissionConfig cfg;
+    AdmissionDecision enforce = AdmitPod(c.pod, cfg, c.quota);
+    ASSERT_FALSE(enforce.allowed) << c.name;
+    EXPECT_TRUE(enforce.would_deny.empty()) << c.name;
+    EXPECT_NE(enforce.message.find(c.message), std::string::npos) << c.name;
+
+    cfg.mode = WebhookMode::kAudit;
+    AdmissionDecision audit = AdmitPod(c.pod, cfg, c.quota);
+    ASSERT_TRUE(audit.allowed) << c.name << ": " << audit.message;
+    ASSERT_EQ(audit.would_deny.size(), 1u) << c.name;
+    EXPECT_EQ(audit.would_deny[0].reason, c.reason) << c.name;
+    EXPECT_EQ(audit.would_deny[0].message, enforce.message) << c.name;
+    ASSERT_FALSE(audit.warnings.empty()) << c.name;
+    const std::string& w = audit.warnings.back();
+    EXPECT_NE(w.find("audit mode"), std::string::npos) << c.name << ": " << w;
+    EXPECT_NE(w.find(enforce.message), std::string::npos) << c.name << ": " << w;
+    ASSERT_FALSE(audit.patch.empty()) << c.name;
+    EXPECT_EQ(audit.patch.back(), sched) << c.name << ": " << audit.patch.dump();
+  }
+  // A pod without findings gets the same answer in both modes.
+  const json fine = Pod(C({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "100"}}));
+  AdmissionConfig audit_cfg;
+  audit_cfg.mode = WebhookMode::kAudit;
+  AdmissionDecision a = AdmitPod(fine, audit_cfg, std::nullopt);
+  AdmissionDecision e = AdmitPod(fine, AdmissionConfig{}, std::nullopt);
+  EXPECT_TRUE(a.allowed);
+  EXPECT_TRUE(a.would_deny.empty());
+  EXPECT_TRUE(a.warnings.empty());
+  EXPECT_EQ(a.patch, e.patch);
+}
+
+// What audit mode never admits: what HAMi's webhook refuses too (privileged vGPU containers,
+// spec.nodeName), even when the values cannot be read; what acts outside the tenant's container
+// (the system's annotations, NVIDIA_VISIBLE_DEVICES); malformed requests; and updates of the
+// system's annotations by tenants. Each is refused as in enforce mode, with no finding.
+TEST(Admission, AuditStillRefusesWhatActsBeyondThePodsOwnContainer) {
+  AdmissionConfig cfg;
+  cfg.mode = WebhookMode::kAudit;
+  json privileged = C({{"nvidia.com/gpu", "1"}});
+  privileged["securityContext"] = {{"privileged", true}};
+  json preset = Pod(C({{"nvidia.com/gpu", "1"}}));
+  preset["spec"]["nodeName"] = "node-1";
+  json bad_and_privileged = C({{"nvidia.com/gpu", "two"}});
+  bad_and_privileged["securityContext"] = {{"privileged", true}};
+  json bad_and_preset = Pod(C({{"nvidia.com/gpu", "two"}}));
+  bad_and_preset["spec"]["nodeName"] = "node-1";
+  json forged = Pod(C({{"nvidia.com/gpu", "1"}}));
+  forged["metadata"]["annotations"] = {{"hami.io/vgpu-devices-to-allocate", "GPU-a,NVIDIA,1,1:;"}};
+  json forged_no_gpu = Pod({{"name", "c"}, {"image", "x"}});
+  forged_no_gpu["metadata"]["annotations"] = forged["metadata"]["annotations"];
+  json visible = C({{"nvidia.com/gpu", "1"}});
+  visible["env"] = {{{"name", "NVIDIA_VISIBLE_DEVICES"}, {"value", "all"}},
+                    {{"name", "CUDA_DISABLE_CONTROL"}, {"value", "true"}}};
+  struct Case {
+    const char* name;
+    json pod;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"privileged", Pod(privileged), "privileged"},
+      {"nodeName preset", preset, "spec.nodeName=node-1"},
+      {"unreadable values, privileged", Pod(bad_and_privileged), "privileged"},
+      {"unreadable values, nodeName", bad_and_preset, "spec.nodeName=node-1"},
+      {"system annotation", forged, "annotation hami.io/vgpu-devices-to-allocate"},
+      {"system annotation, no vGPU", forged_no_gpu, "annotation hami.io/vgpu-devices-to-allocate"},
+      {"NVIDIA_VISIBLE_DEVICES", Pod(visible), "NVIDIA_VISIBLE_DEVICES"},
+      {"not a pod", json("x"), "no pod object"},
+  };
+  for (const Case& c : cases) {
+    AdmissionDecision d = AdmitPod(c.pod, cfg, std::nullopt);
+    EXPECT_FALSE(d.allowed) << c.name;
+    EXPECT_NE(d.message.find(c.want), std::string::npos) << c.name << ": " << d.message;
+    EXPECT_EQ(d.patch, json::array()) << c.name;
+    EXPECT_TRUE(d.would_deny.empty()) << c.name;
+  }
+  // NVIDIA_VISIBLE_DEVICES is refused on its own; the in-container variable beside it is not
+  // what the message is about.
+  AdmissionDecision v = AdmitPod(Pod(visible), cfg, std::nullopt);
+  EXPECT_EQ(v.message.find("CUDA_DISABLE_CONTROL"), std::string::npos) << v.message;
+
+  json before = Pod(C({{"nvidia.com/gpu", "1"}}));
+  json after = forged;
+  AdmissionDecision update = AdmitPodUpdate(before, after, "alice", cfg);
+  EXPECT_FALSE(update.allowed);
+  EXPECT_NE(update.message.find("hami.io/vgpu-devices-to-allocate"), std::string::npos)
+      << update.message;
+}
+
+TEST(Admission, WebhookModeNames) {
+  EXPECT_EQ(*ParseWebhookMode("enforce"), WebhookMode::kEnforce);
+  EXPECT_EQ(*ParseWebhookMode("audit"), WebhookMode::kAudit);
+  for (const char* bad : {"", "warn", "AUDIT", "enforce "}) {
+    Result<WebhookMode> m = ParseWebhookMode(bad);
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_NE(m.status().message().find("enforce"), std::string::npos);
+    EXPECT_NE(m.status().message().find("audit"), std::string::npos);
+  }
+  EXPECT_EQ(AuditReasonName(AuditReason::kInvalidValue), "invalid-value");
+  EXPECT_EQ(AuditReasonName(AuditReason::kOverride), "override");
+  EXPECT_EQ(AuditReasonName(AuditReason::kQuota), "quota");
+}
+
 }  // namespace
 }  // namespace vgpu::sched
