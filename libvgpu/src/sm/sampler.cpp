@@ -220,6 +220,10 @@ void NoteThreadCpu() {
 }
 
 void* Run(void*) {
+  // Named from inside, before its first pass: named by its creator after pthread_create, the
+  // thread could already be inside a CUPTI call (NamedForCupti), which saved its inherited name
+  // and put that back afterwards, so under load it went by the application's name.
+  pthread_setname_np(pthread_self(), "vgpu-sm");  // top -H, /proc/PID/task/*/comm
   while (!__atomic_load_n(&g_life.stop, __ATOMIC_ACQUIRE)) {
     const PassResult pass = Pass(false);
     if (__atomic_add_fetch(&g_published.passes, 1, __ATOMIC_RELAXED) % kCpuSampleEveryPasses == 0)
@@ -293,7 +297,6 @@ void SamplerStart() {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     pthread_attr_destroy(&attr);
     if (g_life.started) {
-      pthread_setname_np(g_life.thread, "vgpu-sm");  // top -H, /proc/PID/task/*/comm
       (void)atexit(measuring::StopAtExit);
     } else {
       Warn("cannot start the measuring thread: the limit cannot be enforced");
