@@ -1,11 +1,10 @@
 #include "deviceplugin/allocator.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <random>
 
 #include "core/allocate/pod_lookup.h"
+#include "core/base/log.h"
 #include "core/codec/annotations.h"
 #include "core/codec/node_lock.h"
 #include "core/codec/pod_devices.h"
@@ -50,10 +49,10 @@ void Allocator::ReleaseLock(const std::string& lock_value) {
     // The lock is no longer ours: a bind took it over (it had expired, or its pod was done)
     // between our read and this release. Leaving it to its new holder is the right outcome, and
     // `vgpu sim` runs hit it routinely: not a warning.
-    spdlog::info("msg=\"node lock already held by another pod, left to it\" node={} ours=\"{}\"",
-                 config_.node, lock_value);
+    log::Info("node lock already held by another pod, left to it",
+              {{"node", config_.node}, {"ours", lock_value}});
   } else if (!s.ok()) {
-    spdlog::warn("msg=\"node lock not released\" node={} error=\"{}\"", config_.node, s.ToString());
+    log::Warn("node lock not released", {{"node", config_.node}, {"error", s.ToString()}});
   }
 }
 
@@ -63,13 +62,12 @@ Status Allocator::Fail(const PodRef& pod, const std::string& lock_value, bool re
   Status patched = api_.PatchPodAnnotations(
       pod.ns, pod.name, {{std::string(ann::kBindPhase), std::string(ann::kBindPhaseFailed)}});
   if (!patched.ok()) {
-    spdlog::warn("msg=\"could not mark pod failed\" pod={} error=\"{}\"", ref, patched.ToString());
+    log::Warn("could not mark pod failed", {{"pod", ref}, {"error", patched.ToString()}});
   }
   if (release_lock) {
     ReleaseLock(lock_value);
   }
-  spdlog::error("msg=\"allocate failed\" node={} pod={} error=\"{}\"", config_.node, ref,
-                why.ToString());
+  log::Error("allocate failed", {{"node", config_.node}, {"pod", ref}, {"error", why.ToString()}});
   return why.WithContext("vgpu Allocate for pod " + ref + " on node " + config_.node);
 }
 
@@ -127,8 +125,8 @@ std::vector<allocate::OwedAnswer> Allocator::OwedAnswers() {
   }
   auto answers = config_.kubelet_answers();
   if (!answers.ok()) {
-    spdlog::warn("msg=\"cannot check kubelet's answers\" node={} error=\"{}\"", config_.node,
-                 answers.status().ToString());
+    log::Warn("cannot check kubelet's answers",
+              {{"node", config_.node}, {"error", answers.status().ToString()}});
     return {};
   }
   return allocate::MisdeliveredAnswers(*answers, config_.resource_name);
@@ -141,16 +139,16 @@ std::optional<std::vector<allocate::KubeletPod>> Allocator::KubeletPods() {
   auto pods = config_.kubelet_pods();
   if (!pods.ok()) {
     if (!kubelet_pods_failing_) {
-      spdlog::warn(
-          "msg=\"cannot list kubelet's pods; the node lock and annotations alone pick the pod of "
-          "each Allocate\" node={} error=\"{}\"",
-          config_.node, pods.status().ToString());
+      log::Warn(
+          "cannot list kubelet's pods; the node lock and annotations alone pick the pod of each "
+          "Allocate",
+          {{"node", config_.node}, {"error", pods.status().ToString()}});
     }
     kubelet_pods_failing_ = true;
     return std::nullopt;
   }
   if (kubelet_pods_failing_) {
-    spdlog::info("msg=\"kubelet's pods readable again\" node={}", config_.node);
+    log::Info("kubelet's pods readable again", {{"node", config_.node}});
   }
   kubelet_pods_failing_ = false;
   return std::move(*pods);
@@ -161,7 +159,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::RepeatOwedAnswer(
     const std::vector<std::vector<std::string>>& replicas) {
   const std::string ref = allocate::PodRef(pod);
   auto fail = [&](const std::string& why) {
-    spdlog::error("msg=\"allocate failed\" node={} pod={} error=\"{}\"", config_.node, ref, why);
+    log::Error("allocate failed", {{"node", config_.node}, {"pod", ref}, {"error", why}});
     return FailedPrecondition("vgpu Allocate for pod " + ref + " on node " + config_.node +
                               ": cannot repeat the answer kubelet gave to another pod: " + why);
   };
@@ -186,10 +184,13 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::RepeatOwedAnswer(
     if (!answer.ok()) {
       return fail(answer.status().ToString());
     }
-    spdlog::warn(
-        "msg=\"answered again\" node={} pod={} container={} reason=\"kubelet gave this "
-        "container's answer to another pod (deleted while kubelet admitted it)\"",
-        config_.node, ref, container);
+    log::Warn("answered again",
+              {{"node", config_.node},
+               {"pod", ref},
+               {"container", container},
+               {"reason",
+                "kubelet gave this container's answer to another pod (deleted while kubelet "
+                "admitted it)"}});
     return std::vector<allocate::ContainerResponse>{std::move(*answer)};
   }
   return fail("no entry of " + std::string(ann::kDevicesAllocated) + " belongs to container " +
@@ -214,8 +215,8 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
     if (lock.ok() && lock->has_owner()) {
       owner = allocate::PodKey{lock->pod_namespace, lock->pod_name};
     } else if (!lock.ok()) {
-      spdlog::warn("msg=\"ignoring malformed node lock\" node={} value=\"{}\" error=\"{}\"",
-                   node_name, lock_value, lock.status().ToString());
+      log::Warn("ignoring malformed node lock",
+                {{"node", node_name}, {"value", lock_value}, {"error", lock.status().ToString()}});
     }
   }
 
@@ -265,8 +266,7 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
       if (hit.status().code() == StatusCode::kNotFound) {
         ReleaseLock(lock_value);
       }
-      spdlog::error("msg=\"allocate failed\" node={} error=\"{}\"", node_name,
-                    hit.status().ToString());
+      log::Error("allocate failed", {{"node", node_name}, {"error", hit.status().ToString()}});
       return hit.status().WithContext("vgpu Allocate on node " + node_name);
     }
     if (hit->owed_container) {
@@ -332,8 +332,10 @@ Result<std::vector<allocate::ContainerResponse>> Allocator::Allocate(
   if (done && own_lock) {
     ReleaseLock(lock_value);
   }
-  spdlog::info("msg=\"allocated\" node={} pod={}/{} containers={} done={}", node_name, pod.ns,
-               pod.name, responses.size(), done);
+  log::Info("allocated", {{"node", node_name},
+                          {"pod", pod.ns + "/" + pod.name},
+                          {"containers", responses.size()},
+                          {"done", done}});
   return responses;
 }
 

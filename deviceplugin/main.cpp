@@ -1,11 +1,11 @@
 // vgpu-device-plugin: the kubelet device plugin of one node. Flags: --help.
 
 #include <signal.h>
-#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 
+#include "core/base/daemon_flags.h"
+#include "core/base/log.h"
 #include "core/config/config_files.h"
 #include "deviceplugin/fake_gpus.h"
 #include "deviceplugin/kube_cluster_api.h"
@@ -16,7 +16,7 @@
 namespace {
 
 int Fail(const vgpu::Status& s) {
-  spdlog::critical("msg=\"cannot start\" error=\"{}\"", s.ToString());
+  vgpu::log::Error("cannot start", {{"error", s.ToString()}});
   return 1;
 }
 
@@ -41,11 +41,7 @@ int main(int argc, char** argv) {
   CLI::App app{"vgpu-device-plugin: advertises shared GPUs to kubelet and answers Allocate"};
   Flags flags;
   AddFlags(app, flags);
-  CLI11_PARSE(app, argc, argv);
-
-  // Structured key=value logs (logfmt), one event per line.
-  spdlog::set_pattern("time=%Y-%m-%dT%H:%M:%S.%eZ level=%l %v", spdlog::pattern_time_type::utc);
-  if (flags.verbosity >= 4) spdlog::set_level(spdlog::level::debug);
+  if (std::optional<int> exit = daemon::Parse(app, {argv, argv + argc}, flags.common)) return *exit;
 
   config::NvidiaConfig device_config;
   if (!flags.device_config.empty()) {
@@ -83,11 +79,11 @@ int main(int argc, char** argv) {
 
   DevicePlugin plugin(std::move(*options), std::move(cluster), std::move(backend));
   if (Status s = plugin.Start(); !s.ok()) return Fail(s);
-  spdlog::info("msg=\"running\" node={} socket={}", flags.node_name, plugin.SocketPath());
+  log::Info("running", {{"node", flags.node_name}, {"socket", plugin.SocketPath()}});
 
   int sig = 0;
   sigwait(&signals, &sig);
-  spdlog::info("msg=\"shutting down\" signal={}", sig);
+  log::Info("shutting down", {{"signal", sig}});
   plugin.Stop();
   return 0;
 }

@@ -5,9 +5,7 @@ namespace vgpu::deviceplugin {
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--node-name", f.node_name, "Kubernetes node this plugin serves")
       ->envname("NODE_NAME");
-  app.add_option("--kubeconfig", f.kubeconfig,
-                 "kubeconfig file for the API server (default: in-cluster service account)")
-      ->envname("KUBECONFIG");
+  daemon::AddKubeconfigFlag(app, f.kubeconfig);
   app.add_option("--device-plugin-path", f.device_plugin_path,
                  "kubelet device-plugin directory (kubelet.sock lives there)")
       ->capture_default_str();
@@ -73,8 +71,7 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--mig-strategy", f.mig_strategy,
                  "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
       ->capture_default_str();
-  app.add_option("-v,--v", f.verbosity, "log verbosity (4 and more: debug lines)")
-      ->capture_default_str();
+  daemon::AddCommonFlags(app, f.common, "no line of the plugin depends on it yet");
 }
 
 std::string SocketNameFor(const std::string& resource_name) {

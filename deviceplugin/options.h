@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/base/daemon_flags.h"
 #include "core/config/device_config.h"
 #include "deviceplugin/plugin.h"
 #include "vgpu/env_contract.h"
@@ -37,8 +38,8 @@ struct Flags {
   int report_interval_seconds = 30;
   std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;
   std::string mig_strategy = "none";  // HAMi's --mig-strategy; only "none" is supported
-  int verbosity = 0;                  // -v: 4 and more log debug lines
   bool topology_score = true;         // publish hami.io/node-nvidia-score
+  daemon::CommonFlags common;         // -v
 };
 
 // Registers every flag (each with --help text) on `app`, writing into `flags`.

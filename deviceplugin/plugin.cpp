@@ -1,13 +1,13 @@
 #include "deviceplugin/plugin.h"
 
 #include <grpcpp/grpcpp.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 
 #include "api.grpc.pb.h"
+#include "core/base/log.h"
 #include "core/codec/annotations.h"
 #include "core/codec/node_lock.h"
 #include "deviceplugin/hook_installer.h"
@@ -85,8 +85,8 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
         d->mutable_topology()->add_nodes()->set_id(r.numa);
       }
       if (!writer->Write(resp)) break;  // kubelet went away
-      spdlog::info("msg=\"ListAndWatch sent\" node={} devices={}", plugin_.options().node_name,
-                   resp.devices_size());
+      log::Info("ListAndWatch sent",
+                {{"node", plugin_.options().node_name}, {"devices", resp.devices_size()}});
     }
     return grpc::Status::OK;
   }
@@ -220,8 +220,10 @@ Status DevicePlugin::Start() {
     gpus_ = kept;
   }
   allocator_->SetNodeGpus(BuildInventory(kept, options_.split, {}));
-  spdlog::info("msg=\"discovered GPUs\" node={} gpus={} kept={} split={}", options_.node_name,
-               gpus->size(), kept.size(), options_.split.split_count);
+  log::Info("discovered GPUs", {{"node", options_.node_name},
+                                {"gpus", gpus->size()},
+                                {"kept", kept.size()},
+                                {"split", options_.split.split_count}});
   ComputePairScores(kept);
 
   if (options_.install_hook) {
@@ -241,8 +243,8 @@ Status DevicePlugin::Start() {
   Status reported = ReportInventory();
   if (!reported.ok()) {
     // Not fatal: kubelet can already use the devices; the reporter retries.
-    spdlog::warn("msg=\"inventory not written yet\" node={} error=\"{}\"", options_.node_name,
-                 reported.ToString());
+    log::Warn("inventory not written yet",
+              {{"node", options_.node_name}, {"error", reported.ToString()}});
   }
   started_ = true;
   health_thread_ = std::thread([this] { HealthLoop(); });
@@ -258,7 +260,7 @@ void DevicePlugin::Stop() {
   if (health_thread_.joinable()) health_thread_.join();
   if (watch_thread_.joinable()) watch_thread_.join();
   StopServer();
-  if (started_) spdlog::info("msg=\"stopped\" node={}", options_.node_name);
+  if (started_) log::Info("stopped", {{"node", options_.node_name}});
   started_ = false;
 }
 
@@ -274,7 +276,7 @@ Status DevicePlugin::StartServer() {
     return Unavailable("cannot serve the device-plugin API on " + path +
                        " (does the directory exist and is it writable?)");
   }
-  spdlog::info("msg=\"serving\" socket={}", path);
+  log::Info("serving", {{"socket", path}});
   return Status::Ok();
 }
 
@@ -307,8 +309,8 @@ Status DevicePlugin::RegisterWithKubelet() {
                        " failed: " + s.error_message() + " (is kubelet running?)");
   }
   registrations_.fetch_add(1);
-  spdlog::info("msg=\"registered with kubelet\" resource={} endpoint={}", options_.resource_name,
-               options_.socket_name);
+  log::Info("registered with kubelet",
+            {{"resource", options_.resource_name}, {"endpoint", options_.socket_name}});
   return Status::Ok();
 }
 
@@ -317,19 +319,18 @@ void DevicePlugin::ComputePairScores(const std::vector<GpuDevice>& kept) {
   if (options_.topology_score) {
     auto topology = backend_->Topology();
     if (!topology.ok()) {
-      spdlog::warn("msg=\"no GPU pair scores: reading the topology failed\" node={} error=\"{}\"",
-                   options_.node_name, topology.status().ToString());
+      log::Warn("no GPU pair scores: reading the topology failed",
+                {{"node", options_.node_name}, {"error", topology.status().ToString()}});
     } else if (topology->has_value()) {
       std::vector<std::pair<std::string, std::string>> asymmetric;
       scores = EncodeNodePairScores(**topology, kept, &asymmetric);
       for (const auto& [gpu, peer] : asymmetric) {
-        spdlog::warn(
-            "msg=\"asymmetric P2P link data: pair scored 0 (possible NVLink hardware or driver "
-            "issue)\" node={} gpu={} peer={}",
-            options_.node_name, gpu, peer);
+        log::Warn(
+            "asymmetric P2P link data: pair scored 0 (possible NVLink hardware or driver issue)",
+            {{"node", options_.node_name}, {"gpu", gpu}, {"peer", peer}});
       }
-      spdlog::info("msg=\"GPU pair scores\" node={} {}={}", options_.node_name,
-                   annotations::kNodeNvidiaScore, scores);
+      log::Info("GPU pair scores",
+                {{"node", options_.node_name}, {annotations::kNodeNvidiaScore, scores}});
     }
   }
   std::lock_guard lock(mu_);
@@ -360,7 +361,7 @@ Status DevicePlugin::ReportInventory() {
   if (!s.ok()) return s.WithContext("writing the inventory of node " + options_.node_name);
   std::lock_guard lock(mu_);
   if (encoded != last_inventory_) {
-    spdlog::info("msg=\"inventory written\" node={} gpus={}", options_.node_name, inv.size());
+    log::Info("inventory written", {{"node", options_.node_name}, {"gpus", inv.size()}});
   }
   last_inventory_ = encoded;
   reported_generation_ = gen;
@@ -375,7 +376,7 @@ void DevicePlugin::HealthLoop() {
     auto now = std::chrono::steady_clock::now();
     bool changed = false;
     if (!event.ok()) {
-      spdlog::warn("msg=\"XID wait failed\" error=\"{}\"", event.status().ToString());
+      log::Warn("XID wait failed", {{"error", event.status().ToString()}});
       // Do not spin on a broken event set; probing below still tracks health.
       std::unique_lock lock(stop_mu_);
       stop_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_.load(); });
@@ -384,10 +385,9 @@ void DevicePlugin::HealthLoop() {
       std::lock_guard lock(mu_);
       if (health_.OnXid(e.uuid, e.xid, now)) {
         changed = true;
-        spdlog::warn("msg=\"GPU unhealthy\" node={} gpu={} xid={}", options_.node_name, e.uuid,
-                     e.xid);
+        log::Warn("GPU unhealthy", {{"node", options_.node_name}, {"gpu", e.uuid}, {"xid", e.xid}});
       } else {
-        spdlog::info("msg=\"XID event\" node={} gpu={} xid={}", options_.node_name, e.uuid, e.xid);
+        log::Info("XID event", {{"node", options_.node_name}, {"gpu", e.uuid}, {"xid", e.xid}});
       }
     }
     if (now >= next_probe) {
@@ -398,8 +398,8 @@ void DevicePlugin::HealthLoop() {
         bool was_unhealthy = health_.Unhealthy().contains(g.uuid);
         if (health_.OnProbe(g.uuid, responds, now)) {
           changed = true;
-          spdlog::warn("msg=\"GPU {}\" node={} gpu={}", was_unhealthy ? "recovered" : "unhealthy",
-                       options_.node_name, g.uuid);
+          log::Warn(was_unhealthy ? "GPU recovered" : "GPU unhealthy",
+                    {{"node", options_.node_name}, {"gpu", g.uuid}});
         }
       }
     }
@@ -434,18 +434,18 @@ void DevicePlugin::WatchLoop() {
       bool ours_gone = ::stat(SocketPath().c_str(), &st) != 0;
       if (id != 0 && (id != kubelet_id || ours_gone)) need_register = true;
       if (need_register) {
-        spdlog::info("msg=\"kubelet restarted; re-registering\" node={}", options_.node_name);
+        log::Info("kubelet restarted; re-registering", {{"node", options_.node_name}});
         if (ours_gone) {
           StopServer();
           Status s = StartServer();
-          if (!s.ok()) spdlog::error("msg=\"restart failed\" error=\"{}\"", s.ToString());
+          if (!s.ok()) log::Error("restart failed", {{"error", s.ToString()}});
         }
         Status s = RegisterWithKubelet();
         if (s.ok()) {
           need_register = false;
           kubelet_id = id;
         } else {
-          spdlog::warn("msg=\"re-register failed\" error=\"{}\"", s.ToString());
+          log::Warn("re-register failed", {{"error", s.ToString()}});
         }
       }
     }
@@ -460,7 +460,7 @@ void DevicePlugin::WatchLoop() {
       Status s = ReportInventory();
       last_report_failed = !s.ok();
       next_report = now + (s.ok() ? options_.report_interval : std::chrono::milliseconds(5000));
-      if (!s.ok()) spdlog::warn("msg=\"inventory report failed\" error=\"{}\"", s.ToString());
+      if (!s.ok()) log::Warn("inventory report failed", {{"error", s.ToString()}});
     }
   }
 }

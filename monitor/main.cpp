@@ -10,7 +10,6 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -18,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/daemon_flags.h"
+#include "core/base/log.h"
 #include "core/monitor/flags.h"
 #include "kube/config.h"
 #include "monitor/kube_pod_directory.h"
@@ -36,13 +37,12 @@ void OnSignal(int) {
 
 // Bad input: exit 2, as flag parsing errors do.
 int Usage(const std::string& message) {
-  (void)std::fprintf(stderr, "vgpu-monitor: %s\n", message.c_str());
-  return 2;
+  return daemon::BadFlags(message);
 }
 
 // Failures of the node or the cluster: exit 1.
 int Fail(const std::string& message) {
-  (void)std::fprintf(stderr, "vgpu-monitor: %s\n", message.c_str());
+  log::Error("cannot start", {{"error", message}});
   return 1;
 }
 
@@ -72,8 +72,6 @@ int main(int argc, char** argv) {
       "vgpu-monitor: node monitor for vGPU containers (HAMi's vGPUmonitor): host PIDs, GPU "
       "sharing and cleanup of the containers' regions; metrics and the node snapshot on HTTP",
       "vgpu-monitor"};
-  // Go's flag package: a flag given twice takes the last value (chart extraArgs override).
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string node_name = Env("NODE_NAME", "");
   std::string vgpu_dir = Env("HOOK_PATH", "/usr/local/vgpu");
   std::string cleanup_grace_text = Env("HAMI_RESYNC_INTERVAL", "5m");
@@ -81,7 +79,7 @@ int main(int argc, char** argv) {
   std::string kubeconfig;
   bool no_kube = false;
   int64_t tick_ms = 1000;
-  int verbosity = 0;
+  daemon::CommonFlags common;
   MonitorServerOptions server;
   NodeMonitorOptions engine;
   app.add_option("--node-name", node_name,
@@ -90,10 +88,9 @@ int main(int argc, char** argv) {
                  "the device plugin's hook directory; regions are under <dir>/containers "
                  "(default: $HOOK_PATH, else /usr/local/vgpu)")
       ->capture_default_str();
-  app.add_option("--metrics-bind,--metrics-bind-address", server.metrics_bind,
-                 "address of /metrics, /api/v1/snapshot and /healthz (host:port or :port; port "
-                 "0 = any free port, printed at start)")
-      ->capture_default_str();
+  daemon::AddMetricsBindFlag(app, server.metrics_bind,
+                             "address of /metrics, /api/v1/snapshot and /healthz (host:port or "
+                             ":port; port 0 = any free port, logged at start)");
   app.add_flag("--legacy-metrics", server.legacy_metrics,
                "also export HAMi's pre-v2.9 metric names (HostGPUMemoryUsage, ...)");
   app.add_option("--tick", tick_ms, "ms between two passes over the node's containers")
@@ -103,26 +100,14 @@ int main(int argc, char** argv) {
                      "a container directory whose pod is gone is removed once unchanged this long, "
                      "Go duration (default: $HAMI_RESYNC_INTERVAL, else 5m)");
   grace_option->capture_default_str();
-  app.add_option("--kubeconfig", kubeconfig,
-                 "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  daemon::AddKubeconfigFlag(app, kubeconfig);
   app.add_flag("--no-kube", no_kube,
                "run without an API server: no pod names on the metrics and no cleanup");
   app.add_option("--nvml-library", engine.nvml_library,
                  "libnvidia-ml to load for host GPU figures; empty: none")
       ->capture_default_str();
-  app.add_option("-v,--v", verbosity, "log verbosity (HAMi's chart passes -v=4)")
-      ->capture_default_str();
-
-  std::vector<std::string> args(argv, argv + argc);
-  args = GoStyleArgs(std::move(args));
-  std::reverse(args.begin(), args.end());
-  args.pop_back();  // the program name; CLI11 takes the arguments in reverse order
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    return Usage(std::string(e.what()) + " (--help lists the flags)");
-  }
+  daemon::AddCommonFlags(app, common, "1 adds the pod view turning stale or in sync");
+  if (std::optional<int> exit = daemon::Parse(app, {argv, argv + argc}, common)) return *exit;
 
   if (tick_ms <= 0) return Usage("--tick must be a positive number of milliseconds");
   Result<std::chrono::nanoseconds> grace = ParseGoDuration(cleanup_grace_text);
@@ -155,8 +140,7 @@ int main(int argc, char** argv) {
         return m != nullptr ? m->Snapshot() : NodeSnapshot{};
       });
   if (!http.ok()) return Fail(http.status().ToString());
-  (void)std::fprintf(stderr, "vgpu-monitor: listening on %s:%d\n", (*http)->host().c_str(),
-                     (*http)->port());
+  log::Info("listening", {{"address", (*http)->host() + ":" + std::to_string((*http)->port())}});
 
   std::unique_ptr<kube::Client> client;
   std::unique_ptr<PodDirectory> pods;
@@ -176,8 +160,7 @@ int main(int argc, char** argv) {
     kube_pods = d->get();
     // Names on the first metrics; the monitor starts anyway (no cleanup until the list is in).
     if (!kube_pods->WaitForFirstList(std::chrono::seconds(10))) {
-      (void)std::fprintf(stderr, "vgpu-monitor: no pod list from the API server yet (%s)\n",
-                         kube_pods->last_error().c_str());
+      log::Warn("no pod list from the API server yet", {{"error", kube_pods->last_error()}});
     }
     pods = std::move(d).value();
   }
@@ -185,20 +168,24 @@ int main(int argc, char** argv) {
   Result<std::unique_ptr<NodeMonitor>> monitor = NodeMonitor::Start(engine, pods.get());
   if (!monitor.ok()) return Fail(monitor.status().ToString());
   running.store(monitor->get());
-  (void)std::fprintf(stderr, "vgpu-monitor: node %s, regions under %s/containers, tick %lld ms%s\n",
-                     node_name.c_str(), vgpu_dir.c_str(), static_cast<long long>(tick_ms),
-                     no_kube ? ", without Kubernetes (no pod names, no cleanup)" : "");
+  log::Info("running", {{"node", node_name},
+                        {"regions", vgpu_dir + "/containers"},
+                        {"tick_ms", tick_ms},
+                        {"kubernetes", !no_kube}});
+  if (no_kube) log::Warn("without Kubernetes: no pod names on the metrics, no cleanup");
 
   (void)std::signal(SIGINT, OnSignal);
   (void)std::signal(SIGTERM, OnSignal);
   bool synced = pods->Synced();
   while (g_stop == 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (kube_pods != nullptr && verbosity > 0 && kube_pods->Synced() != synced) {
+    if (kube_pods != nullptr && log::V(1) && kube_pods->Synced() != synced) {
       synced = !synced;
-      (void)std::fprintf(stderr, "vgpu-monitor: pod view %s%s\n",
-                         synced ? "in sync again" : "stale, cleanup paused: ",
-                         synced ? "" : kube_pods->last_error().c_str());
+      if (synced) {
+        log::Info("pod view in sync again");
+      } else {
+        log::Info("pod view stale, cleanup paused", {{"error", kube_pods->last_error()}});
+      }
     }
   }
   (*http)->Stop();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstdio>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -587,8 +586,8 @@ void Engine::Tick() {
   snapshot_ = std::move(snap);
 }
 
-void LogToStderr(const std::string& line) {
-  (void)std::fprintf(stderr, "vgpu-monitor: %s\n", line.c_str());
+void LogToStderr(log::Level level, const std::string& line) {
+  log::Write(level, line, {});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "core/base/log.h"
 #include "core/base/status.h"
 #include "core/monitor/container_folder.h"
 #include "core/monitor/snapshot.h"
@@ -36,10 +37,10 @@ struct NodeMonitorOptions {
   // libnvidia-ml.so.1 to dlopen; empty: no host GPU figures (the snapshot lists GPUs from the
   // regions only).
   std::string nvml_library = "libnvidia-ml.so.1";
-  // Where the engine's log lines go (one line each, no newline); empty: stderr, prefixed
-  // "vgpu-monitor: ". Problems that last (a bad region file, an unreadable directory) are logged
-  // when they appear or change, not every tick.
-  std::function<void(const std::string&)> log;
+  // Where the engine's log lines go (one line each, no newline): problems as warnings, what it
+  // did (a folder removed) as information; empty: core/base/log.h. Problems that last (a bad
+  // region file, an unreadable directory) are logged when they appear or change, not every tick.
+  std::function<void(log::Level, const std::string&)> log;
 };
 
 // The host's processes as the engine sees them (monitor/proc_table.h).

@@ -8,11 +8,15 @@
 // them on purpose) cannot fill the node's log or drown the lines about other containers. Lines over
 // the budget are counted and dropped, one line saying so; a problem dropped that way is logged
 // when the budget allows (its message is not remembered as logged).
+//
+// Problems go to the sink as warnings; Log's lines (what the monitor did) as information.
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <string>
+
+#include "core/base/log.h"
 
 namespace vgpu::monitor {
 
@@ -22,8 +26,9 @@ class ProblemLog {
   static constexpr std::chrono::seconds kSourceWindow{60};
 
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  using Sink = std::function<void(log::Level, const std::string&)>;
 
-  explicit ProblemLog(std::function<void(const std::string&)> sink, Clock clock = {})
+  explicit ProblemLog(Sink sink, Clock clock = {})
       : sink_(std::move(sink)), clock_(clock ? std::move(clock) : Clock(SteadyNow)) {}
 
   // `source`: "" for the node's own problems (never rate-limited).
@@ -32,7 +37,7 @@ class ProblemLog {
     if (it != last_.end() && it->second == message) return;
     if (!source.empty() && !Admit(source)) return;
     last_[key] = message;
-    sink_(message);
+    sink_(log::Level::kWarn, message);
   }
   void Resolve(const std::string& key) { last_.erase(key); }
   // Forgets the problems of keys starting with `prefix` (a directory that is gone).
@@ -43,7 +48,7 @@ class ProblemLog {
   }
   // Forgets a source's budget (its folder is gone).
   void ForgetSource(const std::string& source) { budgets_.erase(source); }
-  void Log(const std::string& message) const { sink_(message); }
+  void Log(const std::string& message) const { sink_(log::Level::kInfo, message); }
 
  private:
   struct Budget {
@@ -62,7 +67,8 @@ class ProblemLog {
     Budget& b = it->second;
     if (!fresh && now - b.window_start >= kSourceWindow) {
       if (b.dropped > 0) {
-        sink_(source + ": " + std::to_string(b.dropped) + " more problem lines were not logged");
+        sink_(log::Level::kWarn,
+              source + ": " + std::to_string(b.dropped) + " more problem lines were not logged");
       }
       b = Budget{now, 0, 0};
     }
@@ -71,14 +77,15 @@ class ProblemLog {
       return true;
     }
     if (b.dropped++ == 0) {
-      sink_(source + ": more than " + std::to_string(kLinesPerSource) +
-            " problems a minute; the next are not logged until the minute is over (the "
-            "snapshot's containers list shows its state)");
+      sink_(log::Level::kWarn,
+            source + ": more than " + std::to_string(kLinesPerSource) +
+                " problems a minute; the next are not logged until the minute is over (the "
+                "snapshot's containers list shows its state)");
     }
     return false;
   }
 
-  std::function<void(const std::string&)> sink_;
+  Sink sink_;
   Clock clock_;
   std::map<std::string, std::string> last_;
   std::map<std::string, Budget> budgets_;

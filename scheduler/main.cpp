@@ -4,12 +4,12 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "core/base/daemon_flags.h"
 #include "core/base/log.h"
 #include "core/config/config_files.h"
 #include "core/sched/leader_election.h"
@@ -26,7 +26,7 @@ void OnSignal(int) {
 }
 
 int Fail(const std::string& message) {
-  (void)std::fprintf(stderr, "vgpu-scheduler: %s\n", message.c_str());
+  vgpu::log::Error("cannot start", {{"error", message}});
   return 1;
 }
 
@@ -44,12 +44,11 @@ int main(int argc, char** argv) {
           handshake_timeout_s = 60;
   int64_t default_mem = -1, default_cores = -1, default_gpu_num = -1;
   bool no_quota_watch = false, no_handshake = false;
-  app.add_option("--kubeconfig", kubeconfig,
-                 "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  daemon::AddKubeconfigFlag(app, kubeconfig);
   scheduler::AddAccessFlags(app, access);  // listeners and the webhook's overrides
   bool force_overwrite = true, enable_ascend = false, enable_iluvatar = false;
   std::string node_label_selector;
-  int verbosity = 1;
+  daemon::CommonFlags common{.verbosity = 1};
   app.add_option("--force-overwrite-default-scheduler", force_overwrite,
                  "HAMi's flag; only true (the webhook sets the scheduler name of vGPU pods) is "
                  "supported")
@@ -59,10 +58,8 @@ int main(int argc, char** argv) {
                  "HAMi's flag; vgpu schedules NVIDIA GPUs only");
   app.add_option("--node-label-selector", node_label_selector,
                  "HAMi's flag; not supported (nodes are chosen by their inventory annotation)");
-  app.add_option("-v,--v", verbosity,
-                 "log verbosity: 0 warnings and lifecycle, 1 every bind, 2 binds of pods without "
-                 "GPUs")
-      ->capture_default_str();
+  daemon::AddCommonFlags(app, common,
+                         "0 warnings and lifecycle, 1 every bind, 2 binds of pods without GPUs");
   app.add_option("--scheduler-name", ext.scheduler_name,
                  "schedulerName the webhook sets on vGPU pods")
       ->capture_default_str();
@@ -122,22 +119,21 @@ int main(int argc, char** argv) {
   app.add_option("--leader-elect-kube-scheduler-lease", le_follow,
                  "kube-scheduler's Lease in the same namespace: stand by while another pod's "
                  "kube-scheduler holds it (default: the --scheduler-name value; \"none\" = off)");
-  CLI11_PARSE(app, argc, argv);
-  log::SetVerbosity(verbosity);
+  if (std::optional<int> exit = daemon::Parse(app, {argv, argv + argc}, common)) return *exit;
   if (!force_overwrite)
-    return Fail(
+    return daemon::BadFlags(
         "--force-overwrite-default-scheduler=false is not supported: the webhook always "
         "sets the scheduler name of pods that ask for vGPU resources");
   if (enable_ascend || enable_iluvatar)
-    return Fail(
+    return daemon::BadFlags(
         "--enable-ascend/--enable-iluvatar: vgpu schedules NVIDIA GPUs only; leave them "
         "false");
   if (!node_label_selector.empty())
-    return Fail(
+    return daemon::BadFlags(
         "--node-label-selector is not supported: GPU nodes are the nodes whose device "
         "plugin registered an inventory");
   Result<scheduler::Access> reach = scheduler::ResolveAccess(access);
-  if (!reach.ok()) return Fail(reach.status().message());
+  if (!reach.ok()) return daemon::BadFlags(reach.status().message());
   const scheduler::ServerOptions& server = reach->server;
   ext.overrides = reach->overrides;
   ext.system_users = reach->system_users;
@@ -163,9 +159,9 @@ int main(int argc, char** argv) {
   ext.core_policy =
       nvidia.disable_core_limit ? std::string(config::kCorePolicyDisable) : nvidia.gpu_core_policy;
   Result<sched::NodePolicy> np = sched::ParseNodePolicy(node_policy);
-  if (!np.ok()) return Fail("--node-scheduler-policy: " + np.status().message());
+  if (!np.ok()) return daemon::BadFlags("--node-scheduler-policy: " + np.status().message());
   Result<sched::GpuPolicy> gp = sched::ParseGpuPolicy(gpu_policy);
-  if (!gp.ok()) return Fail("--gpu-scheduler-policy: " + gp.status().message());
+  if (!gp.ok()) return daemon::BadFlags("--gpu-scheduler-policy: " + gp.status().message());
   ext.defaults.node_policy = *np;
   ext.defaults.gpu_policy = *gp;
   ext.lock.wait_timeout = std::chrono::milliseconds(lock_timeout_ms);
@@ -177,8 +173,8 @@ int main(int argc, char** argv) {
   if (leader_elect) {
     le.enabled = true;
     if (le_lock != "leases") {
-      return Fail("--leader-elect-resource-lock: only \"leases\" is supported (got \"" + le_lock +
-                  "\")");
+      return daemon::BadFlags("--leader-elect-resource-lock: only \"leases\" is supported (got \"" +
+                              le_lock + "\")");
     }
     const std::pair<const char*, std::string*> durations[] = {
         {"--leader-elect-lease-duration", &le_lease},
@@ -188,7 +184,9 @@ int main(int argc, char** argv) {
                                            &le.timing.retry_period};
     for (size_t i = 0; i < 3; ++i) {
       Result<std::chrono::milliseconds> d = sched::ParseFlagDuration(*durations[i].second);
-      if (!d.ok()) return Fail(std::string(durations[i].first) + ": " + d.status().message());
+      if (!d.ok()) {
+        return daemon::BadFlags(std::string(durations[i].first) + ": " + d.status().message());
+      }
       *fields[i] = *d;
     }
     const char* pod_ns = std::getenv("POD_NAMESPACE");
@@ -207,7 +205,9 @@ int main(int argc, char** argv) {
     le.identity = scheduler::NewLeaderIdentity(le.pod);
     le.kube_scheduler_lease = le_follow.empty() ? ext.scheduler_name : le_follow;
     if (le.kube_scheduler_lease == "none") le.kube_scheduler_lease.clear();
-    if (Status t = sched::ValidateLeaseTiming(le.timing); !t.ok()) return Fail(t.message());
+    if (Status t = sched::ValidateLeaseTiming(le.timing); !t.ok()) {
+      return daemon::BadFlags(t.message());
+    }
   }
 
   Result<kube::ClientConfig> kc = kube::DefaultConfig(kubeconfig);
@@ -224,11 +224,14 @@ int main(int argc, char** argv) {
   Result<std::unique_ptr<scheduler::SchedulerService>> svc =
       scheduler::SchedulerService::Start(service_options, **client);
   if (!svc.ok()) return Fail(svc.status().ToString());
-  (void)std::fprintf(stderr, "vgpu-scheduler: extender on %d, metrics on %d%s\n", (*svc)->port(),
-                     (*svc)->metrics_port(),
-                     server.https_bind.empty()
-                         ? ""
-                         : (", webhook (TLS) on " + std::to_string((*svc)->https_port())).c_str());
+  if (server.https_bind.empty()) {
+    log::Info("serving",
+              {{"extender_port", (*svc)->port()}, {"metrics_port", (*svc)->metrics_port()}});
+  } else {
+    log::Info("serving", {{"extender_port", (*svc)->port()},
+                          {"metrics_port", (*svc)->metrics_port()},
+                          {"webhook_tls_port", (*svc)->https_port()}});
+  }
   (void)std::signal(SIGINT, OnSignal);
   (void)std::signal(SIGTERM, OnSignal);
   while (!g_stop) {

@@ -1,5 +1,7 @@
 #include "scheduler/options.h"
 
+#include "core/base/daemon_flags.h"
+
 namespace vgpu::scheduler {
 
 void AddAccessFlags(CLI::App& app, AccessFlags& f) {
@@ -19,9 +21,7 @@ void AddAccessFlags(CLI::App& app, AccessFlags& f) {
   app.add_flag("--extender-allow-remote", f.server.extender_allow_remote,
                "answer /filter, /prioritize and /bind from any address, not only from "
                "kube-scheduler on this host (127.0.0.1, ::1); for a kube-scheduler elsewhere");
-  app.add_option("--metrics-bind,--metrics-bind-address", f.server.metrics_bind,
-                 "address of /metrics; empty disables")
-      ->capture_default_str();
+  daemon::AddMetricsBindFlag(app, f.server.metrics_bind, "address of /metrics; empty disables");
   app.add_option("--webhook-allow-overrides", f.allow_overrides,
                  "comma list of vgpu's own pod annotations and enforcement variables "
                  "(CUDA_DISABLE_CONTROL, ...) the webhook lets pods set; * = all "

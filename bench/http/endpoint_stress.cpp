@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 300 && port == 0; ++i) {
     std::smatch m;
     const std::string text = ReadFile(log);
-    if (std::regex_search(text, m, std::regex(R"(extender on (\d+))"))) port = std::stoi(m[1]);
+    if (std::regex_search(text, m, std::regex(R"(extender_port=(\d+))"))) port = std::stoi(m[1]);
     std::this_thread::sleep_for(milliseconds(100));
   }
   if (port == 0) {

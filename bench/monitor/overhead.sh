@@ -54,7 +54,7 @@ mon=$!
 pids+=("$mon")
 sleep 5  # warm-up: every region found and mapped
 ticks=$(getconf CLK_TCK)
-port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/monitor.log" | head -1)
+port=$(sed -n 's/.*msg=listening address=127.0.0.1:\([0-9]*\).*/\1/p' "$work/monitor.log" | head -1)
 # "sum count" of the tick-duration histogram; "0 0" when the binary does not export it.
 tick_hist() {
   curl -s --max-time 5 "http://127.0.0.1:$port/metrics" 2>/dev/null |

@@ -1,7 +1,5 @@
 #include "core/monitor/flags.h"
 
-#include <utility>
-
 #include "core/base/strings.h"
 
 namespace vgpu::monitor {
@@ -25,18 +23,6 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   }
   out.port = *port;
   return out;
-}
-
-std::vector<std::string> GoStyleArgs(std::vector<std::string> args) {
-  for (std::string& a : args) {
-    if (a == "--") break;
-    if (a.size() < 2 || a[0] != '-' || a[1] == '-') continue;
-    const bool letter = (a[1] >= 'a' && a[1] <= 'z') || (a[1] >= 'A' && a[1] <= 'Z');
-    const size_t eq = a.find('=');
-    const size_t name_len = (eq == std::string::npos ? a.size() : eq) - 1;
-    if (letter && (name_len > 1 || eq != std::string::npos)) a.insert(0, "-");
-  }
-  return args;
 }
 
 }  // namespace vgpu::monitor

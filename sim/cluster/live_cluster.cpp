@@ -1,14 +1,12 @@
 #include "sim/cluster/live_cluster.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <stdlib.h>
 
 #include <filesystem>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "core/base/log.h"
 #include "sim/cluster/snapshot.h"
 
 namespace vgpu::sim {
@@ -32,16 +30,10 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const Scenario& sc,
                                                         const PolicyPair& policy,
                                                         const RunOptions& o) {
   if (!o.extender) return InvalidArgument("no extender factory given to the simulation");
-  // The components log through spdlog's default logger, which writes to stdout, where `vgpu sim`
-  // prints its report or --json document (a benign "node lock not released" warning, a bind that
-  // took the lock over between Allocate's two writes, broke the JSON): their lines go to stderr,
-  // as the daemons' do.
-  static std::once_flag to_stderr;
-  std::call_once(to_stderr,
-                 [] { spdlog::set_default_logger(spdlog::stderr_color_mt("vgpu-sim")); });
-  // The components log every start, registration and Allocate at info level; a simulation of
-  // thousands of them keeps only warnings unless asked.
-  if (!o.component_logs) spdlog::set_level(spdlog::level::warn);
+  // The components log (core/base/log.h) to stderr, so stdout keeps the report or the --json
+  // document alone. They log every start, registration and Allocate at info level; a simulation
+  // of thousands of them keeps only warnings unless asked.
+  if (!o.component_logs) log::SetThreshold(log::Level::kWarn);
   std::unique_ptr<LiveCluster> c(new LiveCluster());
   auto dir = MakeTempDir();
   if (!dir.ok()) return dir.status();

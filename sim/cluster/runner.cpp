@@ -1,7 +1,5 @@
 #include "sim/cluster/runner.h"
 
-#include <spdlog/spdlog.h>
-
 #include <condition_variable>
 #include <deque>
 #include <limits>
@@ -10,6 +8,7 @@
 #include <thread>
 #include <tuple>
 
+#include "core/base/log.h"
 #include "core/codec/annotations.h"
 #include "core/codec/pod_devices.h"
 #include "sim/apiserver/api_server.h"
@@ -455,7 +454,7 @@ class Run {
 
   Status Finish() {
     if (!hub_->WaitIdle(std::chrono::seconds(30))) {
-      spdlog::warn("simulated kubelets did not settle within 30 s");
+      log::Warn("simulated kubelets did not settle within 30 s");
     }
     result_.allocate_failures = hub_->allocate_failures();
     for (const auto& [idx, reason] : queue_.unschedulable_pods()) {

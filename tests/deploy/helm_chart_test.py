@@ -244,16 +244,35 @@ FLAG_SOURCES = {
     "vgpu-device-plugin": ["deviceplugin/options.cpp"],
     "vgpu-monitor": ["monitor/main.cpp"],
 }
+# The flags every daemon shares are registered by the helpers of this file (daemon::Add...).
+COMMON_FLAG_SOURCE = "core/base/daemon_flags.cpp"
+
+
+def registered_flags(text):
+    names = set()
+    for m in re.finditer(r'add_(?:option|flag)\(\s*"([^"]+)"', text):
+        for n in m.group(1).split(","):
+            names.add(n.strip())
+    return names
+
+
+def common_flag_helpers():
+    """{helper name: flags it registers}, from the helpers' definitions."""
+    with open(os.path.join(ROOT, COMMON_FLAG_SOURCE)) as f:
+        text = f.read()
+    return {m.group(1): registered_flags(m.group(2))
+            for m in re.finditer(r'^void (Add\w+)\(.*?\{(.*?)^\}', text, re.M | re.S)}
 
 
 def binary_flags(binary):
     names = set()
+    helpers = common_flag_helpers()
     for rel in FLAG_SOURCES[binary]:
         with open(os.path.join(ROOT, rel)) as f:
             text = f.read()
-        for m in re.finditer(r'add_(?:option|flag)\(\s*"([^"]+)"', text):
-            for n in m.group(1).split(","):
-                names.add(n.strip())
+        names |= registered_flags(text)
+        for m in re.finditer(r'daemon::(Add\w+)\(', text):
+            names |= helpers.get(m.group(1), set())
     if len(names) < 5:
         raise SystemExit(f"FAIL: found only {sorted(names)} as flags of {binary} in {FLAG_SOURCES[binary]}")
     return names
@@ -265,8 +284,8 @@ def check_flags_exist(binary, args, what):
         if not a.startswith("-"):
             continue
         name = a.split("=", 1)[0]
-        if binary == "vgpu-monitor" and not name.startswith("--") and len(name) > 2:
-            name = "-" + name  # Go spelling (-metrics-bind-address): the monitor accepts it
+        if not name.startswith("--") and len(name) > 2:
+            name = "-" + name  # Go spelling (-metrics-bind-address): core/base/daemon_flags.h
         F.check(name in known, f"{what}: {binary} has no flag {name} (argument {a!r}; its flags: "
                                f"{sorted(known)})")
 

@@ -129,7 +129,7 @@ TEST(AddFlags, HamiSpellingsAreAccepted) {
   EXPECT_EQ(f.device_config, "/device-config.yaml");
   EXPECT_EQ(f.mig_strategy, "none");
   EXPECT_EQ(f.disable_core_limit, std::optional<bool>(false));
-  EXPECT_EQ(f.verbosity, 4);
+  EXPECT_EQ(f.common.verbosity, 4);
   EXPECT_EQ(f.node_name, "gpu-1");
   EXPECT_EQ(f.hook_path, "/opt/hook");
   EXPECT_TRUE(ResolveOptions(f, {}, {}, "1").ok());

@@ -127,7 +127,7 @@ class MonitorEngineTest : public ::testing::Test {
     o.vgpu_dir = dir_ + "/vgpu";
     o.tick = tick;
     o.nvml_library = std::string(VGPU_FAKE_DIR) + "/libnvidia-ml.so.1";
-    o.log = [this](const std::string& line) {
+    o.log = [this](log::Level, const std::string& line) {
       std::lock_guard lock(log_mu_);
       log_.push_back(line);
     };

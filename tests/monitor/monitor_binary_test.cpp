@@ -1,7 +1,7 @@
 // The vgpu-monitor binary as a node runs it, without Kubernetes: a temporary hook directory, the
 // fake NVML (testing/fakes) for host GPU figures, the listener on an ephemeral port read back from
 // its start-up line; then the three endpoints, promtool on /metrics, and the exit codes of bad
-// flags.
+// flags (one logfmt error line each).
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -15,12 +15,20 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/log.h"
 #include "core/monitor/snapshot_json.h"
 #include "tests/core/prom/promtool_check.h"
 #include "tests/monitor/monitor_process.h"
 
 namespace vgpu::monitor {
 namespace {
+
+// `text` as a logfmt line carries it inside a quoted value (a quote as \", core/base/log.h).
+std::string Logged(const std::string& text) {
+  std::string v;
+  log::AppendValue(v, text);
+  return v.front() == '"' ? v.substr(1, v.size() - 2) : v;
+}
 
 class MonitorBinaryTest : public ::testing::Test {
  protected:
@@ -167,7 +175,8 @@ TEST_F(MonitorBinaryTest, BadInputExitsWithCode2AndSaysWhy) {
     args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
     auto [code, err] = RunToEnd(args, Env(c.extra_env));
     EXPECT_EQ(code, 2) << c.message << "\n" << err;
-    EXPECT_NE(err.find(c.message), std::string::npos) << c.message << "\n" << err;
+    EXPECT_NE(err.find("level=error msg=\"bad command line\""), std::string::npos) << err;
+    EXPECT_NE(err.find(Logged(c.message)), std::string::npos) << c.message << "\n" << err;
   }
   // Without --no-kube the node's name is required.
   auto [code, err] = RunToEnd({"--metrics-bind", "127.0.0.1:0"}, Env());

@@ -78,10 +78,10 @@ class MonitorProcess {
   pid_t pid() const { return pid_; }
   std::string stderr_text() const { return ReadFile(stderr_path_); }
 
-  // The port from "listening on 127.0.0.1:PORT", or 0 when it did not come (or the process
-  // ended) within the limit.
+  // The port from the start-up line "msg=listening address=127.0.0.1:PORT", or 0 when it did not
+  // come (or the process ended) within the limit.
   int WaitForPort(std::chrono::milliseconds limit) {
-    static const std::regex kLine(R"(listening on 127\.0\.0\.1:([0-9]+))");
+    static const std::regex kLine(R"(msg=listening address=127\.0\.0\.1:([0-9]+))");
     const auto end = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < end) {
       std::smatch m;

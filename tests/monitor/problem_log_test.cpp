@@ -13,7 +13,7 @@ using std::chrono::seconds;
 
 class ProblemLogTest : public ::testing::Test {
  protected:
-  ProblemLog log_{[this](const std::string& line) { lines_.push_back(line); },
+  ProblemLog log_{[this](log::Level, const std::string& line) { lines_.push_back(line); },
                   [this] { return now_; }};
   std::vector<std::string> lines_;
   std::chrono::steady_clock::time_point now_{};

@@ -52,25 +52,5 @@ TEST(MonitorFlags, ListenAddresses) {
   }
 }
 
-TEST(MonitorFlags, GoStyleSingleDashFlags) {
-  const std::vector<std::string> in = {"vgpu-monitor",
-                                       "-v=4",
-                                       "-v",
-                                       "3",
-                                       "-metrics-bind-address=:1",
-                                       "-legacy-metrics",
-                                       "--tick",
-                                       "-5",
-                                       "--node-name=a",
-                                       "-x",
-                                       "--",
-                                       "-after=1"};
-  // argv[0] starts with a letter and no dash: untouched.
-  EXPECT_EQ(GoStyleArgs(in),
-            (std::vector<std::string>{"vgpu-monitor", "--v=4", "-v", "3",
-                                      "--metrics-bind-address=:1", "--legacy-metrics", "--tick",
-                                      "-5", "--node-name=a", "-x", "--", "-after=1"}));
-}
-
 }  // namespace
 }  // namespace vgpu::monitor
