@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git python3 binutils procps
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
+  libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   libcurl4-openssl-dev libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
