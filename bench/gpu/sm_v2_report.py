@@ -41,10 +41,13 @@ def load_json(path):
 
 
 def sm_lines(err_path):
-    """The '[vgpu sm-limit]' lines of a tenant's stderr."""
+    """The SM limiter's lines of a tenant's stderr: its VGPU_SM_STATS lines ('[vgpu sm-limit]')
+    and its warnings ('[vgpu WARN(pid N)]: sm-limit: ...'; '[vgpu sm-limit] pid N: ...' before
+    the library's one logger carried them)."""
     try:
         with open(err_path, errors="replace") as f:
-            return [l.rstrip() for l in f if l.startswith("[vgpu sm-limit]")]
+            return [l.rstrip() for l in f
+                    if l.startswith("[vgpu sm-limit]") or "]: sm-limit: " in l]
     except OSError:
         return []
 
@@ -552,7 +555,7 @@ def part_robust_profiler():
         for w in t.warnings:
             print("  warning line: " + w)
         warned.append(bool(t.warnings))
-    print("[vgpu sm-limit] warning line in stderr: %s" % (
+    print("SM limiter warning line in stderr: %s" % (
         ", ".join("yes" if w else "no" for w in warned) or "-"))
     train_checks("prof_native", [("prof_30", 30)], "with profiler: ")
 

@@ -18,6 +18,7 @@
 #include "budget.h"
 #include "clock.h"
 #include "kernel_records.h"
+#include "log.h"
 #include "turns.h"
 
 int vgpu_sm_any_limited = 0;
@@ -389,14 +390,9 @@ void CountThreadCoasted() {
 }
 
 void Warn(const char* message) {
-  char line[512];
-  const int n = snprintf(line, sizeof(line), "[vgpu sm-limit] pid %d: %s\n",
-                         static_cast<int>(getpid()), message);
-  if (n > 0) {
-    const ssize_t ignored = write(
-        2, line, static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1);
-    (void)ignored;
-  }
+  // The library's one way to print (src/log.h): the line honours LIBCUDA_LOG_LEVEL like every
+  // other libvgpu warning, and says which part of the library wrote it.
+  vgpu_log(VGPU_LOG_WARN, "sm-limit: %s", message);
 }
 
 }  // namespace vgpu::sm

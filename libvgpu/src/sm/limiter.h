@@ -22,7 +22,8 @@ void BindRecord(Device& d, vgpu_region_device& record);
 // Stream captures in progress in the process (libvgpu's capture hooks count them).
 bool CapturesActive();
 
-// One stderr line, "[vgpu sm-limit] <message>".
+// A warning through the library's logger (src/log.h): "[vgpu WARN(pid N)]: sm-limit: <message>",
+// printed while LIBCUDA_LOG_LEVEL is 1 (the default) or more.
 void Warn(const char* message);
 
 // The measuring thread: started with the first limited launch, woken by launches after it went
