@@ -602,6 +602,111 @@ lease_holder_replica() {
 }
 lease_held_by() { [[ $(lease_holder_replica "$1") == "$2" ]]; }
 
+# ---- 16: preemption (the extender's preempt verb) ----------------------------------------------
+# Every GPU holds two half-card pods of priority 0. A pod of priority 1000 asking 3/4 of a card must
+# evict exactly the two pods of one card (no more, none elsewhere) and bind there; 10 runs
+# (E2E_PREEMPT_RUNS), each timed from creation to bind-phase=success (E2E_PREEMPT_MAX_MS, 15 s);
+# the victims are re-created between runs. Then pods that no eviction can help (equal priority to
+# every pod; more memory than a card) must evict nobody and stay pending.
+preempt_priority_classes() {
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vgpu-e2e-low}
+value: 0
+description: vgpu e2e preemption victims
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vgpu-e2e-high}
+value: 1000
+description: vgpu e2e preemptors
+YAML
+}
+with_priority() { jq -c --arg c "$1" '.spec.priorityClassName = $c'; }
+preempt_fill() {
+  local f=$E2E_WORK/preempt-low.jsonl name
+  : >"$f"
+  for name in "$@"; do
+    pod_json "$name" preempt-low 1 $((E2E_FAKE_GPU_MEMORY / 2)) 40 | with_priority vgpu-e2e-low >>"$f"
+  done
+  create_pods "$f"
+}
+# Low-priority pods not being deleted, sorted.
+live_low_pods() {
+  k get pods -n "$E2E_NS" -l vgpu-e2e=preempt-low -o json |
+    jq -r '.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name' | sort
+}
+pod_gone() { ! k get pod -n "$E2E_NS" "$1" >/dev/null 2>&1; }
+pods_gone() {
+  local p
+  for p in "$@"; do pod_gone "$p" || return 1; done
+}
+
+scenario_preemption() {
+  local n=$((${E2E_NODES:-2} * E2E_FAKE_GPUS)) i run names=() timings=$E2E_TIMINGS/preempt.ms
+  local max_ms=${E2E_PREEMPT_MAX_MS:-15000} runs=${E2E_PREEMPT_RUNS:-10}
+  preempt_priority_classes
+  for i in $(seq 1 $((2 * n))); do names+=("low-$i"); done
+  E2E_T0_MS=$(now_ms)
+  preempt_fill "${names[@]}"
+  wait_bind_success preempt-low $((2 * n)) 120 "$E2E_WORK/preempt-fill.ms" || return 1
+  for run in $(seq 1 "$runs"); do
+    local before gpu expected gone usage high=high-$run
+    before=$(pods_state preempt-low)
+    pod_json "$high" preempt-high 1 $((E2E_FAKE_GPU_MEMORY * 3 / 4)) 50 |
+      with_priority vgpu-e2e-high >"$E2E_WORK/preempt-high.jsonl"
+    E2E_T0_MS=$(now_ms)
+    create_pods "$E2E_WORK/preempt-high.jsonl"
+    if ! wait_bind_success preempt-high 1 60 "$timings"; then
+      log "preempt events: $(k get events --field-selector "involvedObject.name=$high" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}')"
+      grep -h 'preempt' "$E2E_LOGS"/*sched*.log 2>/dev/null | tail -n 5 >&2
+      return 1
+    fi
+    gpu=$(pods_state preempt-high | usage_from_state | jq -r 'keys[0]')
+    expected=$(jq -r --arg g "$gpu" '[.[] | select(.allocated | contains($g)) | .name] | sort | .[]' <<<"$before")
+    gone=$(comm -23 <(jq -r '.[].name' <<<"$before" | sort) <(live_low_pods))
+    [[ $(wc -l <<<"$expected") == 2 && "$gone" == "$expected" ]] ||
+      fail "run $run: $high on $gpu should have evicted exactly that GPU's two pods ($(echo $expected)), evicted: $(echo $gone)"
+    usage=$(jq -s 'add' <(pods_state preempt-high) \
+      <(pods_state preempt-low | jq -c --argjson live "$(live_low_pods | jq -Rsc 'split("\n") | map(select(. != ""))')" \
+        '[.[] | select(.name as $n | $live | index($n))]') | usage_from_state)
+    within_gpu_limits "$usage" || fail "run $run: a GPU is over-committed after preemption: $usage"
+    # Back to full cards for the next run: the preemptor goes, its victims come back.
+    delete_pods preempt-high
+    local victims=()
+    mapfile -t victims <<<"$expected"
+    wait_until 60 "victims of run $run gone" pods_gone "${victims[@]}" || fail "victims of run $run still exist"
+    E2E_T0_MS=$(now_ms)
+    preempt_fill "${victims[@]}"
+    wait_bind_success preempt-low $((2 * n)) 120 "$E2E_WORK/preempt-fill.ms" || return 1
+  done
+  log "preemption: $runs runs, created -> bound p50 $(percentile 50 "$timings") ms, p99 $(percentile 99 "$timings") ms, max $(percentile 100 "$timings") ms"
+  (($(percentile 100 "$timings") <= max_ms)) ||
+    fail "a preemptor took $(percentile 100 "$timings") ms to bind (limit $max_ms)"
+
+  # Nothing to gain: equal priority to every pod, or more than any card holds.
+  local before_live
+  before_live=$(live_low_pods)
+  {
+    pod_json peer preempt-none 1 "$E2E_FAKE_GPU_MEMORY" 100 | with_priority vgpu-e2e-low
+    pod_json huge preempt-none 1 $((E2E_FAKE_GPU_MEMORY * 2)) 100 | with_priority vgpu-e2e-high
+  } >"$E2E_WORK/preempt-none.jsonl"
+  create_pods "$E2E_WORK/preempt-none.jsonl"
+  wait_until 60 "FailedScheduling for peer" has_failed_scheduling peer || fail "no FailedScheduling for peer"
+  wait_until 60 "FailedScheduling for huge" has_failed_scheduling huge || fail "no FailedScheduling for huge"
+  sleep 5
+  [[ $(live_low_pods) == "$before_live" ]] ||
+    fail "pods that no eviction helps evicted: $(comm -23 <(echo "$before_live") <(live_low_pods) | tr '\n' ' ')"
+  [[ -z $(pods_state preempt-none | jq -r '.[] | select(.node != "") | .name') ]] ||
+    fail "a pod that fits nowhere was bound: $(pods_state preempt-none)"
+  log "no eviction for pods no eviction helps: peer and huge pending, all $(wc -l <<<"$before_live") low pods running"
+  delete_pods preempt-none
+  delete_pods preempt-high
+  delete_pods preempt-low
+  k delete priorityclass vgpu-e2e-low vgpu-e2e-high >/dev/null 2>&1 || true
+}
+
 scenario_needs_scheduler() { fail "vgpu-scheduler is not built ($(scheduler_bin))"; }
 
 report_timings() {
@@ -630,7 +735,8 @@ E2E_SCENARIOS=(1-inventory:scenario_inventory 2-single-pod:scenario_single_pod
   3-binpack-spread:scenario_binpack_spread 4-overcommit:scenario_overcommit
   5-burst-30:scenario_burst 6-restarts:scenario_restarts
   7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor
-  9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill)
+  9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill
+  16-preemption:scenario_preemption)
 
 run_all_scenarios() {
   local only=$1 entry name fn hand=${E2E_HAND:-1-inventory|8-monitor}
