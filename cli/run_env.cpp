@@ -1,10 +1,10 @@
 #include "cli/run_env.h"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 #include <string_view>
 
+#include "core/base/strings.h"
 #include "vgpu/env_contract.h"
 
 namespace vgpu::run {
@@ -47,12 +47,6 @@ Result<std::vector<std::string>> ParseGpuList(const std::string& gpus) {
 }
 
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string DescribeHost(const std::vector<HostGpu>& host) {
   if (host.empty()) return "this node has no GPU";

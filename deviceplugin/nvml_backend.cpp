@@ -1,12 +1,11 @@
 #include "deviceplugin/nvml_backend.h"
 
-#include <algorithm>
-#include <cctype>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 
+#include "core/base/strings.h"
 #include "nvml/nvml_library.h"
 
 namespace vgpu::deviceplugin {
@@ -214,8 +213,7 @@ class NvmlBackend : public GpuBackend {
 int ReadNumaNode(const std::string& sysfs_root, const std::string& pci_bus_id) {
   // NVML writes "00000000:3B:00.0"; sysfs names devices "0000:3b:00.0" (4-digit domain, lower
   // case).
-  std::string id = pci_bus_id;
-  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string id = Lower(pci_bus_id);
   if (id.size() > 12 && id.find(':') == 8) {
     id = id.substr(4);
   }

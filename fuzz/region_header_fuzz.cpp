@@ -87,7 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     vgpu::fuzz::Check(monitor.ok(), "libvgpu uses a region the monitor skips", monitor.message());
   }
   if (used) {
-    const int dev = vgpu_region_register_device(&h, uuid.c_str(), 1ULL << 30, 1ULL << 29, 50);
+    const int dev = vgpu_region_register_device(&h, uuid.c_str(), 1ULL << 30, 1ULL << 29, 50,
+                                                VGPU_SM_POLICY_DEFAULT);
     if (dev >= 0 && vgpu_region_claim_slot(&h, static_cast<int>(getpid()), 1, 0) == 0) {
       if (vgpu_region_reserve(&h, dev, 4096) == 0) vgpu_region_release(&h, dev, 4096);
       vgpu_region_release_slot(&h);

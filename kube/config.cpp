@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/codec/base64.h"
+
 namespace vgpu::kube {
 
 namespace {
@@ -43,7 +45,7 @@ Result<std::string> DataOrFile(const YAML::Node& map, const std::string& key,
                                std::string_view base_dir, const std::string& where) {
   std::string data = Str(map, (key + "-data").c_str());
   if (!data.empty()) {
-    auto decoded = Base64Decode(data);
+    auto decoded = codec::Base64Decode(data);
     if (!decoded.ok()) return decoded.status().WithContext(where + "." + key + "-data");
     return decoded;
   }
@@ -68,32 +70,6 @@ std::optional<std::string> ProcessEnv(const char* name) {
   const char* v = std::getenv(name);
   if (!v) return std::nullopt;
   return std::string(v);
-}
-
-Result<std::string> Base64Decode(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    if (c == '=' || c == '\n' || c == '\r' || c == ' ') continue;
-    int v = value(c);
-    if (v < 0) return InvalidArgument("invalid base64 character '" + std::string(1, c) + "'");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  return out;
 }
 
 Result<ClientConfig> InClusterConfig(const GetEnv& env, std::string_view sa_dir) {

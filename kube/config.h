@@ -56,6 +56,4 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, std::string_view co
 Result<ClientConfig> DefaultConfig(const std::string& explicit_path = "",
                                    const GetEnv& env = ProcessEnv);
 
-Result<std::string> Base64Decode(std::string_view text);
-
 }  // namespace vgpu::kube

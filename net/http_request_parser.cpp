@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/base/strings.h"
+
 namespace vgpu::net {
 namespace {
 
@@ -25,18 +27,12 @@ bool HasControl(std::string_view s) {
   });
 }
 
-std::string_view TrimSpace(std::string_view s) {
+// `s` without HTTP's optional white space (RFC 9110 §5.6.3: spaces and tabs) at either end; not
+// core/base's TrimSpace, which also takes line breaks.
+std::string_view TrimOws(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 // One line without its '\n' and an optional '\r' before it.
@@ -144,7 +140,7 @@ HeadParse ParseRequestHead(std::string_view in, size_t max_head_bytes) {
     if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) {
       return Error(400, "malformed header line (want: Name: value)");
     }
-    const std::string_view value = TrimSpace(line.substr(colon + 1));
+    const std::string_view value = TrimOws(line.substr(colon + 1));
     if (HasControl(value)) return Error(400, "control character in a header value");
     std::string name = Lower(line.substr(0, colon));
     if (name == "content-length") {
@@ -165,7 +161,7 @@ HeadParse ParseRequestHead(std::string_view in, size_t max_head_bytes) {
       std::string_view rest = value;
       while (!rest.empty()) {
         const size_t comma = rest.find(',');
-        const std::string token = Lower(TrimSpace(rest.substr(0, comma)));
+        const std::string token = Lower(TrimOws(rest.substr(0, comma)));
         close = close || token == "close";
         keep_alive_token = keep_alive_token || token == "keep-alive";
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);

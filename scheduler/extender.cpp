@@ -8,6 +8,7 @@
 
 #include "core/base/log.h"
 #include "core/codec/annotations.h"
+#include "core/codec/base64.h"
 #include "core/codec/node_lock.h"
 #include "core/sched/fit.h"
 #include "core/sched/preemption.h"
@@ -96,35 +97,6 @@ std::string UnixSeconds() {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count());
-}
-
-std::string Base64(const std::string& in) {
-  static constexpr char kTable[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) |
-                       (static_cast<uint8_t>(in[i + 1]) << 8) | static_cast<uint8_t>(in[i + 2]);
-    out += kTable[(v >> 18) & 63];
-    out += kTable[(v >> 12) & 63];
-    out += kTable[(v >> 6) & 63];
-    out += kTable[v & 63];
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t v = static_cast<uint8_t>(in[i]) << 16;
-    out += kTable[(v >> 18) & 63];
-    out += kTable[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8);
-    out += kTable[(v >> 18) & 63];
-    out += kTable[(v >> 12) & 63];
-    out += kTable[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
 }
 
 // Appends `s` as a JSON string; node names never need escaping, messages sometimes do.
@@ -863,7 +835,7 @@ VerbResult Extender::Admit(const json& review) {
       metrics_.webhook_allowed.fetch_add(1, std::memory_order_relaxed);
       if (!d.patch.empty()) {
         response["patchType"] = "JSONPatch";
-        response["patch"] = Base64(d.patch.dump());
+        response["patch"] = codec::Base64Encode(d.patch.dump());
       }
       if (!d.warnings.empty()) response["warnings"] = d.warnings;
     }

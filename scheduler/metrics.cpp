@@ -74,7 +74,12 @@ prom::MetricFamily LatencyHistogram::Family(std::string name, std::string help) 
   return f;
 }
 
-std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) const {
+namespace {
+
+// HAMi's families of the cluster model under one naming: v2.10's hami_* names and label names, or
+// (`legacy`) the pre-v2.9 ones, which --legacy-metrics writes in addition, as HAMi does.
+// hami_resource_quota_limit has no pre-v2.9 name: HAMi added it after the rename.
+std::vector<prom::MetricFamily> HamiFamilies(const ClusterModel& model, bool legacy) {
   using prom::MetricFamily;
   // Help texts are HAMi's (cmd/scheduler/metrics.go), so that a page reads like HAMi's.
   const auto family = [legacy](const char* modern, const char* old, const char* help) {
@@ -97,7 +102,6 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
                                   "GPU Memory Allocated Percentage on a certain GPU");
   MetricFamily quota_used =
       family("hami_resource_quota_used", "QuotaUsed", "resourcequota usage for a certain device");
-  // No legacy counterpart: HAMi added it after the rename.
   MetricFamily quota_limit("hami_resource_quota_limit", "resourcequota limit for a certain device");
   MetricFamily vmem = family("hami_vgpu_memory_allocated_bytes", "vGPUMemoryAllocated",
                              "vGPU memory allocated from a container");
@@ -145,10 +149,10 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
     } else {
       quota_used.Add({{"namespace", q.ns}, {"quota_name", q.resource}, {"limit", limit}, kZone},
                      static_cast<double>(q.used));
-    }
-    if (q.limit) {
-      quota_limit.Add({{"namespace", q.ns}, {"quota_name", q.resource}, kZone},
-                      static_cast<double>(*q.limit));
+      if (q.limit) {
+        quota_limit.Add({{"namespace", q.ns}, {"quota_name", q.resource}, kZone},
+                        static_cast<double>(*q.limit));
+      }
     }
   }
 
@@ -167,6 +171,20 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
     }
   });
 
+  std::vector<MetricFamily> out;
+  out.reserve(11);
+  for (MetricFamily* f : {&mem_limit, &core_limit, &mem_alloc, &shared, &core_alloc, &overview,
+                          &mem_ratio, &quota_used, &vmem, &vcore}) {
+    out.push_back(std::move(*f));
+  }
+  if (!legacy) out.push_back(std::move(quota_limit));
+  return out;
+}
+
+}  // namespace
+
+std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy_too) const {
+  using prom::MetricFamily;
   MetricFamily rejections("vgpu_scheduler_node_rejections_total",
                           "Nodes rejected by filter, by reason word", prom::MetricType::kCounter);
   for (size_t i = 0; i < rejections_.size(); ++i) {
@@ -184,15 +202,13 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy) con
     return f;
   };
 
-  // HAMi's families in name order, as client_golang gathers them (hami_build_info first); our
-  // own after them.
-  std::vector<MetricFamily> hami;
-  hami.reserve(12);
-  hami.push_back(prom::BuildInfoMetric());
-  for (MetricFamily* f : {&mem_limit, &core_limit, &mem_alloc, &shared, &core_alloc, &overview,
-                          &mem_ratio, &quota_used, &quota_limit, &vmem, &vcore}) {
-    hami.push_back(std::move(*f));
+  // HAMi's families in name order, as client_golang gathers them (with --legacy-metrics the
+  // upper-case legacy names sort first, then hami_build_info); our own after them.
+  std::vector<MetricFamily> hami = HamiFamilies(model, /*legacy=*/false);
+  if (legacy_too) {
+    for (MetricFamily& f : HamiFamilies(model, /*legacy=*/true)) hami.push_back(std::move(f));
   }
+  hami.push_back(prom::BuildInfoMetric());
   std::sort(hami.begin(), hami.end(),
             [](const MetricFamily& a, const MetricFamily& b) { return a.name() < b.name(); });
   const MetricFamily own[] = {

@@ -49,9 +49,9 @@ class SchedulerMetrics {
     return rejections_[static_cast<size_t>(r)].load(std::memory_order_relaxed);
   }
 
-  // The whole /metrics page. `legacy_names`: HAMi's pre-v2.9 names and label names in place of
-  // the hami_* families that have one (--legacy-metrics).
-  std::string Render(const ClusterModel& model, bool legacy_names) const;
+  // The whole /metrics page. `legacy_too` (--legacy-metrics): HAMi's pre-v2.9 names and label
+  // names as well as the hami_* families, as HAMi writes both under that flag.
+  std::string Render(const ClusterModel& model, bool legacy_too) const;
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(sched::Reason::kCount)> rejections_{};

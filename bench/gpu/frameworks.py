@@ -90,4 +90,7 @@ elif mode == "hold3g":
         print("hold3g=ok", flush=True)
     except torch.OutOfMemoryError:
         print("hold3g=oom", flush=True)
+    except RuntimeError as e:  # the context itself refused: the container has no room for it
+        first = (str(e).splitlines() or [""])[0]
+        print("hold3g=oom" if "out of memory" in str(e) else "hold3g=error " + first, flush=True)
     time.sleep(8)

@@ -7,12 +7,12 @@ namespace vgpu::codec {
 namespace {
 
 constexpr int kBad = -1;
+constexpr std::string_view kAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 constexpr std::array<int, 256> MakeTable() {
   std::array<int, 256> t{};
   t.fill(kBad);
-  constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   for (size_t i = 0; i < kAlphabet.size(); ++i) {
     t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int>(i);
   }
@@ -23,7 +23,31 @@ constexpr std::array<int, 256> kTable = MakeTable();
 
 }  // namespace
 
+std::string Base64Encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = bytes.size() - i < 3 ? bytes.size() - i : 3;
+    uint32_t group = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      group = (group << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0U);
+    }
+    // n bytes give n + 1 characters; '=' fills the group up to 4.
+    for (size_t k = 0; k < 4; ++k) {
+      out.push_back(k <= n ? kAlphabet[(group >> (18 - 6 * k)) & 63] : '=');
+    }
+  }
+  return out;
+}
+
 Result<std::string> Base64Decode(std::string_view text) {
+  std::string unfolded;
+  if (text.find_first_of("\r\n") != std::string_view::npos) {
+    for (const char c : text) {
+      if (c != '\r' && c != '\n') unfolded.push_back(c);
+    }
+    text = unfolded;
+  }
   if (text.size() % 4 != 0) {
     return InvalidArgument("base64 text of " + std::to_string(text.size()) +
                            " characters is not a multiple of 4 long");

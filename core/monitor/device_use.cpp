@@ -64,9 +64,9 @@ double ContainerUtilization(const std::vector<int32_t>& host_pids,
 
 CorePolicy CorePolicyFromRegion(uint32_t sm_policy) {
   switch (sm_policy) {
-    case 1:
+    case VGPU_SM_POLICY_FORCE:
       return CorePolicy::kForce;
-    case 2:
+    case VGPU_SM_POLICY_DISABLE:
       return CorePolicy::kDisable;
     default:
       return CorePolicy::kDefault;

@@ -51,7 +51,7 @@ double ContainerUtilization(const std::vector<int32_t>& host_pids,
                             const std::map<int32_t, double>& sm_util_by_host_pid,
                             std::optional<uint64_t> busy_delta_ns, int64_t wall_delta_ns);
 
-// sm_policy of a device record (0 default, 1 force, 2 disable; anything else reads as default).
+// sm_policy of a device record (VGPU_SM_POLICY_*; anything else reads as default).
 CorePolicy CorePolicyFromRegion(uint32_t sm_policy);
 // sm_sharing of a device record.
 Sharing SharingFromRegion(int32_t sm_sharing);

@@ -30,10 +30,10 @@ struct DeviceRecordFields {
 
 // Records [0, device_count) of a region as libvgpu writes them: a UUID is NUL-terminated and
 // either empty or an NVML UUID (letters, digits, '-'); no two records name the same GPU; sm_limit
-// is a percent (0-100); sm_policy is 0, 1 or 2. Anything else was scribbled by the container:
-// InvalidArgument ("corrupt: device record N: ..."), and the region is refused. A UUID goes into
-// metric labels and JSON: bytes that are not UTF-8 would make Prometheus reject the node's whole
-// page and the JSON API fail for every container.
+// is a percent (0-100); sm_policy is a VGPU_SM_POLICY_*. Anything else was scribbled by the
+// container: InvalidArgument ("corrupt: device record N: ..."), and the region is refused. A UUID
+// goes into metric labels and JSON: bytes that are not UTF-8 would make Prometheus reject the
+// node's whole page and the JSON API fail for every container.
 Status ValidateDeviceRecords(std::span<const DeviceRecordFields> records);
 
 }  // namespace vgpu::monitor

@@ -1,19 +1,47 @@
 #include "admission.h"
 
+#include <time.h>
+
 #include "log.h"
 #include "mem_arith.h"
 #include "real_driver.h"
 #include "state.h"
 #include "vgpu/env_contract.h"
 
+typedef int (*reserve_fn)(struct vgpu_region_handle*, int, uint64_t);
+
+/* A process of the container that just died still holds its memory until the driver has torn it
+ * down (vgpu_region_reap keeps it charged meanwhile): a request that finds the limit taken by such
+ * memory waits for it, up to DRAIN_WAIT_MS, rather than failing a process that starts as another
+ * exits (a restart, the next step of a pipeline). */
+#define DRAIN_WAIT_MS 1000
+#define DRAIN_POLL_MS 5
+
+/* Before refusing: free what dead processes still hold and re-measure our own footprint. */
+static void reap_and_remeasure(int rdev) {
+  vgpu_region_reap(&g_vgpu.region, 1);
+  vgpu_reconcile(rdev, 1);
+}
+
+static int reserve_waiting_for_drain(int rdev, reserve_fn reserve, uint64_t bytes) {
+  int rc = reserve(&g_vgpu.region, rdev, bytes);
+  for (int waited = 0;
+       rc != 0 && waited < DRAIN_WAIT_MS && vgpu_region_draining(&g_vgpu.region, rdev);
+       waited += DRAIN_POLL_MS) {
+    const struct timespec poll = {0, DRAIN_POLL_MS * 1000000L};
+    nanosleep(&poll, NULL);
+    vgpu_region_reap(&g_vgpu.region, 1);
+    rc = reserve(&g_vgpu.region, rdev, bytes);
+  }
+  return rc;
+}
+
 static int reserve_with_retry(int rdev, uint64_t bytes) {
   vgpu_ensure_slot();
   vgpu_reconcile(rdev, 0);
   if (vgpu_region_reserve(&g_vgpu.region, rdev, bytes) == 0) return 0;
-  /* Before refusing: free what dead processes still hold and re-measure our own footprint. */
-  vgpu_region_reap(&g_vgpu.region, 1);
-  vgpu_reconcile(rdev, 1);
-  return vgpu_region_reserve(&g_vgpu.region, rdev, bytes);
+  reap_and_remeasure(rdev);
+  return reserve_waiting_for_drain(rdev, vgpu_region_reserve, bytes);
 }
 
 /* 1 when this process's environment limits CUDA device `ordinal` (memory or compute). */
@@ -169,10 +197,9 @@ CUresult vgpu_admit_context(struct vgpu_context_admission* c, int ordinal) {
   }
   if (hint == 0) return CUDA_SUCCESS;
   if (vgpu_region_reserve_overhead(&g_vgpu.region, rdev, hint) != 0) {
-    vgpu_region_reap(&g_vgpu.region, 1);
-    vgpu_reconcile(rdev, 1);
+    reap_and_remeasure(rdev);
     c->before = vgpu_region_slot_overhead(&g_vgpu.region, rdev);
-    if (vgpu_region_reserve_overhead(&g_vgpu.region, rdev, hint) != 0) {
+    if (reserve_waiting_for_drain(rdev, vgpu_region_reserve_overhead, hint) != 0) {
       VGPU_INFO("context on device %d refused: its %llu bytes do not fit under the limit", ordinal,
                 (unsigned long long)hint);
       c->region_dev = -1;

@@ -113,6 +113,10 @@ static int copy_text(char* dst, size_t len, const char* src) {
   return (size_t)snprintf(dst, len, "%s", src) < len ? 0 : -1;
 }
 
+/* A numeric macro as a string literal, for messages. */
+#define TEXT_OF_(x) #x
+#define TEXT_OF(x) TEXT_OF_(x)
+
 /* Keeps the first problem only: one line is what a user reads. */
 static int report(char* err, size_t err_len, int rc, const char* fmt, const char* name,
                   const char* value) {
@@ -189,12 +193,15 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
   const char* pause = lookup_value(lookup, ctx, VGPU_ENV_SM_ALONE_PAUSE);
   /* The pause between a lone saturating tenant's long stretches: what an H100's clock does after
    * it decides how much work a stretch gets done (sm/budget.h, docs/sm-limit.md). */
-  const uint64_t default_pause_ms = 100;
-  uint64_t pause_ms = default_pause_ms;
-  if (pause != NULL && (parse_percent(pause, &pause_ms) != 0 || pause_ms > 1000)) {
-    rc = report(err, err_len, rc, "invalid %s: '%s' (expected 0-1000 ms); using 100",
-                VGPU_ENV_SM_ALONE_PAUSE, pause);
-    pause_ms = default_pause_ms;
+  uint64_t pause_ms = VGPU_SM_ALONE_PAUSE_DEFAULT_MS;
+  if (pause != NULL &&
+      (parse_percent(pause, &pause_ms) != 0 || pause_ms > VGPU_SM_ALONE_PAUSE_MAX_MS)) {
+    rc = report(
+        err, err_len, rc,
+        "invalid %s: '%s' (expected 0-" TEXT_OF(VGPU_SM_ALONE_PAUSE_MAX_MS) " ms); using " TEXT_OF(
+            VGPU_SM_ALONE_PAUSE_DEFAULT_MS),
+        VGPU_ENV_SM_ALONE_PAUSE, pause);
+    pause_ms = VGPU_SM_ALONE_PAUSE_DEFAULT_MS;
   }
   out->sm_alone_pause_ms = (int32_t)pause_ms;
   /* A path cut to fit would name another file (or directory, or library): never used. Messages

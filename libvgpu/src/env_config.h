@@ -28,12 +28,13 @@ int vgpu_parse_mem_limit(const char* text, uint64_t* bytes, uint32_t* percent);
 /* "true"/"1"/"yes"/"on" (any case) -> 1; anything else (and NULL) -> 0. */
 int vgpu_parse_bool(const char* text);
 
-/* GPU_CORE_UTILIZATION_POLICY. */
+/* GPU_CORE_UTILIZATION_POLICY, numbered as the region's sm_policy (vgpu/region_layout.h), which
+ * stores it for the node monitor. */
 enum vgpu_core_policy {
-  VGPU_POLICY_DEFAULT =
-      0,                 /* limit while the node monitor says the GPU is shared (or says nothing) */
-  VGPU_POLICY_FORCE = 1, /* always limit */
-  VGPU_POLICY_DISABLE = 2, /* never limit */
+  /* limit while the node monitor says the GPU is shared (or says nothing) */
+  VGPU_POLICY_DEFAULT = VGPU_SM_POLICY_DEFAULT,
+  VGPU_POLICY_FORCE = VGPU_SM_POLICY_FORCE,     /* always limit */
+  VGPU_POLICY_DISABLE = VGPU_SM_POLICY_DISABLE, /* never limit */
 };
 
 /* Everything libvgpu reads from the environment (env_contract.h), read once per process. */
@@ -51,7 +52,7 @@ struct vgpu_settings {
   int32_t priority;          /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
   int oom_killer;            /* ACTIVE_OOM_KILLER */
   int sm_stats;              /* VGPU_SM_STATS: 0 off, 1 exit report */
-  int32_t sm_alone_pause_ms; /* VGPU_SM_ALONE_PAUSE_MS: 0..1000, default 100 */
+  int32_t sm_alone_pause_ms; /* VGPU_SM_ALONE_PAUSE_MS: 0..1000 (env_contract.h) */
   int shared_cache_set;
   int shared_cache_too_long; /* the path did not fit: the region is unusable (fail closed) */
   char shared_cache[512];    /* CUDA_DEVICE_MEMORY_SHARED_CACHE or its default */

@@ -348,7 +348,7 @@ const char* vgpu_region_failure(const struct vgpu_region_handle* h) {
 }
 
 int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
-                                uint64_t limit, uint32_t sm_limit) {
+                                uint64_t limit, uint32_t sm_limit, uint32_t sm_policy) {
   struct vgpu_region* r = h->region;
   if (h->fd >= 0) flock_retry(h->fd, LOCK_EX);
   int found = -1;
@@ -366,6 +366,7 @@ int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, 
     dev->mem_limit = limit == VGPU_MEM_UNLIMITED ? 0 : limit;
     dev->flags = limit == 0 ? VGPU_DEVICE_FLAG_NO_MEMORY : 0u;
     dev->sm_limit = sm_limit;
+    dev->sm_policy = sm_policy;
     STORE(&r->header.device_count, count + 1);
     found = (int)count;
   }
@@ -477,10 +478,65 @@ static void forget_owner(struct vgpu_region_proc* slot, uint64_t start_time) {
                               __ATOMIC_ACQUIRE);
 }
 
+/* The driver frees a process's memory some time after the process is gone (its contexts are torn
+ * down): on an H100, streams of processes exiting at a 4-GiB limit left the device holding 6.7 GiB
+ * for the container when dead slots were reaped at once. A dead slot's charge therefore stays
+ * while the probe (NVML's process list) still shows its process on a device where it held memory,
+ * for at most DRAIN_MAX_NS from when this process first saw it dead: a host PID reused by another
+ * GPU process, or a probe that never stops answering "held", cannot keep the charge forever. */
+#define DRAIN_MAX_NS 5000000000ull
+static vgpu_region_drain_probe g_drain_probe;
+static struct {
+  int pid;
+  uint64_t start_time;
+  uint64_t first_seen_ns;
+} g_draining[VGPU_REGION_MAX_PROCS]; /* this process's view; a race between threads is harmless */
+
+int vgpu_region_draining(const struct vgpu_region_handle* h, int dev) {
+  return dev >= 0 && dev < 32 && (LOAD(&h->draining) & (1u << (unsigned)dev)) != 0;
+}
+
+void vgpu_region_set_drain_probe(vgpu_region_drain_probe probe) {
+  __atomic_store_n(&g_drain_probe, probe, __ATOMIC_RELEASE);
+}
+
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Devices on which the dead owner of slot `s` may still hold memory: its charge stays there. */
+static uint32_t still_draining(struct vgpu_region* r, int s, int pid, uint64_t start_time) {
+  const vgpu_region_drain_probe probe = __atomic_load_n(&g_drain_probe, __ATOMIC_ACQUIRE);
+  if (probe == NULL) return 0;
+  const struct vgpu_region_proc* slot = &r->procs[s];
+  const unsigned nvml_pid = vgpu_region_nvml_pid(slot);
+  const uint64_t now = monotonic_ns();
+  if (LOAD(&g_draining[s].pid) != pid || LOAD(&g_draining[s].start_time) != start_time) {
+    STORE(&g_draining[s].first_seen_ns, now);
+    STORE(&g_draining[s].start_time, start_time);
+    STORE(&g_draining[s].pid, pid);
+  } else if (now - LOAD(&g_draining[s].first_seen_ns) > DRAIN_MAX_NS) {
+    return 0;
+  }
+  uint32_t held = 0;
+  const uint32_t count = device_count(r);
+  for (uint32_t d = 0; d < count; ++d) {
+    if (add_saturated(LOAD(&slot->mem_used[d]), LOAD(&slot->mem_overhead[d])) == 0) continue;
+    char uuid[VGPU_REGION_UUID_LEN];
+    memcpy(uuid, r->devices[d].uuid, sizeof uuid);
+    uuid[sizeof uuid - 1] = '\0';
+    if (probe(uuid, nvml_pid) == 1) held |= 1u << d;
+  }
+  return held;
+}
+
 int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
   struct vgpu_region* r = h->region;
   int reaped = 0;
   uint32_t skip = 0;
+  uint32_t draining = 0;
   for (int s = 0; s < VGPU_REGION_MAX_PROCS; ++s) {
     if (s == h->slot) continue;
     struct vgpu_region_proc* slot = &r->procs[s];
@@ -488,6 +544,11 @@ int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
     if (pid == 0) continue;
     const uint64_t start_time = LOAD(&slot->start_time);
     if (!slot_is_dead(slot, pid, start_time, check_start_time)) continue;
+    const uint32_t held = still_draining(r, s, pid, start_time);
+    if (held != 0) {
+      draining |= held;
+      continue;
+    }
     /* Someone else's slot: a short wait (what is not done now is done at the next look), and the
      * slot is freed only once its usage is gone from the totals. */
     if (!clear_slot_usage(r, slot, pid, LOCK_WAIT_REAP_MS, &skip)) continue;
@@ -497,6 +558,7 @@ int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time) {
       ++reaped;
     }
   }
+  STORE(&h->draining, draining);
   return reaped;
 }
 

@@ -24,6 +24,7 @@ struct vgpu_region_handle {
   int slot;                   /* this process's slot, -1 when none */
   int pid;                    /* pid that owns `slot` */
   const char* unusable_why;   /* why the file could not be used (then is_private), else NULL */
+  uint32_t draining; /* devices on which the last reap left dead processes charged (bit d) */
 };
 
 /* Maps the region at `path` (created with mode 0666 when absent, laid out when empty). The file
@@ -46,11 +47,12 @@ uint32_t vgpu_region_device_count(const struct vgpu_region_handle* h);
 /* A record's byte limit: VGPU_MEM_UNLIMITED (mem_arith.h) when it has none; 0 = no memory. */
 uint64_t vgpu_region_limit(const struct vgpu_region_device* d);
 
-/* Finds or adds the device record for `uuid`. `limit` (bytes, VGPU_MEM_UNLIMITED for none) and
- * `sm_limit` are stored only when the record is created (the container's first process fixes
- * them). Returns the record index or -1 when full. */
+/* Finds or adds the device record for `uuid`. `limit` (bytes, VGPU_MEM_UNLIMITED for none),
+ * `sm_limit` and `sm_policy` (VGPU_SM_POLICY_*) are stored only when the record is created (the
+ * container's first process fixes them; the node monitor shows them). Returns the record index or
+ * -1 when full. */
 int vgpu_region_register_device(struct vgpu_region_handle* h, const char* uuid, uint64_t physical,
-                                uint64_t limit, uint32_t sm_limit);
+                                uint64_t limit, uint32_t sm_limit, uint32_t sm_policy);
 
 /* Claims a free slot for (pid, start_time); reaps dead slots first. Returns 0 or -1 when full. */
 int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start_time,
@@ -60,8 +62,16 @@ int vgpu_region_claim_slot(struct vgpu_region_handle* h, int pid, uint64_t start
 void vgpu_region_release_slot(struct vgpu_region_handle* h);
 
 /* Reaps slots whose process is gone; with `check_start_time`, also slots whose pid was reused.
- * Returns the number of slots reaped. */
+ * Returns the number of slots reaped. A dead process the drain probe still sees holding memory on
+ * a device keeps its slot and charge (at most 5 s): `h->draining` has that device's bit. */
 int vgpu_region_reap(struct vgpu_region_handle* h, int check_start_time);
+
+/* 1 while the driver still lists process `nvml_pid` on the GPU `uuid` (its memory not yet freed),
+ * 0 when it does not, -1 when it cannot tell (then the slot is reaped as before). */
+typedef int (*vgpu_region_drain_probe)(const char* uuid, unsigned nvml_pid);
+/* 1 when the last reap left a dead process charged on device `dev` (h->draining). */
+int vgpu_region_draining(const struct vgpu_region_handle* h, int dev);
+void vgpu_region_set_drain_probe(vgpu_region_drain_probe probe);
 
 /* Atomic admission: adds `bytes` to device `dev` and to this process's slot when the total stays
  * within the limit. 0 on success, -1 when it would exceed the limit (nothing changed). */

@@ -78,6 +78,9 @@ static void open_region_locked(void) {
         "its path is longer than libvgpu keeps (cut, it names another file)";
   } else {
     vgpu_region_open(s->shared_cache, &g_vgpu.region);
+    /* Other processes of the container share this file: one that died is charged until the
+     * driver has freed its memory. */
+    vgpu_region_set_drain_probe(vgpu_nvml_still_holds);
   }
   vgpu_report_region_failure();
 }
@@ -175,8 +178,9 @@ int vgpu_state_cuda(void) {
       char text[VGPU_REGION_UUID_LEN];
       format_uuid(&u, text, sizeof(text));
       const uint64_t limit = vgpu_effective_limit(limits, i, (uint64_t)bytes);
-      g_vgpu.region_dev[i] = vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes,
-                                                         limit, limits->sm_percent[i]);
+      g_vgpu.region_dev[i] =
+          vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes, limit,
+                                      limits->sm_percent[i], (uint32_t)limits->core_policy);
       remember_uuid(g_vgpu.region_dev[i], text);
     }
     g_vgpu.device_count = n;
@@ -242,9 +246,10 @@ int vgpu_state_nvml(void) {
       nvmlMemory_t m;
       if (uuids[i][0] == '\0' || mem(handles[i], &m) != NVML_SUCCESS) continue;
       const uint64_t limit = vgpu_effective_limit(limits, v, m.total);
-      remember_uuid(vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit,
-                                                limits->sm_percent[v]),
-                    uuids[i]);
+      remember_uuid(
+          vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit,
+                                      limits->sm_percent[v], (uint32_t)limits->core_policy),
+          uuids[i]);
     }
     STORE(&g_vgpu.nvml_ready, 1);
   }
@@ -278,7 +283,9 @@ int vgpu_current_region_dev(int* ordinal) {
 
 /* ---- reconciliation with the driver's per-process view ----------------------------------- */
 
-static int nvml_used_by_pid(const char* uuid, unsigned pid, uint64_t* used) {
+/* 1 when NVML lists `pid` on the GPU `uuid` (its memory in `used`), 0 when the whole list lacks it,
+ * -1 when NVML cannot tell. */
+static int nvml_find_pid(const char* uuid, unsigned pid, uint64_t* used) {
   typedef nvmlReturn_t (*init_fn)(void);
   typedef nvmlReturn_t (*by_uuid_fn)(const char*, nvmlDevice_t*);
   typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*);
@@ -300,12 +307,21 @@ static int nvml_used_by_pid(const char* uuid, unsigned pid, uint64_t* used) {
   for (unsigned i = 0; i < n && i < 256; ++i) {
     if (infos[i].pid == pid) {
       *used = infos[i].usedGpuMemory;
-      return 0;
+      return 1;
     }
   }
-  /* Not listed: the driver holds nothing for us on this device (e.g. our last context is gone). */
   *used = 0;
   return n < 256 ? 0 : -1;
+}
+
+static int nvml_used_by_pid(const char* uuid, unsigned pid, uint64_t* used) {
+  /* Not listed: the driver holds nothing for us on this device (e.g. our last context is gone). */
+  return nvml_find_pid(uuid, pid, used) < 0 ? -1 : 0;
+}
+
+int vgpu_nvml_still_holds(const char* uuid, unsigned pid) {
+  uint64_t used = 0;
+  return nvml_find_pid(uuid, pid, &used);
 }
 
 /* 1 when the slot names a live process of this container: a pid > 0 (kill(-1) would signal every

@@ -74,6 +74,9 @@ int vgpu_reconcile(int rdev, int force);
 /* Forces vgpu_reconcile on every device of this process (after a context went away). */
 void vgpu_reconcile_all(void);
 
+/* The region's drain probe (vgpu_region_drain_probe): 1 while NVML lists `pid` on GPU `uuid`. */
+int vgpu_nvml_still_holds(const char* uuid, unsigned pid);
+
 uint64_t vgpu_now_ns(void);
 
 #endif

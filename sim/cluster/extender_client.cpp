@@ -2,7 +2,7 @@
 
 #include <httplib.h>
 
-#include <array>
+#include "core/codec/base64.h"
 
 namespace vgpu::sim {
 
@@ -40,43 +40,11 @@ const json* Field(const json& obj, std::string_view name) {
 
 }  // namespace
 
-Result<std::string> DecodeBase64(std::string_view text) {
-  static const std::array<int, 256> kTable = [] {
-    std::array<int, 256> t{};
-    t.fill(-1);
-    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = i;
-    return t;
-  }();
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t padding = 0;
-  for (const char c : text) {
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    if (c == '\n' || c == '\r') continue;
-    const int v = kTable[static_cast<unsigned char>(c)];
-    if (v < 0 || padding > 0) return InvalidArgument("base64: unexpected character in patch");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  if (padding > 2) return InvalidArgument("base64: too much padding");
-  return out;
-}
-
 Result<json> ApplyAdmissionPatch(const json& pod, const json& response) {
   const json* patch = Field(response, "patch");
   if (patch == nullptr || patch->is_null()) return pod;
   if (!patch->is_string()) return InvalidArgument("AdmissionResponse.patch is not a string");
-  Result<std::string> text = DecodeBase64(patch->get<std::string>());
+  Result<std::string> text = codec::Base64Decode(patch->get<std::string>());
   if (!text.ok()) return text.status();
   json ops = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (ops.is_discarded() || !ops.is_array()) {

@@ -63,9 +63,6 @@ class ExtenderClient {
   uint64_t next_uid_ = 1;
 };
 
-// Standard base64 (RFC 4648) decoding, as AdmissionResponse.patch is encoded.
-Result<std::string> DecodeBase64(std::string_view text);
-
 // Applies an AdmissionResponse to `pod`: its base64 JSONPatch when present.
 Result<nlohmann::json> ApplyAdmissionPatch(const nlohmann::json& pod,
                                            const nlohmann::json& response);

@@ -281,6 +281,12 @@ std::optional<FakeConfig> LoadConfig(EnvLookup env, std::string* error) {
                 std::to_string(kMaxSchedulerUs));
   }
   cfg.context_create_ns = static_cast<int64_t>(*create_us) * 1000;
+  auto drain_ms = ParseUnsigned(Trim(env("VGPU_FAKE_EXIT_DRAIN_MS").value_or("0")));
+  if (!drain_ms || *drain_ms > kMaxSchedulerUs / 1000) {
+    return fail("VGPU_FAKE_EXIT_DRAIN_MS: expected milliseconds from 0 to " +
+                std::to_string(kMaxSchedulerUs / 1000));
+  }
+  cfg.exit_drain_ns = static_cast<int64_t>(*drain_ms) * 1'000'000;
   auto mod_mem = ParseSize(env("VGPU_FAKE_MODULE_MEMORY").value_or("2m"));
   if (!mod_mem) return fail("VGPU_FAKE_MODULE_MEMORY: expected a size such as 2m");
   cfg.module_memory = *mod_mem;

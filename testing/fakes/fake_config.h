@@ -52,6 +52,7 @@ struct FakeConfig {
   std::string name;
   uint64_t context_memory = 0;
   int64_t context_create_ns = 0;  // how long creating a context takes, its memory already taken
+  int64_t exit_drain_ns = 0;      // how long a dead process's memory stays taken (and listed)
   uint64_t module_memory = 0;
   std::string state_dir;
   // Time slicing between contexts (VGPU_FAKE_TIMESLICE_US, VGPU_FAKE_SWITCH_US). Only the process

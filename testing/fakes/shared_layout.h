@@ -103,9 +103,9 @@ struct DeviceShared {
 };
 
 struct ProcessSlot {
-  int32_t pid;  // 0 = free
-  int32_t unused;
-  uint64_t start_time;  // /proc/<pid>/stat field 22, detects PID reuse
+  int32_t pid;            // 0 = free
+  uint32_t dead_seen_ms;  // CLOCK_MONOTONIC ms (| 1) first seen dead (VGPU_FAKE_EXIT_DRAIN_MS)
+  uint64_t start_time;    // /proc/<pid>/stat field 22, detects PID reuse
   uint64_t used_bytes[kMaxDevices];
   uint64_t gpu_ns[kMaxDevices];        // service time: only the periods its kernels really ran
   uint64_t kernels_done[kMaxDevices];  // kernels completed

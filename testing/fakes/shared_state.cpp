@@ -100,6 +100,7 @@ SharedState* SharedState::Open(const std::string& dir, const FakeConfig& config,
   }
   auto state = std::make_unique<SharedState>(dir + "/state-v2");
   if (!state->Map(config, error)) return nullptr;
+  state->exit_drain_ns_ = config.exit_drain_ns;
   SharedState* raw = state.get();
   (*registry)[dir] = std::move(state);
   return raw;
@@ -166,6 +167,13 @@ void SharedState::ReclaimDead() {
   for (auto& slot : layout_->processes) {
     if (slot.pid == 0) continue;
     if (ProcessStartTime(slot.pid) == slot.start_time) continue;
+    // A real driver frees a process's memory some time after the process is gone (teardown of
+    // its contexts): until then the dead process is still listed, with its memory.
+    if (exit_drain_ns_ > 0) {
+      const auto now_ms = static_cast<uint32_t>(NowNs() / 1'000'000) | 1u;
+      if (slot.dead_seen_ms == 0) slot.dead_seen_ms = now_ms;
+      if (static_cast<int64_t>(now_ms - slot.dead_seen_ms) * 1'000'000 < exit_drain_ns_) continue;
+    }
     for (int d = 0; d < kMaxDevices; ++d) {
       auto& dev = layout_->devices[d];
       dev.used_bytes -= std::min(dev.used_bytes, slot.used_bytes[d]);

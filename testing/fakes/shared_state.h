@@ -112,6 +112,7 @@ class SharedState {
   int fd_ = -1;
   int owner_pid_ = 0;
   SharedLayout* layout_ = nullptr;
+  int64_t exit_drain_ns_ = 0;  // VGPU_FAKE_EXIT_DRAIN_MS: how long a dead process's memory stays
 };
 
 }  // namespace vgpu::fake

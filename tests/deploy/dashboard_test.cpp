@@ -176,7 +176,7 @@ std::vector<std::string> Pages() {
   c.sharing = monitor::Sharing::kShared;
   c.last_kernel_seconds_ago = 1;
   c.processes.push_back({7, 4007, 1ULL << 30});
-  return {scheduler_metrics.Render(model, /*legacy_names=*/false),
+  return {scheduler_metrics.Render(model, /*legacy_too=*/false),
           monitor::RenderMetrics(s, s.time_unix_ms)};
 }
 

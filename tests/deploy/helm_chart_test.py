@@ -35,6 +35,8 @@ CHART = os.environ.get("VGPU_CHART") or os.path.join(ROOT, "charts", "vgpu")  # 
 TESTDATA = os.path.join(HERE, "testdata")
 HAMI_VALUES = os.path.join(TESTDATA, "hami-values.yaml")
 HAMI_V26_VALUES = os.path.join(TESTDATA, "hami-v2.6-values.yaml")
+# HAMi v2.10.0's complete values.yaml, less the image overrides (as docs/install.md's migration says).
+HAMI_FULL_VALUES = os.path.join(TESTDATA, "hami-v2.10.0-values.yaml")
 SERVICE_MONITOR_API = "monitoring.coreos.com/v1/ServiceMonitor"
 
 try:
@@ -107,10 +109,41 @@ def render(kube="1.30.0", values=(), sets=(), api_versions=(), namespace="kube-s
         F.check(isinstance(d.get("apiVersion"), str) and d["apiVersion"], f"{what}: no apiVersion")
         F.check(isinstance(d.get("kind"), str) and d["kind"], f"{what}: no kind")
         F.check(isinstance((d.get("metadata") or {}).get("name"), str), f"{what}: no metadata.name")
+    for d in docs:
+        check_security_contexts(d)
     keys = [(d.get("kind"), d["metadata"].get("name"), d["metadata"].get("namespace")) for d in docs]
     dups = {k for k in keys if keys.count(k) > 1}
     F.check(not dups, f"duplicate objects: {sorted(dups)}")
     return docs
+
+
+def check_security_contexts(d):
+    """What Kubernetes' API validation refuses in a container's securityContext (ValidateSecurityContext):
+    allowPrivilegeEscalation false together with privileged true or with capabilities.add CAP_SYS_ADMIN."""
+    spec = ((d.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        sc = c.get("securityContext") or {}
+        if sc.get("allowPrivilegeEscalation") is not False:
+            continue
+        what = f"{d['kind']}/{d['metadata'].get('name')} container {c.get('name')}"
+        F.check(sc.get("privileged") is not True,
+                f"{what}: privileged: true with allowPrivilegeEscalation: false (Kubernetes refuses it): {sc}")
+        F.check("CAP_SYS_ADMIN" not in ((sc.get("capabilities") or {}).get("add") or []),
+                f"{what}: allowPrivilegeEscalation: false with capabilities.add CAP_SYS_ADMIN (Kubernetes refuses it)")
+
+
+def notes(values=(), sets=()):
+    """NOTES.txt as `helm install --dry-run=client` prints it (helm template leaves it out); no cluster."""
+    args = ["install", "vgpu", CHART, "--namespace", "kube-system", "--dry-run=client"]
+    for v in values:
+        args += ["-f", v]
+    for s in sets:
+        args += ["--set", s]
+    env = dict(os.environ, KUBECONFIG=os.path.join(tempfile.gettempdir(), "vgpu-helm-test-no-cluster"))
+    p = subprocess.run([HELM, *args], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: helm {' '.join(args)} exited {p.returncode}:\n{p.stderr}")
+    return p.stdout.split("\nNOTES:\n", 1)[-1] if "\nNOTES:\n" in p.stdout else ""
 
 
 def render_fails(sets=(), values=(), kube="1.30.0", values_text=None):
@@ -338,6 +371,12 @@ def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system
         F.check(all(r.get("ignoredByScheduler") is True for r in ext.get("managedResources", [])),
                 f"{what}: managedResources not all ignoredByScheduler")
         F.equal(cfg.get("leaderElection", {}).get("resourceName"), scheduler_name, f"{what}: lease name")
+        # 1.19-1.21: no kube-scheduler preemption for the profile (1.20.2 panics in it for vGPU pods).
+        minor = int(kube.split(".")[1])
+        post = (((cfg.get("profiles") or [{}])[0].get("plugins") or {}).get("postFilter") or {})
+        off = [p.get("name") for p in post.get("disabled", [])]
+        F.equal(off, ["DefaultPreemption"] if minor < 22 else [], f"{what}: postFilter plugins disabled")
+        F.equal(ext.get("preemptVerb"), "preempt", f"{what}: extender preemptVerb")
 
     # Metrics: the Service's monitor port reaches the --metrics-bind port.
     metrics_port = int((flag_value(sargs, "--metrics-bind", what) or "0").rsplit(":", 1)[-1])
@@ -472,7 +511,7 @@ DEFAULT_KINDS = {
 def case_lint():
     p = helm("lint", CHART, "--strict", expect_fail=True)
     F.check(p.returncode == 0, f"helm lint --strict:\n{p.stdout}{p.stderr}")
-    for vf in (HAMI_VALUES, HAMI_V26_VALUES):
+    for vf in (HAMI_VALUES, HAMI_V26_VALUES, HAMI_FULL_VALUES):
         p = helm("lint", CHART, "-f", vf, expect_fail=True)
         F.check(p.returncode == 0, f"helm lint -f {os.path.basename(vf)}:\n{p.stdout}{p.stderr}")
 
@@ -562,7 +601,8 @@ def case_hami(kube):
     F.equal(flag_value(sargs, "--node-lock-expiry", what), "300", f"{what}: nodeLockExpire 5m")
     F.equal(flag_value(sargs, "--https-bind", what), "0.0.0.0:9443", f"{what}: --https-bind")
     F.check("--legacy-metrics" in sargs, f"{what}: legacyMetrics not passed to the scheduler")
-    F.check("-v=4" not in sargs and "--debug" not in sargs, f"{what}: HAMi's glog args reached vgpu-scheduler: {sargs}")
+    F.equal([a for a in sargs if a.startswith(("-v", "--v", "--debug"))], ["--v=4"],
+            f"{what}: HAMi's -v=4 reaches vgpu-scheduler as --v=4, --debug is dropped")
     ks = container(dep, "kube-scheduler")
     F.equal(ks["image"], "registry.cn-hangzhou.aliyuncs.com/google_containers/kube-scheduler:v1.27.16",
             f"{what}: kube-scheduler image")
@@ -581,7 +621,7 @@ def case_hami(kube):
     dp = container(dss["vgpu-device-plugin"], "device-plugin")
     dargs = dp["command"][1:]
     F.equal(flag_value(dargs, "--libcuda-log-level", what), "2", f"{what}: libCudaLogLevel")
-    F.check("-v=4" not in dargs, f"{what}: HAMi's -v=4 reached vgpu-device-plugin: {dargs}")
+    F.check("--v=4" in dargs and "-v=4" not in dargs, f"{what}: HAMi's -v=4 not passed as --v=4: {dargs}")
     for name, ds in dss.items():
         F.equal(pod_spec(ds).get("nodeSelector"), {"nvidia.com/gpu.present": "true"}, f"{what}: {name} nodeSelector")
         F.equal(pod_spec(ds).get("tolerations", [{}])[0].get("key"), "nvidia.com/gpu", f"{what}: {name} tolerations")
@@ -611,6 +651,106 @@ def case_hami(kube):
                   if all(s["metadata"]["labels"].get(k) == v for k, v in sm["spec"]["selector"]["matchLabels"].items())]
         F.check(len(target) == 1 and port in [p["name"] for p in target[0]["spec"]["ports"]],
                 f"{what}: ServiceMonitor {sm['metadata']['name']} selects {[t['metadata']['name'] for t in target]} port {port}")
+
+
+def case_hami_full(kube):
+    """HAMi v2.10.0's whole values.yaml (images removed, as the migration steps say): renders, every
+    container passes Kubernetes' securityContext validation (render() checks it), and the HAMi
+    values arrive where vgpu has them."""
+    what = f"hami-v2.10.0 values {kube}"
+    docs = render(kube=kube, values=[HAMI_FULL_VALUES])
+    check_kinds(docs, DEFAULT_KINDS, what)
+    dc = check_system(docs, kube, DEFAULT_NAMES, "hami-scheduler", what)
+    F.equal((dc or {}).get("deviceSplitCount"), 10, f"{what}: deviceSplitCount")
+    dep = one(docs, "Deployment", "-scheduler")
+    sargs = container(dep, "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(sargs, "--node-lock-expiry", what), "300", f"{what}: nodeLockExpire 5m")
+    F.equal([a for a in sargs if a.startswith(("-v", "--v", "--debug"))], ["--v=4"], f"{what}: scheduler -v / --debug")
+    F.equal(container(dep, "kube-scheduler")["image"].rsplit(":", 1)[0],
+            "registry.cn-hangzhou.aliyuncs.com/google_containers/kube-scheduler", f"{what}: kube-scheduler image")
+    dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
+    dargs = container(dss["vgpu-device-plugin"], "device-plugin")["command"][1:]
+    F.check("--v=4" in dargs, f"{what}: device plugin -v=4 dropped: {dargs}")
+    F.equal(pod_spec(dss["vgpu-device-plugin"]).get("hostPID"), True, f"{what}: device plugin hostPID")
+    mon = container(dss["vgpu-monitor"], "vgpu-monitor")
+    # The issue-46 failure: HAMi's monitor context (allowPrivilegeEscalation: false, capabilities)
+    # merged with the chart's privileged: true. Privileged wins; the contradiction is left out.
+    F.equal(mon.get("securityContext"), {"privileged": True, "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}},
+            f"{what}: monitor securityContext")
+    F.equal(container(dss["vgpu-device-plugin"], "device-plugin").get("securityContext"),
+            {"privileged": True, "allowPrivilegeEscalation": True,
+             "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}, f"{what}: device plugin securityContext")
+    # What the install prints about the HAMi keys vgpu honours differently.
+    text = notes(values=[HAMI_FULL_VALUES])
+    for words in ("devicePlugin.enableNumaTopology", "devicePlugin.monitor.securityContext: allowPrivilegeEscalation",
+                  "scheduler.extender.extraArgs: --debug is dropped"):
+        F.check(words in text, f"{what}: NOTES lack {words!r}:\n{text}")
+    for key in ("migStrategy", "deviceListStrategy", "passDeviceSpecsEnabled", "nvidiaDriverRoot",
+                "gpuOperatorToolkitReady", "preConfiguredDeviceMemory", "createRuntimeClass"):
+        F.check(key not in text, f"{what}: NOTES warn about {key} at HAMi's default:\n{text}")
+
+
+def case_hami_keys():
+    """Each HAMi key vgpu does not implement as HAMi does: refused with what to do, or reported after
+    the install (NOTES.txt), or supported; nothing is dropped without a word."""
+    # Refused: values that would change which GPUs or how much memory a container gets.
+    for sets, words in (
+        (["devicePlugin.migStrategy=mixed"], "devicePlugin.migStrategy \"mixed\": vgpu shares whole GPUs"),
+        (["devicePlugin.migStrategy=single"], "set it to none"),
+        (["devicePlugin.deviceListStrategy=volume-mounts"], "devicePlugin.deviceListStrategy \"volume-mounts\""),
+        (["devicePlugin.deviceListStrategy=cdi-cri"], "set it to envvar"),
+        (["devicePlugin.preConfiguredDeviceMemory=131072"], "devicePlugin.preConfiguredDeviceMemory 131072"),
+        (["devicePlugin.createRuntimeClass=true"], "devicePlugin.runtimeClassName is empty"),
+        (["devicePlugin.monitor.securityContext.privileged=false",
+          "devicePlugin.monitor.securityContext.allowPrivilegeEscalation=false",
+          "devicePlugin.monitor.securityContext.capabilities.add={CAP_SYS_ADMIN}"],
+         "devicePlugin.monitor.securityContext: Kubernetes refuses allowPrivilegeEscalation: false together with"),
+    ):
+        p = render_fails(sets=sets)
+        F.check(p.returncode != 0 and words in p.stderr,
+                f"values {sets}: want a failure with {words!r}; exit {p.returncode}, stderr {p.stderr.strip()[:300]!r}")
+    # HAMi's defaults of the refused keys pass.
+    render(sets=["devicePlugin.migStrategy=none", "devicePlugin.deviceListStrategy=envvar",
+                 "devicePlugin.preConfiguredDeviceMemory=0", "devicePlugin.createRuntimeClass=false"])
+
+    # Supported: createRuntimeClass renders the RuntimeClass the pods name (v1beta1 before 1.20).
+    for kube, api in (("1.19.16", "node.k8s.io/v1beta1"), ("1.20.2", "node.k8s.io/v1"), ("1.30.0", "node.k8s.io/v1")):
+        docs = render(kube=kube, sets=["devicePlugin.createRuntimeClass=true", "devicePlugin.runtimeClassName=nvidia"])
+        rc = one(docs, "RuntimeClass")
+        F.equal((rc["apiVersion"], rc["metadata"]["name"], rc.get("handler")), (api, "nvidia", "nvidia"),
+                f"createRuntimeClass {kube}")
+        for ds in by_kind(docs, "DaemonSet"):
+            F.equal(pod_spec(ds).get("runtimeClassName"), "nvidia", f"createRuntimeClass: {ds['metadata']['name']}")
+    F.equal(kinds(render(sets=["devicePlugin.runtimeClassName=nvidia"])).get("RuntimeClass", 0), 0,
+            "RuntimeClass rendered without createRuntimeClass")
+
+    # Supported: -v=N reaches every binary as --v=N (each takes -v/--v).
+    docs = render(sets=["devicePlugin.extraArgs={-v=3}", "scheduler.extender.extraArgs={-v=2}",
+                        "devicePlugin.monitor.extraArgs={-v=4}"])
+    dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
+    F.check("--v=3" in container(dss["vgpu-device-plugin"], "device-plugin")["command"], "-v=3: device plugin")
+    F.check("--v=2" in container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"], "-v=2: scheduler")
+    F.check("-v=4" in container(dss["vgpu-monitor"], "vgpu-monitor")["command"], "-v=4: monitor (reads Go's spelling)")
+
+    # Reported after the install: vgpu runs differently but safely.
+    F.equal(notes().strip().count("WARNING"), 0, "the chart's own defaults: NOTES warn")
+    for sets, words in (
+        (["devicePlugin.enableNumaTopology=false"], "devicePlugin.enableNumaTopology is false"),
+        (["devicePlugin.passDeviceSpecsEnabled=true"], "devicePlugin.passDeviceSpecsEnabled is not used"),
+        (["devicePlugin.nvidiaDriverRoot=/run/nvidia/driver"], "devicePlugin.nvidiaDriverRoot (/run/nvidia/driver) is not used"),
+        (["devicePlugin.nvidiaHookPath=/usr/bin/nvidia-cdi-hook"], "devicePlugin.nvidiaHookPath"),
+        (["devicePlugin.gdsEnabled=true"], "devicePlugin.gdsEnabled (true) is not used"),
+        (["devicePlugin.gpuOperatorToolkitReady.enabled=true"], "devicePlugin.gpuOperatorToolkitReady.enabled"),
+        (["devicePlugin.monitor.securityContext.allowPrivilegeEscalation=false"],
+         "devicePlugin.monitor.securityContext: allowPrivilegeEscalation: false"),
+        (["devicePlugin.extraArgs={--debug}"], "devicePlugin.extraArgs: --debug is dropped"),
+        (["scheduler.extender.extraArgs={--debug,-v=4}"], "scheduler.extender.extraArgs: --debug is dropped"),
+    ):
+        text = notes(sets=sets)
+        F.check("WARNING" in text and words in text, f"values {sets}: NOTES lack {words!r}:\n{text}")
+    for sets in (["devicePlugin.enableNumaTopology=true"], ["devicePlugin.passDeviceSpecsEnabled=false"],
+                 ["devicePlugin.gpuOperatorToolkitReady.enabled=false"]):
+        F.check("WARNING" not in notes(sets=sets), f"values {sets}: NOTES warn")
 
 
 def case_hami_v26():
@@ -826,6 +966,9 @@ CASES = {
     "hami-1.24": lambda: case_hami("1.24.17"),
     "hami-1.30": lambda: case_hami("1.30.0"),
     "hami-v2.6": case_hami_v26,
+    "hami-full-1.20": lambda: case_hami_full("1.20.2"),
+    "hami-full-1.30": lambda: case_hami_full("1.30.0"),
+    "hami-keys": case_hami_keys,
     "config-api": case_config_api,
     "cert-manager": case_certmanager,
     "service-monitor": case_service_monitor,

@@ -6,31 +6,15 @@
 #include <fstream>
 #include <map>
 
+#include "core/codec/base64.h"
+
 namespace vgpu::kube {
 namespace {
 
 const char* kCertPem = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
 const char* kKeyPem = "-----BEGIN PRIVATE KEY-----\nMIIEfake\n-----END PRIVATE KEY-----\n";
 
-std::string Base64(const std::string& in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
-  }
-  if (i < in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    if (i + 1 < in.size()) v |= uint8_t(in[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
+using codec::Base64Encode;
 
 class KubeConfigTest : public ::testing::Test {
  protected:
@@ -49,15 +33,6 @@ class KubeConfigTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST(Base64Test, Decodes) {
-  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", kCertPem}) {
-    auto d = Base64Decode(Base64(s));
-    ASSERT_TRUE(d.ok());
-    EXPECT_EQ(*d, s);
-  }
-  EXPECT_FALSE(Base64Decode("ab$c").ok());
-}
-
 TEST_F(KubeConfigTest, TokenUserInlineCaCurrentContext) {
   std::string yaml = R"(apiVersion: v1
 kind: Config
@@ -69,7 +44,7 @@ clusters:
   cluster:
     server: https://10.0.0.1:6443/
     certificate-authority-data: )" +
-                     Base64(kCertPem) + R"(
+                     Base64Encode(kCertPem) + R"(
 contexts:
 - name: dev
   context: {cluster: dev-cluster, user: dev-user}
@@ -135,7 +110,8 @@ contexts:
 users:
 - name: u
   user: {client-certificate-data: )" +
-                               Base64(kCertPem) + ", client-key-data: " + Base64(kKeyPem) + "}\n",
+                               Base64Encode(kCertPem) +
+                               ", client-key-data: " + Base64Encode(kKeyPem) + "}\n",
                            "");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_TRUE(c->insecure_skip_tls_verify);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mem_arith.h"
+#include "vgpu/env_contract.h"
 
 namespace {
 
@@ -189,6 +190,33 @@ TEST(ReadSettings, PolicyPriorityAndExtensions) {
   EXPECT_STREQ(s.shared_cache, "/tmp/cudevshr.cache");
   EXPECT_EQ(s.shared_cache_set, 0);
   EXPECT_EQ(s.sm_stats, 0);
+}
+
+// The alone pause: 100 ms unless set (docs/sm-limit.md, docs/operations.md; issue 45 found the
+// contract header saying 1000), 0..1000 accepted, anything else the default with one message.
+TEST(ReadSettings, AlonePauseTable) {
+  struct Case {
+    const char* value;  // nullptr: unset
+    int32_t want;
+    bool malformed;
+  } const cases[] = {
+      {nullptr, 100, false}, {"0", 0, false},   {"100", 100, false}, {"1000", 1000, false},
+      {"1001", 100, true},   {"-1", 100, true}, {"5s", 100, true},   {"lots", 100, true},
+  };
+  EXPECT_EQ(VGPU_SM_ALONE_PAUSE_DEFAULT_MS, 100);
+  for (const Case& c : cases) {
+    Env env;
+    if (c.value != nullptr) env["VGPU_SM_ALONE_PAUSE_MS"] = c.value;
+    vgpu_settings s;
+    char err[256];
+    const int rc = vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err));
+    const std::string what = c.value != nullptr ? c.value : "(unset)";
+    EXPECT_EQ(s.sm_alone_pause_ms, c.want) << what;
+    EXPECT_EQ(rc, c.malformed ? -1 : 0) << what;
+    if (c.malformed) {
+      EXPECT_NE(std::string(err).find("expected 0-1000 ms); using 100"), std::string::npos) << err;
+    }
+  }
 }
 
 // Issue 42, item 2: `nvidia.com/gpumem-percentage: "0"` reached libvgpu as

@@ -114,6 +114,36 @@ void SharedLimit(LibvgpuTest* t, const Env& env, int processes, int* total) {
   (void)t;
 }
 
+// The container's GPU_CORE_UTILIZATION_POLICY reaches its region's device records, where the node
+// monitor reads it (issue 45: it was never written, every container showed "default").
+TEST_F(LibvgpuTest, CorePolicyIsWrittenToTheRegion) {
+  struct Case {
+    std::string policy;  // "": unset
+    uint32_t want;
+    uint32_t want_sm_limit;
+  } const cases[] = {
+      {"", VGPU_SM_POLICY_DEFAULT, 40},
+      {"force", VGPU_SM_POLICY_FORCE, 40},
+      {"disable", VGPU_SM_POLICY_DISABLE, 0},  // disable: no limit either
+  };
+  for (const Case& c : cases) {
+    const std::string name = c.policy.empty() ? "unset" : c.policy;
+    SCOPED_TRACE(name);
+    Env env = BaseEnv("64m");
+    env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = dir_ + "/policy-" + name + ".cache";
+    env["CUDA_DEVICE_SM_LIMIT"] = "40";
+    if (!c.policy.empty()) env["GPU_CORE_UTILIZATION_POLICY"] = c.policy;
+    RunResult r = RunProcess(Probe({"usage"}), env);
+    ASSERT_TRUE(ExitedOk(r)) << Describe(r);
+    auto region = std::make_unique<vgpu_region>();
+    std::ifstream(env["CUDA_DEVICE_MEMORY_SHARED_CACHE"], std::ios::binary)
+        .read(reinterpret_cast<char*>(region.get()), sizeof(vgpu_region));
+    ASSERT_GE(region->header.device_count, 1u);
+    EXPECT_EQ(region->devices[0].sm_policy, c.want);
+    EXPECT_EQ(region->devices[0].sm_limit, c.want_sm_limit);
+  }
+}
+
 TEST_F(LibvgpuTest, TwoProcessesShareOneLimit) {
   int total = 0;
   SharedLimit(this, BaseEnv("64m"), 2, &total);

@@ -67,13 +67,21 @@ TEST_F(RegionTest, CreatesVersionedHeaderAndSharesDevices) {
   EXPECT_EQ(a->region->header.version, VGPU_REGION_VERSION);
   EXPECT_EQ(a->region->header.file_size, sizeof(vgpu_region));
   EXPECT_EQ(fs::file_size(path_), sizeof(vgpu_region));
-  EXPECT_EQ(vgpu_region_register_device(a, "GPU-a", 80 * kMiB, 10 * kMiB, 30), 0);
-  EXPECT_EQ(vgpu_region_register_device(a, "GPU-b", 80 * kMiB, VGPU_MEM_UNLIMITED, 0), 1);
+  EXPECT_EQ(vgpu_region_register_device(a, "GPU-a", 80 * kMiB, 10 * kMiB, 30, VGPU_SM_POLICY_FORCE),
+            0);
+  EXPECT_EQ(vgpu_region_register_device(a, "GPU-b", 80 * kMiB, VGPU_MEM_UNLIMITED, 0,
+                                        VGPU_SM_POLICY_DEFAULT),
+            1);
 
   auto* b = Open(path_);  // a second process's view of the same file
   ASSERT_EQ(b->is_private, 0);
   // The first registration fixes the limit; later ones find the record.
-  EXPECT_EQ(vgpu_region_register_device(b, "GPU-b", 80 * kMiB, 5 * kMiB, 0), 1);
+  EXPECT_EQ(vgpu_region_register_device(b, "GPU-b", 80 * kMiB, 5 * kMiB, 0, VGPU_SM_POLICY_DISABLE),
+            1);
+  EXPECT_EQ(vgpu_region_register_device(b, "GPU-a", 80 * kMiB, 5 * kMiB, 0, VGPU_SM_POLICY_DISABLE),
+            0);
+  EXPECT_EQ(b->region->devices[0].sm_policy, VGPU_SM_POLICY_FORCE);  // issue 45: it was never set
+  EXPECT_EQ(b->region->devices[1].sm_policy, VGPU_SM_POLICY_DEFAULT);
   EXPECT_EQ(b->region->devices[1].mem_limit, 0u);  // unlimited, in the layout's words
   EXPECT_EQ(vgpu_region_limit(&b->region->devices[1]), VGPU_MEM_UNLIMITED);
   EXPECT_EQ(b->region->devices[0].mem_limit, 10 * kMiB);
@@ -82,7 +90,8 @@ TEST_F(RegionTest, CreatesVersionedHeaderAndSharesDevices) {
 
 TEST_F(RegionTest, AdmissionStopsExactlyAtTheLimit) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   uint64_t start = 0;
   ASSERT_EQ(vgpu_proc_start_time(getpid(), &start), 0);
   ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), start, 1), 0);
@@ -106,7 +115,8 @@ TEST_F(RegionTest, AdmissionStopsExactlyAtTheLimit) {
 
 TEST_F(RegionTest, DeadProcessIsReaped) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   const pid_t child = fork();
   if (child == 0) {
     vgpu_region_handle c;
@@ -127,7 +137,8 @@ TEST_F(RegionTest, DeadProcessIsReaped) {
 
 TEST_F(RegionTest, ReusedPidIsReapedOnlyWithStartTimeCheck) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   // Slot of "pid 1" with a start time pid 1 does not have: a reused pid.
   vgpu_region_proc& slot = h->region->procs[5];
   slot.pid = 1;
@@ -176,7 +187,8 @@ int SlotOf(const vgpu_region* r, pid_t pid) {
 // the slot could be claimed twice.
 TEST_F(RegionTest, SlotBeingClaimedIsNotTakenForAReusedPid) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   const pid_t gone = ChildHoldingThenGone(path_, d, kMiB, false);
   const int s = SlotOf(h->region, gone);
   ASSERT_GE(s, 0);
@@ -211,7 +223,8 @@ TEST_F(RegionTest, SlotBeingClaimedIsNotTakenForAReusedPid) {
 // yet the driver freed its memory at exit. The full check (before refusing an allocation) reaps it.
 TEST_F(RegionTest, ZombieIsReapedByTheFullCheck) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   const pid_t zombie = ChildHoldingThenGone(path_, d, 7 * kMiB, true);
   for (int i = 0; i < 2000; ++i) {  // until it has exited (up to 2 s)
     char state = 0;
@@ -234,7 +247,8 @@ TEST_F(RegionTest, ZombieIsReapedByTheFullCheck) {
 
 TEST_F(RegionTest, SigkillDuringAdmissionLeavesConsistentTotals) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 64 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 64 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   std::mt19937 rng(7);
   for (int round = 0; round < 40; ++round) {
     const pid_t child = fork();
@@ -281,7 +295,8 @@ TEST_F(RegionTest, CorruptFilesFallBackToPrivateRegion) {
     EXPECT_EQ(h->is_private, 1) << c.name;
     EXPECT_NE(vgpu_region_failure(h), nullptr) << c.name;  // the caller fails closed
     // Limits still hold in the private region.
-    const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 1 * kMiB, 0);
+    const int d =
+        vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 1 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
     EXPECT_EQ(vgpu_region_reserve(h, d, 1 * kMiB), 0) << c.name;
     EXPECT_EQ(vgpu_region_reserve(h, d, 1), -1) << c.name;
     fs::remove(path_);
@@ -385,7 +400,8 @@ TEST_F(RegionTest, OnlyAFileTheLibraryCreatedIsMadeWorldWritable) {
 // count is clamped wherever it is read, and the region is marked unusable (fail closed).
 TEST_F(RegionTest, AScribbledDeviceCountNeitherHangsNorWalksPastTheRecords) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   uint64_t st = 0;
   ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
   ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), st, 1), 0);
@@ -396,8 +412,11 @@ TEST_F(RegionTest, AScribbledDeviceCountNeitherHangsNorWalksPastTheRecords) {
   EXPECT_EQ(vgpu_region_device_count(h), static_cast<uint32_t>(VGPU_REGION_MAX_DEVICES));
   EXPECT_STREQ(vgpu_region_failure(h), "its device count is corrupt");
   EXPECT_NE(h->region->header.flags & VGPU_REGION_FLAG_UNUSABLE, 0u);  // for the node monitor
-  EXPECT_EQ(vgpu_region_register_device(h, "GPU-b", 80 * kMiB, 10 * kMiB, 0), -1);  // full
-  EXPECT_EQ(vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0), d);
+  EXPECT_EQ(
+      vgpu_region_register_device(h, "GPU-b", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT),
+      -1);  // full
+  EXPECT_EQ(
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT), d);
   vgpu_region_release_slot(h);  // what exit and the reaper do: 16 records, each lock once
   EXPECT_EQ(vgpu_region_device_used(h, d), 0u);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
@@ -411,7 +430,8 @@ TEST_F(RegionTest, AScribbledDeviceCountNeitherHangsNorWalksPastTheRecords) {
 // the library waits a bounded time and refuses what needed the lock.
 TEST_F(RegionTest, ALockThatLooksHeldForeverIsWaitedForABoundedTime) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   uint64_t st = 0;
   ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
   ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), st, 1), 0);
@@ -437,7 +457,7 @@ TEST_F(RegionTest, ALockThatLooksHeldForeverIsWaitedForABoundedTime) {
 // Issue 42, item 2: a limit of 0 bytes is recorded as such, never as "unlimited".
 TEST_F(RegionTest, AZeroLimitAdmitsNothing) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 0, 0);
+  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 0, 0, VGPU_SM_POLICY_DEFAULT);
   EXPECT_EQ(h->region->devices[d].mem_limit, 0u);
   EXPECT_EQ(h->region->devices[d].flags & VGPU_DEVICE_FLAG_NO_MEMORY, VGPU_DEVICE_FLAG_NO_MEMORY);
   EXPECT_EQ(vgpu_region_limit(&h->region->devices[d]), 0u);
@@ -452,7 +472,8 @@ TEST_F(RegionTest, AZeroLimitAdmitsNothing) {
 // What a context reserves before the driver creates it: the largest context measured, clamped.
 TEST_F(RegionTest, ContextReservationsCountAgainstTheLimit) {
   auto* h = Open(path_);
-  const int d = vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0);
+  const int d =
+      vgpu_region_register_device(h, "GPU-a", 80 * kMiB, 10 * kMiB, 0, VGPU_SM_POLICY_DEFAULT);
   uint64_t st = 0;
   ASSERT_EQ(vgpu_proc_start_time(getpid(), &st), 0);
   ASSERT_EQ(vgpu_region_claim_slot(h, getpid(), st, 1), 0);

@@ -18,6 +18,8 @@
 #include <functional>
 #include <thread>
 
+#include "tests/monitor/temp_dir.h"
+
 namespace vgpu::monitor {
 namespace {
 
@@ -25,14 +27,6 @@ namespace fs = std::filesystem;
 
 class RegionFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vgpu-region-file-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    dir_fd_ = UniqueFd(open(dir_.c_str(), O_RDONLY | O_DIRECTORY));
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A region file as libvgpu lays it out, with one device and one active slot.
   void MakeRegion(const std::string& name) const {
     auto r = std::make_unique<vgpu_region>();
@@ -68,19 +62,19 @@ class RegionFileTest : public ::testing::Test {
     return r;
   }
 
-  std::string dir_;
-  UniqueFd dir_fd_;
+  TempDir tmp_{"vgpu-region-file-test"};
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(RegionFileTest, ReadsAndWritesOnlyTheMonitorsFields) {
   MakeRegion("a.cache");
-  auto file = RegionFile::Open(dir_fd_.get(), "a.cache");
+  auto file = RegionFile::Open(tmp_.fd(), "a.cache");
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   RegionFile& f = **file;
   struct stat st {};
   ASSERT_EQ(stat((dir_ + "/a.cache").c_str(), &st), 0);
   EXPECT_EQ(f.id(), (FileId{major(st.st_dev), minor(st.st_dev), st.st_ino}));
-  EXPECT_TRUE(f.Check(dir_fd_.get(), "a.cache").ok());
+  EXPECT_TRUE(f.Check(tmp_.fd(), "a.cache").ok());
   ASSERT_EQ(f.DeviceCount(), 1u);
   const RegionDevice d = f.Device(0);
   EXPECT_EQ(d.uuid, "GPU-0000");
@@ -133,7 +127,7 @@ TEST_F(RegionFileTest, RefusesWhatIsNotARegion) {
       {"missing.cache", "gone", StatusCode::kNotFound}};
   for (const Case& c : cases) {
     if (std::string(c.name) == "null.cache" && !have_device) continue;  // no CAP_MKNOD here
-    auto f = RegionFile::Open(dir_fd_.get(), c.name);
+    auto f = RegionFile::Open(tmp_.fd(), c.name);
     ASSERT_FALSE(f.ok()) << c.name;
     EXPECT_NE(f.status().message().find(c.want), std::string::npos)
         << c.name << ": " << f.status().message();
@@ -156,7 +150,7 @@ TEST_F(RegionFileTest, NeverOpensAFifo) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (int i = 0; i < 3; ++i) {
-    auto f = RegionFile::Open(dir_fd_.get(), "fifo.cache");
+    auto f = RegionFile::Open(tmp_.fd(), "fifo.cache");
     EXPECT_FALSE(f.ok());
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -196,7 +190,7 @@ TEST_F(RegionFileTest, ScribbledHeaderAndDeviceRecordsFailTheCheck) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     MakeRegion("a.cache");
-    auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
+    auto a = RegionFile::Open(tmp_.fd(), "a.cache");
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     ASSERT_TRUE((*a)->CheckContent().ok());
     const int fd = open((dir_ + "/a.cache").c_str(), O_RDWR | O_CLOEXEC);
@@ -210,7 +204,7 @@ TEST_F(RegionFileTest, ScribbledHeaderAndDeviceRecordsFailTheCheck) {
     EXPECT_NE(s.message().find(c.want), std::string::npos) << s.ToString();
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     a->reset();
-    auto again = RegionFile::Open(dir_fd_.get(), "a.cache");
+    auto again = RegionFile::Open(tmp_.fd(), "a.cache");
     ASSERT_FALSE(again.ok());
     EXPECT_NE(again.status().message().find(c.want), std::string::npos)
         << again.status().ToString();
@@ -221,24 +215,24 @@ TEST_F(RegionFileTest, ScribbledHeaderAndDeviceRecordsFailTheCheck) {
 TEST_F(RegionFileTest, CheckNoticesTruncationAndReplacement) {
   MakeRegion("a.cache");
   MakeRegion("b.cache");
-  auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
-  auto b = RegionFile::Open(dir_fd_.get(), "b.cache");
+  auto a = RegionFile::Open(tmp_.fd(), "a.cache");
+  auto b = RegionFile::Open(tmp_.fd(), "b.cache");
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_EQ(truncate((dir_ + "/a.cache").c_str(), 4096), 0);
-  EXPECT_NE((*a)->Check(dir_fd_.get(), "a.cache").message().find("size changed to 4096"),
+  EXPECT_NE((*a)->Check(tmp_.fd(), "a.cache").message().find("size changed to 4096"),
             std::string::npos);
   MakeRegion("c.cache");
   ASSERT_EQ(rename((dir_ + "/c.cache").c_str(), (dir_ + "/b.cache").c_str()), 0);
-  EXPECT_NE((*b)->Check(dir_fd_.get(), "b.cache").message().find("replaced"), std::string::npos);
+  EXPECT_NE((*b)->Check(tmp_.fd(), "b.cache").message().find("replaced"), std::string::npos);
   ASSERT_EQ(unlink((dir_ + "/b.cache").c_str()), 0);
-  EXPECT_FALSE((*b)->Check(dir_fd_.get(), "b.cache").ok());
+  EXPECT_FALSE((*b)->Check(tmp_.fd(), "b.cache").ok());
 }
 
 // Occupied slots are found with pread (free slots stay unmapped), whatever their index; Identity
 // reads a slot's owner, without its start time while it is being claimed.
 TEST_F(RegionFileTest, SweepsOccupiedSlotsAndReadsOwners) {
   MakeRegion("a.cache");
-  auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
+  auto a = RegionFile::Open(tmp_.fd(), "a.cache");
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ((*a)->OccupiedSlots(), (std::vector<int>{3, 4, 1000}));
   const SlotIdentity active = (*a)->Identity(3);
@@ -260,7 +254,7 @@ TEST_F(RegionFileTest, SweepsOccupiedSlotsAndReadsOwners) {
 // would raise SIGBUS; the monitor reads zeros there instead and goes on.
 TEST_F(RegionFileTest, AFileTruncatedUnderTheMappingReadsAsZeros) {
   MakeRegion("a.cache");
-  auto a = RegionFile::Open(dir_fd_.get(), "a.cache");
+  auto a = RegionFile::Open(tmp_.fd(), "a.cache");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ((*a)->Slot(3).pid, 77);
   ASSERT_EQ(truncate((dir_ + "/a.cache").c_str(), 4096), 0);
@@ -274,7 +268,7 @@ TEST_F(RegionFileTest, OtherBusErrorsStillEndTheProcess) {
   EXPECT_EXIT(
       {
         MakeRegion("a.cache");
-        auto a = RegionFile::Open(dir_fd_.get(), "a.cache");  // installs the handler
+        auto a = RegionFile::Open(tmp_.fd(), "a.cache");  // installs the handler
         const int fd = open((dir_ + "/b.bin").c_str(), O_RDWR | O_CREAT, 0600);
         (void)ftruncate(fd, 4096);
         auto* p = static_cast<volatile char*>(

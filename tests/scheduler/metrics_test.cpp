@@ -50,6 +50,66 @@ std::multiset<std::string> HamiSamples(const std::string& page) {
   return out;
 }
 
+// Cores in percent (100 = the whole GPU, gpucores 30 = 30), memory in bytes (MiB x 2^20),
+// device_cores = the GPU's total cores, device_memory_limit in MiB, the memory ratio a 0-1
+// fraction, zone="vGPU" everywhere.
+const Line kV210Lines[] = {
+    {"hami_gpu_core_allocated_ratio",
+     R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
+     "30"},
+    {"hami_gpu_core_allocated_ratio",
+     R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
+     "0"},
+    {"hami_gpu_core_limit_ratio",
+     R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
+     "100"},
+    {"hami_gpu_core_limit_ratio",
+     R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
+     "100"},
+    {"hami_gpu_memory_allocated_bytes",
+     R"(device_cores="100",device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
+     "3145728000"},
+    {"hami_gpu_memory_allocated_bytes",
+     R"(device_cores="100",device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
+     "0"},
+    {"hami_gpu_memory_limit_bytes",
+     R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
+     "25165824000"},
+    {"hami_gpu_memory_limit_bytes",
+     R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
+     "25165824000"},
+    {"hami_gpu_shared_count",
+     R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
+     "1"},
+    {"hami_gpu_shared_count",
+     R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
+     "0"},
+    {"hami_node_gpu_memory_allocated_ratio",
+     R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
+     "0.125"},
+    {"hami_node_gpu_memory_allocated_ratio",
+     R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
+     "0"},
+    {"hami_node_gpu_overview",
+     R"(device_cores="100",device_index="0",device_memory_limit="24000",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
+     "3145728000"},
+    {"hami_node_gpu_overview",
+     R"(device_cores="100",device_index="1",device_memory_limit="24000",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
+     "0"},
+    {"hami_resource_quota_limit",
+     R"(namespace="default",quota_name="nvidia.com/gpumem",zone="vGPU")", "12000"},
+    {"hami_resource_quota_used",
+     R"(limit="12000",namespace="default",quota_name="nvidia.com/gpumem",zone="vGPU")", "3000"},
+    {"hami_resource_quota_used",
+     R"(limit="0",namespace="default",quota_name="nvidia.com/gpucores",zone="vGPU")", "30"},
+    {"hami_vgpu_core_allocated_ratio",
+     R"(container_index="0",device_uuid="GPU-n1-0",namespace="default",node="n1",pod="p",zone="vGPU")",
+     "30"},
+    {"hami_vgpu_memory_allocated_bytes",
+     R"(container_index="0",device_uuid="GPU-n1-0",namespace="default",node="n1",pod="p",zone="vGPU")",
+     "3145728000"},
+};
+
 // The small cluster of the tables: node n1 with two A10s (24000 MiB, 100 cores each), pod
 // default/p holding 3000 MiB and 30 cores of the first, and a gpumem quota on default.
 class MetricsTest : public ::testing::Test {
@@ -72,68 +132,9 @@ class MetricsTest : public ::testing::Test {
 };
 
 TEST_F(MetricsTest, HamiV210NamesLabelsAndScales) {
-  // Cores in percent (100 = the whole GPU, gpucores 30 = 30), memory in bytes (MiB x 2^20),
-  // device_cores = the GPU's total cores, device_memory_limit in MiB, the memory ratio a 0-1
-  // fraction, zone="vGPU" everywhere.
-  const Line want[] = {
-      {"hami_gpu_core_allocated_ratio",
-       R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
-       "30"},
-      {"hami_gpu_core_allocated_ratio",
-       R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
-       "0"},
-      {"hami_gpu_core_limit_ratio",
-       R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
-       "100"},
-      {"hami_gpu_core_limit_ratio",
-       R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
-       "100"},
-      {"hami_gpu_memory_allocated_bytes",
-       R"(device_cores="100",device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
-       "3145728000"},
-      {"hami_gpu_memory_allocated_bytes",
-       R"(device_cores="100",device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
-       "0"},
-      {"hami_gpu_memory_limit_bytes",
-       R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
-       "25165824000"},
-      {"hami_gpu_memory_limit_bytes",
-       R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
-       "25165824000"},
-      {"hami_gpu_shared_count",
-       R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
-       "1"},
-      {"hami_gpu_shared_count",
-       R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
-       "0"},
-      {"hami_node_gpu_memory_allocated_ratio",
-       R"(device_index="0",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
-       "0.125"},
-      {"hami_node_gpu_memory_allocated_ratio",
-       R"(device_index="1",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
-       "0"},
-      {"hami_node_gpu_overview",
-       R"(device_cores="100",device_index="0",device_memory_limit="24000",device_type="NVIDIA A10",device_uuid="GPU-n1-0",node="n1",zone="vGPU")",
-       "3145728000"},
-      {"hami_node_gpu_overview",
-       R"(device_cores="100",device_index="1",device_memory_limit="24000",device_type="NVIDIA A10",device_uuid="GPU-n1-1",node="n1",zone="vGPU")",
-       "0"},
-      {"hami_resource_quota_limit",
-       R"(namespace="default",quota_name="nvidia.com/gpumem",zone="vGPU")", "12000"},
-      {"hami_resource_quota_used",
-       R"(limit="12000",namespace="default",quota_name="nvidia.com/gpumem",zone="vGPU")", "3000"},
-      {"hami_resource_quota_used",
-       R"(limit="0",namespace="default",quota_name="nvidia.com/gpucores",zone="vGPU")", "30"},
-      {"hami_vgpu_core_allocated_ratio",
-       R"(container_index="0",device_uuid="GPU-n1-0",namespace="default",node="n1",pod="p",zone="vGPU")",
-       "30"},
-      {"hami_vgpu_memory_allocated_bytes",
-       R"(container_index="0",device_uuid="GPU-n1-0",namespace="default",node="n1",pod="p",zone="vGPU")",
-       "3145728000"},
-  };
   std::multiset<std::string> expected;
-  for (const Line& l : want) expected.insert(Text(l));
-  const std::string page = metrics_.Render(model_, /*legacy_names=*/false);
+  for (const Line& l : kV210Lines) expected.insert(Text(l));
+  const std::string page = metrics_.Render(model_, /*legacy_too=*/false);
   EXPECT_EQ(HamiSamples(page), expected) << page;
 
   // hami_build_info: the first family, registered apart from the zone wrapper in HAMi.
@@ -146,9 +147,10 @@ TEST_F(MetricsTest, HamiV210NamesLabelsAndScales) {
   }
 }
 
-TEST_F(MetricsTest, LegacyNamesAndLabelNames) {
-  // --legacy-metrics: HAMi's pre-v2.9 names and label names, the same values (cores in percent).
-  // hami_resource_quota_limit has no legacy name and stays.
+TEST_F(MetricsTest, LegacyNamesAndLabelNamesBesideTheCurrentOnes) {
+  // --legacy-metrics: HAMi's pre-v2.9 names and label names, the same values (cores in percent),
+  // in addition to every v2.10 sample (HAMi writes both; issue 46: they replaced them).
+  // hami_resource_quota_limit has no legacy name.
   const Line want[] = {
       {"GPUDeviceCoreAllocated",
        R"(deviceidx="0",devicetype="NVIDIA A10",deviceuuid="GPU-n1-0",nodeid="n1",zone="vGPU")",
@@ -190,8 +192,6 @@ TEST_F(MetricsTest, LegacyNamesAndLabelNames) {
       {"nodeGPUOverview",
        R"(devicecores="100",deviceidx="1",devicememorylimit="24000",devicetype="NVIDIA A10",deviceuuid="GPU-n1-1",nodeid="n1",zone="vGPU")",
        "0"},
-      {"hami_resource_quota_limit",
-       R"(namespace="default",quota_name="nvidia.com/gpumem",zone="vGPU")", "12000"},
       {"QuotaUsed",
        R"(limit="12000",quotaName="nvidia.com/gpumem",quotanamespace="default",zone="vGPU")",
        "3000"},
@@ -206,8 +206,13 @@ TEST_F(MetricsTest, LegacyNamesAndLabelNames) {
   };
   std::multiset<std::string> expected;
   for (const Line& l : want) expected.insert(Text(l));
-  const std::string page = metrics_.Render(model_, /*legacy_names=*/true);
+  for (const Line& l : kV210Lines) expected.insert(Text(l));
+  const std::string page = metrics_.Render(model_, /*legacy_too=*/true);
   EXPECT_EQ(HamiSamples(page), expected) << page;
+  // Families in name order as client_golang gathers them: the upper-case legacy names first.
+  EXPECT_LT(page.find("# HELP GPUDeviceCoreAllocated "), page.find("# HELP hami_build_info "));
+  EXPECT_LT(page.find("# HELP hami_build_info "),
+            page.find("# HELP hami_gpu_core_allocated_ratio "));
   EXPECT_NE(page.find("\nhami_build_info{"), std::string::npos) << page;
 }
 

@@ -178,15 +178,42 @@ imagePullSecrets:
 {{- include "vgpu.image" (dict "image" $ks.image "tag" $tag "root" . "what" "scheduler.kubeScheduler.image" "allowHami" true) -}}
 {{- end -}}
 
-{{/* Extra arguments minus HAMi's Go-glog ones (-v=N, --v N, --debug) that vgpu-scheduler and
-     vgpu-device-plugin do not have. One "- arg" line each. */}}
-{{- define "vgpu.argsWithoutGlog" -}}
+{{/* Extra arguments of vgpu-scheduler and vgpu-device-plugin, one "- arg" line each. HAMi's
+     Go-glog spelling -v=N becomes --v=N (every vgpu binary takes -v/--v; its CLI parser reads a
+     single dash as a short option, which would take "=N" as the value). --debug (HAMi's scheduler
+     only) is dropped: no vgpu binary has it, and NOTES.txt says so (vgpu.hamiKeyWarnings). */}}
+{{- define "vgpu.extraArgs" -}}
 {{- range . }}
 {{- $a := toString . }}
-{{- if not (or (regexMatch "^--?v(=.*)?$" $a) (eq $a "--debug") (eq $a "-debug") (hasPrefix "--debug=" $a)) }}
-- {{ $a | quote }}
+{{- if not (include "vgpu.isDebugArg" $a) }}
+- {{ regexReplaceAll "^-v=" $a "--v=" | quote }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* "true" when the argument is HAMi's --debug (any spelling), else "". */}}
+{{- define "vgpu.isDebugArg" -}}
+{{- if or (eq . "--debug") (eq . "-debug") (hasPrefix "--debug=" .) (hasPrefix "-debug=" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* A container's securityContext block from its values map. Kubernetes refuses privileged: true
+     together with allowPrivilegeEscalation: false. A HAMi values file sets the latter for the
+     monitor and Helm merges it with the chart's privileged: true, so the install failed: privileged
+     wins (it implies escalation) and allowPrivilegeEscalation is left out; NOTES.txt says so. */}}
+{{- define "vgpu.securityContext" -}}
+{{- $sc := deepCopy (. | default dict) -}}
+{{- if include "vgpu.escalationDropped" $sc -}}
+{{- $_ := unset $sc "allowPrivilegeEscalation" -}}
+{{- end -}}
+{{- with $sc }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* "true" when vgpu.securityContext leaves allowPrivilegeEscalation out of this map, else "". */}}
+{{- define "vgpu.escalationDropped" -}}
+{{- if and (kindIs "map" .) .privileged (hasKey . "allowPrivilegeEscalation") (not .allowPrivilegeEscalation) -}}true{{- end -}}
 {{- end -}}
 
 {{/* env entries from a list (kept as is) or a name: value map. */}}
@@ -322,6 +349,7 @@ nvidia:
 {{- fail (printf "devicePlugin.nodeConfiguration.config is not valid JSON: %s" $parsed.Error) -}}
 {{- end -}}
 {{- end -}}
+{{- $_ := include "vgpu.hamiKeyChecks" . -}}
 {{- $_ := include "vgpu.nodeLockExpirySeconds" . -}}
 {{- $_ := include "vgpu.scheduler.image" . -}}
 {{- $_ := include "vgpu.devicePlugin.image" . -}}

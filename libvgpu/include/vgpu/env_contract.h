@@ -48,10 +48,14 @@
 /* Path of libcupti.so to measure kernels with (default: the one the process already loaded, then
  * the library search path, then the CUDA toolkit's); "off" = measure with CUDA events only. */
 #define VGPU_ENV_CUPTI_LIBRARY "VGPU_CUPTI_LIBRARY"
-/* GPU work (ms) a saturating tenant alone on its GPU runs between two budget waits: long stretches
- * keep the GPU at its sustained clock (docs/sm-limit.md); default 1000, 0 = the short rhythm
- * everywhere (waits of milliseconds, for a tenant that cares more for latency than throughput). */
+/* The pause (ms) between two long stretches of GPU work of a saturating tenant alone on its GPU:
+ * long stretches keep the GPU at its sustained clock (docs/sm-limit.md, sm/budget.h; a stretch
+ * lasts pause x L / (100 - L) at limit L). 0..VGPU_SM_ALONE_PAUSE_MAX_MS, default
+ * VGPU_SM_ALONE_PAUSE_DEFAULT_MS; 0 = the short rhythm everywhere (waits of milliseconds, for a
+ * tenant that cares more for latency than throughput). */
 #define VGPU_ENV_SM_ALONE_PAUSE "VGPU_SM_ALONE_PAUSE_MS"
+#define VGPU_SM_ALONE_PAUSE_DEFAULT_MS 100
+#define VGPU_SM_ALONE_PAUSE_MAX_MS 1000
 /* `vgpu run`: the libvgpu.so to preload. */
 #define VGPU_ENV_LIBRARY "VGPU_LIBRARY"
 

@@ -36,7 +36,9 @@
 #define VGPU_SLOT_ACTIVE 2u
 
 /* Bits of vgpu_region_header.flags. */
-#define VGPU_REGION_FLAG_OOM_KILLER 1u /* ACTIVE_OOM_KILLER was set by the creator */
+/* Not written by this release (ACTIVE_OOM_KILLER is each process's own setting) and read by
+ * nobody; kept so that the bit is not given another meaning within version 2. */
+#define VGPU_REGION_FLAG_OOM_KILLER 1u
 /* A libvgpu process found the region corrupt (its body: device locks, usage counters, device
  * count) after it was laid out: the container's processes refuse GPU memory allocations on their
  * limited devices until the container restarts. For the node monitor to show; never cleared. */
@@ -54,6 +56,13 @@
 #define VGPU_SM_SHARING_SHARED 1  /* another container uses this GPU: the limit holds */
 #define VGPU_SM_SHARING_ALONE 2   /* this container is alone on the GPU: the limit is lifted */
 
+/* Values of vgpu_region_device.sm_policy: the container's GPU_CORE_UTILIZATION_POLICY, written by
+ * libvgpu with the record (the container's first process fixes it), shown by the node monitor. */
+#define VGPU_SM_POLICY_DEFAULT \
+  0u                            /* the limit holds unless the monitor says the GPU is ours alone */
+#define VGPU_SM_POLICY_FORCE 1u /* the limit always holds */
+#define VGPU_SM_POLICY_DISABLE 2u /* no limit */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,8 +77,7 @@ struct vgpu_region_device {
   uint8_t lock[VGPU_REGION_LOCK_BYTES]; /* robust process-shared pthread mutex (opaque) */
   /* --- SM (compute) limit of the container on this GPU: libvgpu/src/sm/, docs/sm-limit.md --- */
   int32_t sm_sharing; /* atomic; the node monitor's VGPU_SM_SHARING_* flag (policy default) */
-  uint32_t
-      sm_policy; /* GPU_CORE_UTILIZATION_POLICY of the processes: 0 default, 1 force, 2 disable */
+  uint32_t sm_policy; /* VGPU_SM_POLICY_*; written with the record, like sm_limit */
   /* atomic; the container's GPU-time budget as a GCRA counter: the CLOCK_MONOTONIC time at which
    * the GPU time charged so far is paid off at the limit's rate. Launches wait while it lies in the
    * future; it never falls further behind `now` than the burst window. */

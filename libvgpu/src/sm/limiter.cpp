@@ -104,12 +104,7 @@ void InitDevice(Device& d, int ordinal) {
   const int32_t index = ordinal < g_config.device_count ? g_config.region_device[ordinal] : -1;
   d.region_index = g_config.region != nullptr ? index : -1;
   if (d.region_index >= 0) {
-    vgpu_region_device& record = g_config.region->devices[d.region_index];
-    d.sharing = &record.sm_sharing;
-    d.tat = &record.sm_tat_ns;
-    d.busy_total = &record.sm_busy_ns;
-    d.charged_total = &record.sm_charged_ns;
-    d.throttled_total = &record.sm_throttled_ns;
+    BindRecord(d, g_config.region->devices[d.region_index]);
   } else {
     d.sharing = &d.private_budget.sharing;
     d.tat = &d.private_budget.tat_ns;
@@ -377,6 +372,14 @@ void ChildAfterFork() {
 }
 
 }  // namespace
+
+void BindRecord(Device& d, vgpu_region_device& record) {
+  d.sharing = &record.sm_sharing;
+  d.tat = &record.sm_tat_ns;
+  d.busy_total = &record.sm_busy_ns;
+  d.charged_total = &record.sm_charged_ns;
+  d.throttled_total = &record.sm_throttled_ns;
+}
 
 bool CapturesActive() {
   return __atomic_load_n(&g_captures_active, __ATOMIC_RELAXED) > 0;

@@ -14,6 +14,10 @@ extern Device g_devices[kMaxDevices];
 extern VgpuSmDriver g_driver;
 extern VgpuSmConfig g_config;
 
+// Points the device's container-wide numbers (the monitor's flag, the budget, the busy, charged
+// and throttled totals) at its record in the container's region.
+void BindRecord(Device& d, vgpu_region_device& record);
+
 // Stream captures in progress in the process (libvgpu's capture hooks count them).
 bool CapturesActive();
 

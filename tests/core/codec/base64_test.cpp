@@ -24,6 +24,12 @@ TEST(Base64Decode, Table) {
       {"Zg==Zg==", "", "character 2"},  // padding only at the very end
       {"=g==", "", "character 0"},
       {"Z===", "", "character 1"},
+      // Line breaks are skipped (Go's decoder does; kubeconfigs fold certificates), nothing else.
+      {"Zm9v\nYmFy\r\n", "foobar", nullptr},
+      {"Zm9v YmFy", "", "not a multiple of 4"},
+      {"Zm9v\tYmF", "", "character 4"},
+      {"Zm9v_-8=", "", "character 4"},  // the URL-safe alphabet is another encoding
+      {"Zm9v", "foo", nullptr},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.text));
@@ -36,6 +42,36 @@ TEST(Base64Decode, Table) {
       EXPECT_EQ(*got, c.want);
     }
   }
+}
+
+TEST(Base64Encode, TableAndRoundTrip) {
+  struct Case {
+    std::string bytes;
+    std::string_view want;
+  };
+  const Case cases[] = {
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"},
+      {std::string("\0\xff\0", 3), "AP8A"},
+      {"\xfb\xff\xbf", "+/+/"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.want));
+    EXPECT_EQ(Base64Encode(c.bytes), c.want);
+    auto back = Base64Decode(Base64Encode(c.bytes));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, c.bytes);
+  }
+  std::string all;
+  for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+  auto back = Base64Decode(Base64Encode(all));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, all);
 }
 
 }  // namespace

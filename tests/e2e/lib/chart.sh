@@ -1,10 +1,13 @@
-# The system installed as an operator installs it: `helm install` of charts/vgpu with a HAMi-style
-# values file (tests/e2e/testdata/chart-values.yaml) and the run's own images, imported into every
-# node's containerd (there is no registry). The scenarios then run against the chart's pods; the
+# The system installed as an operator migrating from HAMi installs it: `helm install` of charts/vgpu
+# with HAMi v2.10.0's complete values.yaml (tests/deploy/testdata/hami-v2.10.0-values.yaml, its image
+# overrides removed as docs/install.md says), this cluster's values on top
+# (tests/e2e/testdata/chart-values.yaml) and the run's own images, imported into every node's
+# containerd (there is no registry). The API server validates every object the chart renders. The scenarios then run against the chart's pods; the
 # hooks below replace what they would otherwise do to hand-started daemons.
 
 E2E_RELEASE=vgpu
 E2E_RELEASE_NS=kube-system
+E2E_CHART_HAMI_VALUES=$E2E_REPO/tests/deploy/testdata/hami-v2.10.0-values.yaml
 E2E_CHART_VALUES=$E2E_REPO/tests/e2e/testdata/chart-values.yaml
 E2E_DEFAULT_SCHEDULER_HEALTH_PORT=${E2E_DEFAULT_SCHEDULER_HEALTH_PORT:-10261}
 E2E_CHART_PROMETHEUS_PORT=${E2E_CHART_PROMETHEUS_PORT:-19091}
@@ -112,13 +115,13 @@ chart_run_values() {
                     monitor: {ctrPath: ($hook + "/vgpu/containers"), nvmlLibrary: ""}}}'
 }
 
-# chart_release <install|upgrade> [helm flags...]: the release with both values files; waits for
+# chart_release <install|upgrade> [helm flags...]: the release with the three values files; waits for
 # every pod of it to be Ready. E2E_CHART_FAKE_EXTRA: more --fake-gpus fields (",topology=...").
 chart_release() {
   local verb=$1
   shift
   chart_run_values "${E2E_CHART_FAKE_EXTRA:-}" >"$E2E_WORK/chart-run-values.yaml"
-  h "$verb" "$E2E_RELEASE" "$E2E_REPO/charts/vgpu" -f "$E2E_CHART_VALUES" \
+  h "$verb" "$E2E_RELEASE" "$E2E_REPO/charts/vgpu" -f "$E2E_CHART_HAMI_VALUES" -f "$E2E_CHART_VALUES" \
     -f "$E2E_WORK/chart-run-values.yaml" "$@" >"$E2E_LOGS/helm-$verb.log" 2>&1 ||
     fail "helm $verb failed: $(tail -n 5 "$E2E_LOGS/helm-$verb.log")"
   wait_until 180 "every pod of the release Ready" chart_ready || {

@@ -159,19 +159,5 @@ TEST(ExtenderClient, BadAnswersAreErrorsNotCrashes) {
   EXPECT_EQ((*nowhere)->Filter(Pod(), {"n1"}).status().code(), StatusCode::kUnavailable);
 }
 
-TEST(Base64, DecodesStandardAlphabet) {
-  const struct {
-    const char* in;
-    const char* out;
-  } cases[] = {{"", ""}, {"Zg==", "f"}, {"Zm8=", "fo"}, {"Zm9v", "foo"}, {"Zm9vYg==", "foob"}};
-  for (const auto& c : cases) {
-    Result<std::string> r = DecodeBase64(c.in);
-    ASSERT_TRUE(r.ok()) << c.in;
-    EXPECT_EQ(*r, c.out);
-  }
-  EXPECT_FALSE(DecodeBase64("Zm9v!").ok());
-  EXPECT_FALSE(DecodeBase64("Zg==Zg").ok());
-}
-
 }  // namespace
 }  // namespace vgpu::sim
