@@ -686,7 +686,16 @@ VerbResult Extender::Preempt(const json& args) {
     int64_t pdb_violations = 0;
   };
   std::map<std::string, NodeAnswer> answers;
-  if (!req.wants_gpu()) {
+  // A pod already on a node has nothing to preempt for. kube-scheduler 1.20.2 schedules a bound
+  // pod again when an update re-queues it ("pod ... is in the cache, so can't be assumed"), and
+  // its PostFilter then preempted lower-priority pods on the pod's own node (e2e scenario 16,
+  // 2026-12-07). Whether the request shows the binding or only our pod watch does: no node.
+  const std::optional<sched::PodState> known = model_.FindPod(ns, Meta(*pod, "name"));
+  const bool placed = !PodNodeName(*pod).empty() ||
+                      (known && !uid.empty() && known->uid == uid && known->HoldsDevices());
+  if (placed) {
+    log::VInfo(1, "preempt: pod already placed, no eviction", {{"pod", who}});
+  } else if (!req.wants_gpu()) {
     // Not ours to judge: kube-scheduler's own victims stand.
     for (auto& [node, p] : proposed) answers[node] = {p.uids, p.pdb_violations};
   } else {

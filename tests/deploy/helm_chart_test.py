@@ -390,7 +390,8 @@ def check_system(docs, kube, names, scheduler_name, what, namespace="kube-system
         F.check(all(r.get("ignoredByScheduler") is True for r in ext.get("managedResources", [])),
                 f"{what}: managedResources not all ignoredByScheduler")
         F.equal(cfg.get("leaderElection", {}).get("resourceName"), scheduler_name, f"{what}: lease name")
-        # 1.19-1.21: no kube-scheduler preemption for the profile (1.20.2 panics in it for vGPU pods).
+        # 1.19-1.21: no kube-scheduler preemption for the profile (1.20.2 panics in it for vGPU pods)
+        # unless scheduler.kubeScheduler.preemption says otherwise (case kube-scheduler-preemption).
         minor = int(kube.split(".")[1])
         post = (((cfg.get("profiles") or [{}])[0].get("plugins") or {}).get("postFilter") or {})
         off = [p.get("name") for p in post.get("disabled", [])]
@@ -805,6 +806,31 @@ def case_config_api():
     F.check(p.returncode != 0, "Kubernetes 1.18 rendered; want a failure")
 
 
+def case_kube_scheduler_preemption():
+    """scheduler.kubeScheduler.preemption: auto turns kube-scheduler's DefaultPreemption off for the
+    profile before 1.22 (stock 1.20.2 panics in it for vGPU pods), true and false hold on every
+    version (true: a kube-scheduler with the fixes, as the e2e cluster's); the preempt verb stays."""
+    for kube in ("1.19.0", "1.20.2", "1.21.14", "1.22.17", "1.30.0"):
+        minor = int(kube.split(".")[1])
+        for value, want_on in ((None, minor >= 22), ("auto", minor >= 22), ("true", True), ("false", False)):
+            sets = [] if value is None else [f"scheduler.kubeScheduler.preemption={value}"]
+            what = f"Kubernetes {kube}, preemption {value or 'unset'}"
+            docs = render(kube=kube, sets=sets, show_only="templates/scheduler/configmap.yaml")
+            cfg = yaml.safe_load(docs[0]["data"]["config.yaml"]) if docs else {}
+            profile = (cfg.get("profiles") or [{}])[0]
+            post = ((profile.get("plugins") or {}).get("postFilter") or {})
+            off = [p.get("name") for p in post.get("disabled") or []]
+            F.equal(off, [] if want_on else ["DefaultPreemption"], f"{what}: postFilter plugins disabled")
+            F.equal((cfg.get("extenders") or [{}])[0].get("preemptVerb"), "preempt", f"{what}: preemptVerb")
+    # A values file's YAML boolean is the same as the string.
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write("scheduler:\n  kubeScheduler:\n    preemption: true\n")
+        f.flush()
+        docs = render(kube="1.20.2", values=[f.name], show_only="templates/scheduler/configmap.yaml")
+        cfg = yaml.safe_load(docs[0]["data"]["config.yaml"])
+        F.check("plugins" not in cfg["profiles"][0], f"preemption: true (YAML bool) on 1.20: {cfg['profiles'][0]}")
+
+
 def case_certmanager():
     what = "cert-manager"
     docs = render(sets=["scheduler.certManager.enabled=true"])
@@ -1029,6 +1055,7 @@ def case_bad_values():
         (["devicePlugin.image.registry="], "devicePlugin.image: vgpu/device-plugin names no registry"),
         (["devicePlugin.monitor.image.registry="], "devicePlugin.monitor.image: vgpu/monitor names no registry"),
         ("devicePlugin:\n  image: vgpu/device-plugin\n", "docker.io/vgpu/device-plugin"),
+        (["scheduler.kubeScheduler.preemption=sometimes"], "scheduler.kubeScheduler.preemption"),
         (["scheduler.patch.enabled=false"], "caBundle"),
         (["scheduler.admissionWebhook.mode=warn"], "scheduler.admissionWebhook.mode"),
         ("devicePlugin:\n  nodeConfiguration:\n    config: '{\"nodeconfig\": ['\n", "not valid JSON"),
@@ -1057,6 +1084,7 @@ CASES = {
     "hami-full-1.30": lambda: case_hami_full("1.30.0"),
     "hami-keys": case_hami_keys,
     "config-api": case_config_api,
+    "kube-scheduler-preemption": case_kube_scheduler_preemption,
     "cert-manager": case_certmanager,
     "service-monitor": case_service_monitor,
     "images": case_images,

@@ -96,6 +96,31 @@ TEST_F(PreemptTest, NoSufficientVictimsAnswersNoNode) {
   EXPECT_EQ(r.Json(), json::parse(R"({"nodeNameToMetaVictims": {}})"));
 }
 
+// kube-scheduler 1.20.2 re-schedules a bound pod after an update re-queues it and then runs its
+// PostFilter for it: the pod, on its node already, must evict nobody (e2e scenario 16).
+TEST_F(PreemptTest, PodAlreadyPlacedEvictsNobody) {
+  api_.PutNode(GpuNode("n1", 1, 16000));
+  json mid = Running("mid", "n1", 500, {0}, 8000);
+  Running("low-a", "n1", 0, {0}, 4000);
+  Running("low-b", "n1", 0, {0}, 4000);
+  // As our pod watch knows it, request without the binding (a stale queue copy) ...
+  json stale = mid;
+  stale["spec"].erase("nodeName");
+  VerbResult r = extender_.Preempt(Args120(stale, {{"n1", {}}}));
+  ASSERT_EQ(r.http_status, 200) << r.Text();
+  EXPECT_EQ(r.Json(), json::parse(R"({"nodeNameToMetaVictims": {}})"));
+  // ... and with it.
+  r = extender_.Preempt(Args120(mid, {{"n1", {}}}));
+  ASSERT_EQ(r.http_status, 200) << r.Text();
+  EXPECT_EQ(r.Json(), json::parse(R"({"nodeNameToMetaVictims": {}})"));
+  // The same request for a pending pod of that priority does evict: the guard is what held.
+  json pending = Preemptor(500, 8000);
+  r = extender_.Preempt(Args120(pending, {{"n1", {}}}));
+  ASSERT_EQ(r.http_status, 200) << r.Text();
+  EXPECT_EQ(Victims(r.Json(), "n1").size(), 2u) << r.Text();
+  EXPECT_EQ(metrics_.preempt_victims.load(), 2u);
+}
+
 TEST_F(PreemptTest, KeepsKubeSchedulersOwnVictimsMostImportantFirst) {
   api_.PutNode(GpuNode("n1", 1, 16000));
   Running("gpu-low", "n1", 5, {0}, 16000);

@@ -62,6 +62,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- regexReplaceAll "[^0-9]" (toString .Capabilities.KubeVersion.Minor) "" | int -}}
 {{- end -}}
 
+{{/* "true" when kube-scheduler's DefaultPreemption runs for the profile, else "false":
+     scheduler.kubeScheduler.preemption, whose auto means from 1.22 on (docs/scheduler.md). */}}
+{{- define "vgpu.kubeSchedulerPreemption" -}}
+{{- $p := toString .Values.scheduler.kubeScheduler.preemption -}}
+{{- if eq $p "auto" -}}{{ ge (include "vgpu.kubeMinor" . | int) 22 }}
+{{- else -}}{{ $p }}
+{{- end -}}
+{{- end -}}
+
 {{/* KubeSchedulerConfiguration API of the cluster's kube-scheduler:
      1.19-1.21 v1beta1, 1.22 v1beta2, 1.23-1.24 v1beta3, 1.25+ v1. */}}
 {{- define "vgpu.schedulerConfigApi" -}}
@@ -337,6 +346,9 @@ nvidia:
 {{- end -}}
 {{- if not (has .Values.devicePlugin.inventoryFormat (list "json" "legacy")) -}}
 {{- fail (printf "devicePlugin.inventoryFormat %q: want json or legacy" .Values.devicePlugin.inventoryFormat) -}}
+{{- end -}}
+{{- if not (has (toString .Values.scheduler.kubeScheduler.preemption) (list "auto" "true" "false")) -}}
+{{- fail (printf "scheduler.kubeScheduler.preemption %q: want auto, true or false" (toString .Values.scheduler.kubeScheduler.preemption)) -}}
 {{- end -}}
 {{- if and (gt (int .Values.scheduler.replicas) 1) (not .Values.scheduler.leaderElect) -}}
 {{- fail "scheduler.replicas > 1 needs scheduler.leaderElect: true (only the elected vgpu-scheduler binds; without leader election two replicas would place pods on the same GPUs)" -}}

@@ -106,12 +106,16 @@ chart_images() {
 }
 
 # The run's values on top of the HAMi-style file: fake GPUs for the device plugin, the node's
-# hook folder, no NVML for the monitor. JSON is YAML.
+# hook folder, no NVML for the monitor, and kube-scheduler's preemption on (E2E_KUBE_PREEMPTION=1,
+# the default: this cluster's kube-scheduler carries the backported fixes; the chart's auto keeps
+# it off on 1.20). JSON is YAML.
 chart_run_values() {
-  local extra=${1:-}
+  local extra=${1:-} preemption=auto
+  [[ ${E2E_KUBE_PREEMPTION:-1} == 1 ]] && preemption=true
   jq -n --arg fake "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB$extra" \
-    --argjson split "$E2E_SPLIT_COUNT" --arg hook "$E2E_CHART_HOOK" '
+    --argjson split "$E2E_SPLIT_COUNT" --arg hook "$E2E_CHART_HOOK" --arg preemption "$preemption" '
     {global: {gpuHookPath: $hook},
+     scheduler: {kubeScheduler: {preemption: $preemption}},
      devicePlugin: {deviceSplitCount: $split, libPath: ($hook + "/vgpu"),
                     extraArgs: ["--fake-gpus=" + $fake],
                     monitor: {ctrPath: ($hook + "/vgpu/containers"), nvmlLibrary: ""}}}'

@@ -602,6 +602,155 @@ lease_holder_replica() {
 }
 lease_held_by() { [[ $(lease_holder_replica "$1") == "$2" ]]; }
 
+# ---- 16: preemption (the extender's preempt verb) ----------------------------------------------
+# Every GPU holds one half-card pod of priority 500 (mid) and two quarter-card pods of priority 0
+# (low). A pod of priority 1000 asking half a card must evict exactly the two low pods of one card:
+# evicting the mid pod alone would free as much with one victim, but lower priorities go first,
+# and one low pod frees too little. It must bind there within E2E_PREEMPT_MAX_MS (15 s); 10 runs
+# (E2E_PREEMPT_RUNS), each timed from creation to bind-phase=success, the victims re-created
+# between runs. Then pods that no eviction helps (a whole card at priority 500: only the equal
+# mid pod would make room; more memory than a card at 1000) must evict nobody and stay pending.
+# Needs a kube-scheduler whose DefaultPreemption calls the extender (E2E_KUBE_PREEMPTION=1, the
+# patched build; cluster.sh render_kube_scheduler_config, chart.sh chart_run_values).
+preempt_priority_classes() {
+  k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vgpu-e2e-low}
+value: 0
+description: vgpu e2e preemption victims
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vgpu-e2e-mid}
+value: 500
+description: vgpu e2e pods that must outlive lower-priority ones
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vgpu-e2e-high}
+value: 1000
+description: vgpu e2e preemptors
+YAML
+}
+with_priority() { jq -c --arg c "$1" '.spec.priorityClassName = $c'; }
+# preempt_fill <name...>: quarter-card pods of priority 0.
+preempt_fill() {
+  local f=$E2E_WORK/preempt-low.jsonl name
+  : >"$f"
+  for name in "$@"; do
+    pod_json "$name" preempt-low 1 $((E2E_FAKE_GPU_MEMORY / 4)) 20 | with_priority vgpu-e2e-low >>"$f"
+  done
+  create_pods "$f"
+}
+# Names of the pods of a tag not being deleted, sorted.
+live_pods() {
+  k get pods -n "$E2E_NS" -l "vgpu-e2e=$1" -o json |
+    jq -r '.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name' | sort
+}
+pod_gone() { ! k get pod -n "$E2E_NS" "$1" >/dev/null 2>&1; }
+pods_gone() {
+  local p
+  for p in "$@"; do pod_gone "$p" || return 1; done
+}
+# Names of the pods in a pods_state array placed on a GPU, sorted.
+pods_on_gpu() { jq -r --arg g "$1" '[.[] | select(.allocated | contains($g)) | .name] | sort | .[]'; }
+
+scenario_preemption() {
+  [[ ${E2E_KUBE_PREEMPTION:-1} == 1 ]] || {
+    fail "needs E2E_KUBE_PREEMPTION=1 (kube-scheduler's DefaultPreemption on; stock 1.20.2 never calls the preempt verb)"
+    return 1
+  }
+  local gpus=$((${E2E_NODES:-2} * E2E_FAKE_GPUS)) i run names=() timings=$E2E_TIMINGS/preempt-$E2E_MODE.ms
+  local max_ms=${E2E_PREEMPT_MAX_MS:-15000} runs=${E2E_PREEMPT_RUNS:-10}
+  : >"$timings"
+  rm -f "$timings.seen"
+  preempt_priority_classes
+  # One mid pod per GPU first (spread over nodes and GPUs), then two low pods fill each card.
+  local spread='{"hami.io/node-scheduler-policy": "spread", "hami.io/gpu-scheduler-policy": "spread"}'
+  : >"$E2E_WORK/preempt-mid.jsonl"
+  for i in $(seq 1 "$gpus"); do
+    pod_json "mid-$i" preempt-mid 1 $((E2E_FAKE_GPU_MEMORY / 2)) 40 "$spread" |
+      with_priority vgpu-e2e-mid >>"$E2E_WORK/preempt-mid.jsonl"
+  done
+  E2E_T0_MS=$(now_ms)
+  create_pods "$E2E_WORK/preempt-mid.jsonl"
+  wait_bind_success preempt-mid "$gpus" 120 "$E2E_WORK/preempt-fill.ms" || return 1
+  local mids
+  mids=$(gpu_usage preempt-mid)
+  [[ $(jq '[.[] | select(.pods == 1)] | length' <<<"$mids") == "$gpus" ]] ||
+    { fail "the mid pods are not one per GPU: $mids"; return 1; }
+  for i in $(seq 1 $((2 * gpus))); do names+=("low-$i"); done
+  E2E_T0_MS=$(now_ms)
+  preempt_fill "${names[@]}"
+  wait_bind_success preempt-low $((2 * gpus)) 120 "$E2E_WORK/preempt-fill.ms" || return 1
+
+  for run in $(seq 1 "$runs"); do
+    local before gpu expected gone usage high=high-$run mid_before
+    before=$(jq -s 'add' <(pods_state preempt-low) <(pods_state preempt-mid))
+    mid_before=$(live_pods preempt-mid)
+    pod_json "$high" preempt-high 1 $((E2E_FAKE_GPU_MEMORY / 2)) 50 |
+      with_priority vgpu-e2e-high >"$E2E_WORK/preempt-high.jsonl"
+    E2E_T0_MS=$(now_ms)
+    create_pods "$E2E_WORK/preempt-high.jsonl"
+    if ! wait_bind_success preempt-high 1 60 "$timings"; then
+      log "events of $high: $(k get events --field-selector "involvedObject.name=$high" -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}')"
+      grep -h 'preempt' "$E2E_LOGS"/*sched*.log 2>/dev/null | tail -n 5 >&2
+      return 1
+    fi
+    gpu=$(pods_state preempt-high | usage_from_state | jq -r 'keys[0]')
+    expected=$(jq -c '[.[] | select(.name | startswith("low-"))]' <<<"$before" | pods_on_gpu "$gpu")
+    gone=$(comm -23 <(jq -r '.[].name' <<<"$before" | sort) <(sort <(live_pods preempt-low) <(live_pods preempt-mid)))
+    [[ $(wc -l <<<"$expected") == 2 && "$gone" == "$expected" ]] ||
+      fail "run $run: $high on $gpu should have evicted exactly that GPU's two low pods ($(echo $expected)), evicted: $(echo $gone)"
+    [[ $(live_pods preempt-mid) == "$mid_before" ]] || fail "run $run: a mid pod was evicted"
+    usage=$(jq -s 'add' <(pods_state preempt-high) <(pods_state preempt-mid) \
+      <(pods_state preempt-low | jq -c --argjson live "$(live_pods preempt-low | jq -Rsc 'split("\n") | map(select(. != ""))')" \
+        '[.[] | select(.name as $n | $live | index($n))]') | usage_from_state)
+    within_gpu_limits "$usage" || fail "run $run: a GPU is over-committed after preemption: $usage"
+    # Back to full cards for the next run: the preemptor goes, its victims come back.
+    delete_pods preempt-high
+    local victims=()
+    mapfile -t victims <<<"$expected"
+    wait_until 60 "victims of run $run gone" pods_gone "${victims[@]}" ||
+      { fail "victims of run $run still exist"; return 1; }
+    E2E_T0_MS=$(now_ms)
+    preempt_fill "${victims[@]}"
+    wait_bind_success preempt-low $((2 * gpus)) 120 "$E2E_WORK/preempt-fill.ms" || return 1
+  done
+  log "preemption: $runs runs, created -> bound p50 $(percentile 50 "$timings") ms," \
+    "p99 $(percentile 99 "$timings") ms, max $(percentile 100 "$timings") ms ($(tr '\n' ' ' <"$timings"))"
+  (($(wc -l <"$timings") == runs)) || fail "$(wc -l <"$timings") timings for $runs runs"
+  (($(percentile 100 "$timings") <= max_ms)) ||
+    fail "a preemptor took $(percentile 100 "$timings") ms to bind (limit $max_ms)"
+
+  # Nothing to gain: a whole card at the mid pods' priority (evicting the low pods leaves the equal
+  # mid pod in the way), more than any card holds at 1000.
+  local before_live
+  before_live=$(sort <(live_pods preempt-low) <(live_pods preempt-mid))
+  {
+    pod_json peer preempt-none 1 "$E2E_FAKE_GPU_MEMORY" 100 | with_priority vgpu-e2e-mid
+    pod_json huge preempt-none 1 $((E2E_FAKE_GPU_MEMORY * 2)) 100 | with_priority vgpu-e2e-high
+  } >"$E2E_WORK/preempt-none.jsonl"
+  create_pods "$E2E_WORK/preempt-none.jsonl"
+  wait_until 60 "FailedScheduling for peer" has_failed_scheduling peer || fail "no FailedScheduling for peer"
+  wait_until 60 "FailedScheduling for huge" has_failed_scheduling huge || fail "no FailedScheduling for huge"
+  # kube-scheduler retries them (backoff 1-10 s): time for a wrong eviction to show.
+  sleep 10
+  [[ $(sort <(live_pods preempt-low) <(live_pods preempt-mid)) == "$before_live" ]] ||
+    fail "pods that no eviction helps evicted: $(comm -23 <(echo "$before_live") <(sort <(live_pods preempt-low) <(live_pods preempt-mid))| tr '\n' ' ')"
+  [[ -z $(pods_state preempt-none | jq -r '.[] | select(.node != "") | .name') ]] ||
+    fail "a pod that fits nowhere was bound: $(pods_state preempt-none)"
+  [[ -z $(k get pods -n "$E2E_NS" -l vgpu-e2e=preempt-none -o jsonpath='{.items[*].status.nominatedNodeName}') ]] ||
+    fail "a pod that no eviction helps was nominated: $(k get pods -n "$E2E_NS" -l vgpu-e2e=preempt-none -o jsonpath='{.items[*].status.nominatedNodeName}')"
+  log "no eviction for pods no eviction helps: peer and huge pending, all $(wc -l <<<"$before_live") pods running"
+  delete_pods preempt-none
+  delete_pods preempt-high
+  delete_pods preempt-low
+  delete_pods preempt-mid
+  k delete priorityclass vgpu-e2e-low vgpu-e2e-mid vgpu-e2e-high >/dev/null 2>&1 || true
+}
+
 scenario_needs_scheduler() { fail "vgpu-scheduler is not built ($(scheduler_bin))"; }
 
 report_timings() {
@@ -630,7 +779,8 @@ E2E_SCENARIOS=(1-inventory:scenario_inventory 2-single-pod:scenario_single_pod
   3-binpack-spread:scenario_binpack_spread 4-overcommit:scenario_overcommit
   5-burst-30:scenario_burst 6-restarts:scenario_restarts
   7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor
-  9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill)
+  9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill
+  16-preemption:scenario_preemption)
 
 run_all_scenarios() {
   local only=$1 entry name fn hand=${E2E_HAND:-1-inventory|8-monitor}
