@@ -297,8 +297,9 @@ TEST_F(LocalUserAbuse, SimRefusesEndlessFilesAndHugeCountsWithBoundedMemory) {
     std::vector<std::string> args;
     std::string error;
   } const cases[] = {
-      {{"sim", "--scenario", "/dev/zero"}, "scenario file /dev/zero is not a regular file"},
-      {{"sim", "--scenario", fifo}, "is not a regular file"},
+      {{"sim", "--scenario", "/dev/zero"},
+       "scenario file /dev/zero is a character device, not a regular file"},
+      {{"sim", "--scenario", fifo}, "is a FIFO, not a regular file"},
       {{"sim", "--scenario", big}, "too large (max 4194304)"},
       {{"sim", "--scenario", many}, "more than 100000 GPUs in the scenario"},
       {{"sim", "--nodes", "2000000000", "--pods", "1"},
