@@ -724,7 +724,8 @@ VerbResult Extender::Preempt(const json& args) {
     std::vector<std::string> names;
     names.reserve(proposed.size());
     for (const auto& [node, p] : proposed) names.push_back(node);
-    Claimed planned;  // node -> where the pod goes there once its victims are gone
+    Claimed planned;             // node -> where the pod goes there once its victims are gone
+    bool freed_already = false;  // some node takes the pod once its leaving pods are gone
     model_.WithNodePods(names, [&](const std::vector<const sched::NodeState*>& states,
                                    const std::vector<std::vector<ClusterModel::PlacedPod>>& pods) {
       for (size_t i = 0; i < names.size(); ++i) {
@@ -770,7 +771,10 @@ VerbResult Extender::Preempt(const json& args) {
         // kube-scheduler 1.20 picks a node with an empty victim list at once and, with several
         // such nodes, reads Pods[0] of each: a node needing no eviction is left out (the pod is
         // placed there by its next attempt once the leaving pods are gone).
-        if (a.victims.empty()) continue;
+        if (a.victims.empty()) {
+          freed_already = true;
+          continue;
+        }
         // Most important first: kube-scheduler reads the first victim as the highest priority.
         const auto rank_of = [&rank](const std::string& v) {
           const auto r = rank.find(v);
@@ -787,6 +791,15 @@ VerbResult Extender::Preempt(const json& args) {
         answers[names[i]] = std::move(a);
       }
     });
+    if (freed_already && !answers.empty()) {
+      // The room this pod needs is being freed already (its earlier victims are leaving): naming
+      // victims on another node would evict a second set for one pod. kube-scheduler 1.20.2 runs
+      // PostFilter again on each attempt while the victims terminate, and did just that in e2e
+      // scenario 16 (2026-12-07: four pods evicted for one). Nothing this cycle; the pod binds
+      // where the room is once its victims are gone.
+      log::VInfo(1, "preempt: room already being freed, no further eviction", {{"pod", who}});
+      answers.clear();
+    }
     // kube-scheduler 1.20 drops NumPDBViolations from an extender's answer: only the nodes that
     // break the fewest budgets are offered, so it cannot pick one that breaks more.
     int64_t fewest = std::numeric_limits<int64_t>::max();

@@ -178,6 +178,21 @@ TEST_F(PreemptTest, NodeThatFreesByItselfIsLeftOut) {
   EXPECT_TRUE(r.Json()["nodeNameToMetaVictims"].empty()) << r.Text();
 }
 
+// While the victims of an earlier cycle terminate, kube-scheduler 1.20.2 asks again on each
+// attempt: the pod's room is being freed on n1, so nothing on n2 may be evicted for it.
+TEST_F(PreemptTest, RoomAlreadyBeingFreedEvictsNobodyElsewhere) {
+  api_.PutNode(GpuNode("n1", 1, 16000));
+  api_.PutNode(GpuNode("n2", 1, 16000));
+  json leaving = Running("leaving", "n1", 0, {0}, 16000);
+  leaving["metadata"]["deletionTimestamp"] = "2026-12-01T00:01:00Z";
+  api_.PutPod(leaving);
+  Running("low", "n2", 0, {0}, 16000);
+  const VerbResult r = extender_.Preempt(Args120(Preemptor(1000, 8000), {{"n1", {}}, {"n2", {}}}));
+  ASSERT_EQ(r.http_status, 200) << r.Text();
+  EXPECT_TRUE(r.Json()["nodeNameToMetaVictims"].empty()) << r.Text();
+  EXPECT_EQ(metrics_.preempt_victims.load(), 0u);
+}
+
 TEST_F(PreemptTest, BudgetsUnreadableMeansNoEviction) {
   api_.PutNode(GpuNode("n1", 1, 16000));
   Running("low", "n1", 0, {0}, 16000);
