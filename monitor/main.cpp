@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "core/base/daemon_flags.h"
+#include "core/base/go_duration.h"
+#include "core/base/listen_address.h"
 #include "core/base/log.h"
-#include "core/monitor/flags.h"
 #include "kube/config.h"
 #include "monitor/kube_pod_directory.h"
 #include "monitor/node_monitor.h"

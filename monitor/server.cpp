@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "core/monitor/flags.h"
+#include "core/base/listen_address.h"
 #include "core/monitor/metrics.h"
 #include "core/monitor/snapshot_json.h"
 #include "net/http_server.h"

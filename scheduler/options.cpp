@@ -1,6 +1,7 @@
 #include "scheduler/options.h"
 
 #include "core/base/daemon_flags.h"
+#include "core/base/listen_address.h"
 
 namespace vgpu::scheduler {
 
@@ -62,9 +63,9 @@ Result<Access> ResolveAccess(const AccessFlags& f) {
       {"--metrics-bind", &a.server.metrics_bind}};
   for (const auto& [flag, text] : binds) {
     if (text->empty()) continue;
-    std::string host;
-    int port = 0;
-    VGPU_RETURN_IF_ERROR(ParseBindAddress(*text, host, port).WithContext(flag));
+    if (Result<ListenAddress> at = ParseListenAddress(*text); !at.ok()) {
+      return at.status().WithContext(flag);
+    }
   }
   if (!a.server.https_bind.empty() && (a.server.tls_cert.empty() || a.server.tls_key.empty())) {
     return InvalidArgument("--https-bind " + a.server.https_bind +

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/listen_address.h"
 #include "net/http_server.h"
 #include "net/peer_address.h"
 #include "net/tls_server_context.h"
@@ -51,24 +52,6 @@ std::unique_ptr<net::HttpServer> NewServer(const ServerOptions& o, const char* w
 }
 
 }  // namespace
-
-Status ParseBindAddress(const std::string& text, std::string& host, int& port) {
-  const size_t colon = text.rfind(':');
-  std::string port_text = colon == std::string::npos ? text : text.substr(colon + 1);
-  host = colon == std::string::npos ? "0.0.0.0" : text.substr(0, colon);
-  if (host.empty()) host = "0.0.0.0";
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  try {
-    size_t used = 0;
-    port = std::stoi(port_text, &used);
-    if (used != port_text.size() || port < 0 || port > 65535) throw std::out_of_range("port");
-  } catch (const std::exception&) {
-    return InvalidArgument("bind address \"" + text +
-                           "\" needs a port 0..65535 (host:port or :port)");
-  }
-  return Status::Ok();
-}
 
 Server::Server(ServerOptions options, Extender& extender, ClusterModel& model,
                SchedulerMetrics& metrics)
@@ -138,20 +121,18 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
                                               ClusterModel& model, SchedulerMetrics& metrics) {
   std::unique_ptr<Server> s(new Server(std::move(options), extender, model, metrics));
   if (!s->options_.http_bind.empty()) {
-    std::string host;
-    int port = 0;
-    VGPU_RETURN_IF_ERROR(ParseBindAddress(s->options_.http_bind, host, port));
+    Result<ListenAddress> at = ParseListenAddress(s->options_.http_bind);
+    if (!at.ok()) return at.status().WithContext("--http-bind");
     s->http_ =
         NewServer(s->options_, "vgpu-scheduler extender listener", s->options_.worker_threads);
     s->RouteApi(*s->http_, /*webhook_only=*/false);
-    Result<int> bound = s->http_->Start(host, port);
+    Result<int> bound = s->http_->Start(at->host, at->port);
     if (!bound.ok()) return bound.status();
     s->http_port_ = *bound;
   }
   if (!s->options_.metrics_bind.empty()) {
-    std::string host;
-    int port = 0;
-    VGPU_RETURN_IF_ERROR(ParseBindAddress(s->options_.metrics_bind, host, port));
+    Result<ListenAddress> at = ParseListenAddress(s->options_.metrics_bind);
+    if (!at.ok()) return at.status().WithContext("--metrics-bind");
     s->metrics_http_ = NewServer(s->options_, "vgpu-scheduler metrics listener", 2);
     Server* self = s.get();
     s->metrics_http_->Route("GET", "/metrics", [self](const net::HttpRequest&) {
@@ -162,7 +143,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
     });
     s->metrics_http_->Route(
         "GET", "/healthz", [](const net::HttpRequest&) { return Ok(); }, net::RunOn::kIoThread);
-    Result<int> bound = s->metrics_http_->Start(host, port);
+    Result<int> bound = s->metrics_http_->Start(at->host, at->port);
     if (!bound.ok()) return bound.status();
     s->metrics_port_ = *bound;
   }
@@ -178,9 +159,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Extender& e
 
 // The TLS listener with the files as they are now.
 Status Server::StartHttps() {
-  std::string host;
-  int port = 0;
-  VGPU_RETURN_IF_ERROR(ParseBindAddress(options_.https_bind, host, port));
+  Result<ListenAddress> at = ParseListenAddress(options_.https_bind);
+  if (!at.ok()) return at.status().WithContext("--https-bind");
   const std::string stamp = FileStamp(options_.tls_cert, options_.tls_key);
   Result<std::shared_ptr<ssl_ctx_st>> ctx =
       net::LoadTlsServerContext(options_.tls_cert, options_.tls_key);
@@ -188,7 +168,7 @@ Status Server::StartHttps() {
   https_ =
       NewServer(options_, "vgpu-scheduler webhook TLS listener", options_.worker_threads, *ctx);
   RouteApi(*https_, /*webhook_only=*/!options_.extender_over_https);
-  Result<int> bound = https_->Start(host, port);
+  Result<int> bound = https_->Start(at->host, at->port);
   if (!bound.ok()) return bound.status();
   https_port_ = *bound;
   std::lock_guard lock(tls_mu_);

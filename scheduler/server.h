@@ -49,9 +49,6 @@ struct ServerOptions {
   std::function<std::string()> readyz_note;
 };
 
-// "host:port", ":port" (all interfaces) or "port".
-Status ParseBindAddress(const std::string& text, std::string& host, int& port);
-
 class Server {
  public:
   static Result<std::unique_ptr<Server>> Start(ServerOptions options, Extender& extender,

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "core/monitor/flags.h"
+#include "core/base/listen_address.h"
 #include "core/monitor/snapshot_json.h"
 
 namespace vgpu::monitor {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/listen_address.h"
 #include "core/sched/control_overrides.h"
 #include "core/sched/webhook_mutation.h"
 
@@ -96,11 +97,10 @@ TEST(SchedulerOptions, ListenersFromFlags) {
     EXPECT_TRUE(a->overrides.allowed.empty() && a->overrides.namespaces.empty()) << c.name;
   }
   // ":8888" is every interface: the kubelet's probes reach /healthz and /readyz on the pod IP.
-  std::string host;
-  int port = 0;
-  ASSERT_TRUE(ParseBindAddress(AccessFlags{}.server.http_bind, host, port).ok());
-  EXPECT_EQ(host, "0.0.0.0");
-  EXPECT_EQ(port, 8888);
+  Result<ListenAddress> at = ParseListenAddress(AccessFlags{}.server.http_bind);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(at->host, "0.0.0.0");
+  EXPECT_EQ(at->port, 8888);
 }
 
 TEST(SchedulerOptions, WebhookOverrides) {
@@ -139,9 +139,9 @@ TEST(SchedulerOptions, BadFlagsAreErrorsNamingTheFlag) {
        "--webhook-allow-overrides: "
        "'CUDA_DISABLE_CONTRL' is not a name"},
       {{"--https-bind=:8443"}, "--https-bind :8443 needs --tls-cert and --tls-key"},
-      {{"--http-bind=host:x"}, "--http-bind: bind address"},
-      {{"--metrics-bind=:99999"}, "--metrics-bind: bind address"},
-      {{"--http_bind=:x"}, "--http_bind: bind address"},
+      {{"--http-bind=host:x"}, "--http-bind: listen address"},
+      {{"--metrics-bind=:99999"}, "--metrics-bind: listen address"},
+      {{"--http_bind=:x"}, "--http_bind: listen address"},
       {{"--webhook-system-accounts=vgpu/vgpu-scheduler"},
        "--webhook-system-accounts: 'vgpu/vgpu-scheduler' is not a ServiceAccount as "
        "<namespace>:<name>"},

@@ -33,32 +33,6 @@ class ServerTest : public ::testing::Test {
   Extender extender_;
 };
 
-TEST(BindAddress, Forms) {
-  struct Case {
-    const char* text;
-    bool ok;
-    const char* host;
-    int port;
-  };
-  const Case cases[] = {{"127.0.0.1:8080", true, "127.0.0.1", 8080},
-                        {":9395", true, "0.0.0.0", 9395},
-                        {"443", true, "0.0.0.0", 443},
-                        {"[::1]:80", true, "::1", 80},
-                        {"host:", false, "", 0},
-                        {"host:99999", false, "", 0},
-                        {"x:1a", false, "", 0}};
-  for (const Case& c : cases) {
-    std::string host;
-    int port = -1;
-    Status s = ParseBindAddress(c.text, host, port);
-    EXPECT_EQ(s.ok(), c.ok) << c.text;
-    if (c.ok) {
-      EXPECT_EQ(host, c.host) << c.text;
-      EXPECT_EQ(port, c.port) << c.text;
-    }
-  }
-}
-
 TEST_F(ServerTest, ExtenderVerbsOverHttp) {
   ServerOptions o;
   o.metrics_bind = "127.0.0.1:0";

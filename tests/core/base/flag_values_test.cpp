@@ -1,14 +1,17 @@
-#include "core/monitor/flags.h"
-
+// Go-spelled flag values the daemons take from HAMi's deployments: durations and listen
+// addresses (core/base/go_duration.h, core/base/listen_address.h).
 #include <gtest/gtest.h>
 
-namespace vgpu::monitor {
+#include "core/base/go_duration.h"
+#include "core/base/listen_address.h"
+
+namespace vgpu {
 namespace {
 
 using std::chrono::nanoseconds;
 using namespace std::chrono_literals;
 
-TEST(MonitorFlags, GoDurations) {
+TEST(FlagValues, GoDurations) {
   const struct {
     const char* text;
     nanoseconds want;
@@ -33,24 +36,28 @@ TEST(MonitorFlags, GoDurations) {
   }
 }
 
-TEST(MonitorFlags, ListenAddresses) {
+TEST(FlagValues, ListenAddresses) {
   const struct {
     const char* text;
     const char* host;
     int port;
-  } ok[] = {{":9394", "0.0.0.0", 9394},      {"0.0.0.0:9394", "0.0.0.0", 9394},
-            {"127.0.0.1:0", "127.0.0.1", 0}, {"[::1]:80", "::1", 80},
-            {"9394", "0.0.0.0", 9394},       {"localhost:65535", "localhost", 65535}};
+  } ok[] = {{":9394", "0.0.0.0", 9394},
+            {"0.0.0.0:9394", "0.0.0.0", 9394},
+            {"127.0.0.1:0", "127.0.0.1", 0},
+            {"[::1]:80", "::1", 80},
+            {"9394", "0.0.0.0", 9394},
+            {"localhost:65535", "localhost", 65535},
+            {"127.0.0.1:8080", "127.0.0.1", 8080}};
   for (const auto& c : ok) {
     Result<ListenAddress> got = ParseListenAddress(c.text);
     ASSERT_TRUE(got.ok()) << c.text << ": " << got.status().ToString();
     EXPECT_EQ(got->host, c.host) << c.text;
     EXPECT_EQ(got->port, c.port) << c.text;
   }
-  for (const char* bad : {"", "host:", "host:x", ":70000", ":-1", "a:1:b"}) {
+  for (const char* bad : {"", "host:", "host:x", ":70000", ":-1", "a:1:b", "host:99999", "x:1a"}) {
     EXPECT_FALSE(ParseListenAddress(bad).ok()) << bad;
   }
 }
 
 }  // namespace
-}  // namespace vgpu::monitor
+}  // namespace vgpu

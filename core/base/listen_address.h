@@ -1,10 +1,23 @@
-#include "core/monitor/flags.h"
+#pragma once
 
+// A daemon's listen address as HAMi's Go binaries take it (net.Listen's forms): "host:port",
+// ":port" (every interface), "[v6]:port" or a bare "port". The one parser of the scheduler's
+// --http-bind/--https-bind/--metrics-bind and the monitor's --metrics-bind-address.
+
+#include <string>
+#include <string_view>
+
+#include "core/base/status.h"
 #include "core/base/strings.h"
 
-namespace vgpu::monitor {
+namespace vgpu {
 
-Result<ListenAddress> ParseListenAddress(std::string_view text) {
+struct ListenAddress {
+  std::string host;  // "0.0.0.0" when the text gives none; brackets of a v6 host removed
+  int port = 0;      // 0 = any free port
+};
+
+inline Result<ListenAddress> ParseListenAddress(std::string_view text) {
   ListenAddress out;
   const size_t colon = text.rfind(':');
   std::string_view port_text = text;
@@ -25,4 +38,4 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   return out;
 }
 
-}  // namespace vgpu::monitor
+}  // namespace vgpu
