@@ -8,8 +8,11 @@ NODES=${1:-5000}
 PODS=${2:-20000}
 BUILD=${3:-build/release-sim}
 if [[ ! -x "$BUILD/cli/vgpu" ]]; then
-  cmake --preset release -B "$BUILD" \
-    -DVGPU_COMPONENTS="core;base;codec;config;allocate;sched;kube;deviceplugin;scheduler;sim;apiserver;cluster;cli" >/dev/null
+  # Subfolders are selected by their own names (cmake/VgpuCommon.cmake): every one of core/ and
+  # sim/, then what the simulated cluster runs (net, kube, the two daemons) and the CLI.
+  components="core;net;kube;deviceplugin;scheduler;sim;cli"
+  for d in core/*/ sim/*/; do components+=";$(basename "$d")"; done
+  cmake --preset release -B "$BUILD" -DVGPU_COMPONENTS="$components" >/dev/null
   cmake --build "$BUILD" -j "$(nproc)" --target vgpu
 fi
 OUT=$(mktemp)
