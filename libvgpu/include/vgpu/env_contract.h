@@ -56,8 +56,26 @@
 #define VGPU_ENV_SM_ALONE_PAUSE "VGPU_SM_ALONE_PAUSE_MS"
 #define VGPU_SM_ALONE_PAUSE_DEFAULT_MS 100
 #define VGPU_SM_ALONE_PAUSE_MAX_MS 1000
+/* How the container shares its GPU: VGPU_SHARING_TIME_SLICE (default; libvgpu's SM limiter
+ * throttles launches to CUDA_DEVICE_SM_LIMIT) or VGPU_SHARING_MPS (the process is a client of the
+ * GPU's MPS control daemon, which partitions the SMs by CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; libvgpu
+ * still enforces and reports memory but never throttles). Unknown values refuse to start (fail
+ * closed: a typo must not silently lift the compute limit). */
+#define VGPU_ENV_SHARING_MODE "VGPU_SHARING_MODE"
+#define VGPU_SHARING_TIME_SLICE "time-slice"
+#define VGPU_SHARING_MPS "mps"
 /* `vgpu run`: the libvgpu.so to preload. */
 #define VGPU_ENV_LIBRARY "VGPU_LIBRARY"
+
+/* ---- NVIDIA MPS's own contract (read by the CUDA driver of an MPS client) ------------- */
+
+/* The control daemon's pipe directory (one daemon per GPU, so one directory per GPU). */
+#define VGPU_ENV_MPS_PIPE_DIRECTORY "CUDA_MPS_PIPE_DIRECTORY"
+#define VGPU_ENV_MPS_LOG_DIRECTORY "CUDA_MPS_LOG_DIRECTORY"
+/* 1..100: the share of the GPU's SMs the client's contexts may use. */
+#define VGPU_ENV_MPS_ACTIVE_THREAD_PERCENTAGE "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+/* "<ordinal>=<n>M[,...]": device memory the client may pin, per device it sees. */
+#define VGPU_ENV_MPS_PINNED_DEVICE_MEM_LIMIT "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"
 
 /* ---- default paths ---------------------------------------------------------------------- */
 
