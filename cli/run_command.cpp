@@ -21,6 +21,7 @@
 #include "cli/preload_check.h"
 #include "cli/run_env.h"
 #include "cli/run_files.h"
+#include "cli/run_mps.h"
 #include "cli_app.h"
 #include "nvml/nvml_library.h"
 #include "vgpu/env_contract.h"
@@ -128,7 +129,7 @@ std::vector<std::string> EnvironmentNames() {
 
 Action RegisterRun(CLI::App& parent, Io io) {
   struct State {
-    std::string gpus, region, region_group, lib, gpumem;
+    std::string gpus, region, region_group, lib, gpumem, mode = VGPU_SHARING_TIME_SLICE, mps_pipe;
     int gpumem_percent = 0;
     int gpucores = -1;
     bool oom_killer = false;
@@ -139,7 +140,9 @@ Action RegisterRun(CLI::App& parent, Io io) {
       "run", "Run a command with GPU memory/compute limits (libvgpu.so preloaded)");
   cmd->footer(
       "Usage: vgpu run [--gpus 0,1] [--gpumem SIZE | --gpumem-percent P] [--gpucores P] "
-      "[--region FILE] [--region-group GROUP] [--lib PATH] -- CMD [ARGS...]\n"
+      "[--mode time-slice|mps [--mps-pipe DIR]] [--region FILE] [--region-group GROUP] [--lib "
+      "PATH] "
+      "-- CMD [ARGS...]\n"
       "Exit status: CMD's; 2 for a bad option; 125 when vgpu run fails (e.g. a --gpus GPU this "
       "node does not have, a --lib that is not libvgpu.so, a --region another user can write), "
       "126/127 when CMD cannot run.");
@@ -161,6 +164,16 @@ Action RegisterRun(CLI::App& parent, Io io) {
   cmd->add_option("--gpucores", state->gpucores,
                   "Compute limit per GPU, percent of the SMs (0 or 100: unlimited)")
       ->check(WholeNumber(0, 100));
+  cmd->add_option("--mode", state->mode,
+                  "How the GPU is shared: time-slice (libvgpu throttles to --gpucores) or mps (an "
+                  "NVIDIA MPS client: MPS gives it --gpucores of the SMs, runs side by side with "
+                  "other MPS runs; a fault of one MPS client can end the others)")
+      ->check(CLI::IsMember({VGPU_SHARING_TIME_SLICE, VGPU_SHARING_MPS}));
+  cmd->add_option("--mps-pipe", state->mps_pipe,
+                  "--mode mps: the MPS control daemon's pipe directory (default "
+                  "$CUDA_MPS_PIPE_DIRECTORY, else /tmp/vgpu-mps-<uid>/pipe); one is started there "
+                  "if none answers, and stays for later runs")
+      ->check(NotEmpty());
   cmd->add_option("--region", state->region,
                   "Shared region file (default: a fresh one in a private directory, removed "
                   "afterwards); runs naming the same file share one limit. It must be yours and "
@@ -199,6 +212,14 @@ Action RegisterRun(CLI::App& parent, Io io) {
     if (state->gpumem_percent != 0) options.gpumem_percent = state->gpumem_percent;
     if (state->gpucores >= 0) options.gpucores = state->gpucores;
     options.oom_killer = state->oom_killer;
+    if (state->mode == VGPU_SHARING_MPS) {
+      const char* env_pipe = getenv(VGPU_ENV_MPS_PIPE_DIRECTORY);
+      options.mps = true;
+      options.mps_pipe_dir = run::MpsPipeDirectory(
+          state->mps_pipe, env_pipe != nullptr ? env_pipe : "", static_cast<uint32_t>(geteuid()));
+    } else if (!state->mps_pipe.empty()) {
+      return fail(kExitUsage, "--mps-pipe needs --mode mps");
+    }
     // Options first (usage errors), with placeholder paths: nothing is created yet.
     if (auto checked = run::BuildRunEnvironment(options, "/", "/", ""); !checked.ok()) {
       return fail(kExitUsage, checked.status().message());
@@ -261,6 +282,16 @@ Action RegisterRun(CLI::App& parent, Io io) {
       auto prepared = run::PrepareUserRegion(state->region, caller);
       if (!prepared.ok()) return fail(kExitRunFailed, prepared.status().message());
       region = *prepared;
+    }
+    if (options.mps) {
+      const char* path = getenv("PATH");
+      const std::string control =
+          run::ResolveCommand("nvidia-cuda-mps-control", path != nullptr ? path : "");
+      if (Status daemon = run::EnsureMpsDaemon(options.mps_pipe_dir, caller.uid, control, io.err);
+          !daemon.ok()) {
+        return fail(kExitRunFailed,
+                    "--mode mps: " + daemon.message() + "; the command was not run");
+      }
     }
     const char* preload = getenv("LD_PRELOAD");
     auto env = run::BuildRunEnvironment(options, *lib, region, preload != nullptr ? preload : "");

@@ -122,6 +122,29 @@ Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string&
     if (!cores.empty()) env[VGPU_ENV_SM_LIMIT] = cores;
   }
   if (options.oom_killer) env[VGPU_ENV_OOM_KILLER] = "true";
+  if (options.mps) {
+    if (options.mps_pipe_dir.empty() || options.mps_pipe_dir.front() != '/') {
+      return InvalidArgument("--mps-pipe must be an absolute directory");
+    }
+    env[VGPU_ENV_SHARING_MODE] = VGPU_SHARING_MPS;
+    env[VGPU_ENV_MPS_PIPE_DIRECTORY] = options.mps_pipe_dir;
+    // MPS reads 0 as an error and 100 as the whole GPU: only a real share is handed on.
+    if (options.gpucores && *options.gpucores > 0 && *options.gpucores < 100) {
+      env[VGPU_ENV_MPS_ACTIVE_THREAD_PERCENTAGE] = std::to_string(*options.gpucores);
+    }
+    // Per visible ordinal, as MPS numbers the client's devices. A percentage of the card is left to
+    // libvgpu alone (it knows the card's size; MPS takes only absolute amounts).
+    if (options.gpumem_mib) {
+      size_t visible = 1;
+      if (!options.gpus.empty()) visible = ParseGpuList(options.gpus)->size();
+      std::string pinned;
+      for (size_t i = 0; i < visible; ++i) {
+        if (!pinned.empty()) pinned += ",";
+        pinned += std::to_string(i) + "=" + std::to_string(*options.gpumem_mib) + "M";
+      }
+      env[VGPU_ENV_MPS_PINNED_DEVICE_MEM_LIMIT] = pinned;
+    }
+  }
   return env;
 }
 

@@ -19,6 +19,12 @@ struct RunOptions {
   std::optional<int> gpumem_percent;   // per GPU, 1..100
   std::optional<int> gpucores;         // per GPU, 0..100 (0 or 100 = unlimited)
   bool oom_killer = false;
+  // --mode mps: the command is a client of the MPS control daemon whose pipe directory is
+  // `mps_pipe_dir`; MPS partitions the SMs (gpucores -> CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) and caps
+  // pinned memory (gpumem -> CUDA_MPS_PINNED_DEVICE_MEM_LIMIT), libvgpu keeps enforcing memory and
+  // does not time-slice.
+  bool mps = false;
+  std::string mps_pipe_dir;
 };
 
 using EnvMap = std::map<std::string, std::string>;

@@ -5,6 +5,8 @@
 # Uses prebuilt .devbuild/libvgpu.so and .devbuild/vgpu when present (built on the development
 # machine by bench/gpu/prepare_devbuild.sh); otherwise builds them with CMake (release preset).
 # Usage: bench/gpu/run_all.sh [--quick]   (--quick: 3 benchmark repetitions instead of 7)
+# VGPU_RUN_EXTRA: more `vgpu run` options for every check, e.g. "--mode mps --mps-pipe DIR" (the
+# memory checks in MPS mode); CHECKS_ONLY=1: the checks without the launch/malloc benchmark.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -49,7 +51,8 @@ sleep 1
 vrun() {  # vrun NAME vgpu-run-options... -- CMD...
   local name=$1
   shift
-  timeout 120 "$VGPU" run "$@" >"$LOG/$name.log" 2>&1
+  # shellcheck disable=SC2086 # VGPU_RUN_EXTRA is a list of options
+  timeout 120 "$VGPU" run ${VGPU_RUN_EXTRA:-} "$@" >"$LOG/$name.log" 2>&1
   echo "exit=$?" >>"$LOG/$name.log"
 }
 
@@ -67,10 +70,10 @@ vrun cupy --gpumem $LIMIT_MIB -- python3 "$HERE/frameworks.py" cupy
 vrun jax --gpumem $LIMIT_MIB -- python3 "$HERE/frameworks.py" jax
 
 echo "== two processes, one ${LIMIT_MIB} MiB region, 3 GiB each"
-"$VGPU" run --region "$W/shared.cache" --gpumem $LIMIT_MIB -- python3 "$HERE/frameworks.py" hold3g >"$LOG/two_a.log" 2>&1 &
+"$VGPU" run ${VGPU_RUN_EXTRA:-} --region "$W/shared.cache" --gpumem $LIMIT_MIB -- python3 "$HERE/frameworks.py" hold3g >"$LOG/two_a.log" 2>&1 &
 A=$!
 for _ in $(seq 1 100); do grep -q hold3g "$LOG/two_a.log" 2>/dev/null && break; sleep 0.2; done
-"$VGPU" run --region "$W/shared.cache" --gpumem $LIMIT_MIB -- python3 "$HERE/frameworks.py" hold3g >"$LOG/two_b.log" 2>&1
+"$VGPU" run ${VGPU_RUN_EXTRA:-} --region "$W/shared.cache" --gpumem $LIMIT_MIB -- python3 "$HERE/frameworks.py" hold3g >"$LOG/two_b.log" 2>&1
 wait $A
 
 # The NVML poller would perturb the timings: stop it before the benchmark.
@@ -81,6 +84,7 @@ echo "== benchmark (median of $REPS, interleaved native / vgpu run --gpumem $LIM
 : >"$LOG/bench.txt"
 PIN=()
 command -v taskset >/dev/null && PIN=(taskset -c "$(($(nproc) - 1))")
+[ "${CHECKS_ONLY:-0}" = 1 ] && REPS=0
 for i in $(seq 1 "$REPS"); do
   for mode in launch malloc; do
     echo "native $("${PIN[@]}" "$W/bench" $mode)" >>"$LOG/bench.txt"

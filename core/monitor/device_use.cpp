@@ -68,6 +68,8 @@ CorePolicy CorePolicyFromRegion(uint32_t sm_policy) {
       return CorePolicy::kForce;
     case VGPU_SM_POLICY_DISABLE:
       return CorePolicy::kDisable;
+    case VGPU_SM_POLICY_MPS:
+      return CorePolicy::kMps;
     default:
       return CorePolicy::kDefault;
   }

@@ -91,7 +91,7 @@ Status ValidateDeviceRecords(std::span<const DeviceRecordFields> records) {
     if (r.sm_limit > 100) {
       return InvalidArgument(where + "SM limit " + std::to_string(r.sm_limit) + " %");
     }
-    if (r.sm_policy > VGPU_SM_POLICY_DISABLE) {
+    if (r.sm_policy > VGPU_SM_POLICY_MPS) {
       return InvalidArgument(where + "SM policy " + std::to_string(r.sm_policy));
     }
   }

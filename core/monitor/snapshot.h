@@ -18,7 +18,7 @@ namespace vgpu::monitor {
 // The region flag policy `default` reads (VGPU_SM_SHARING_* in vgpu/region_layout.h).
 enum class Sharing { kUnknown, kShared, kAlone };
 // GPU_CORE_UTILIZATION_POLICY of the container's processes.
-enum class CorePolicy { kDefault, kForce, kDisable };
+enum class CorePolicy { kDefault, kForce, kDisable, kMps };
 // What the monitor can read of a container's folder (core/monitor/container_folder.h):
 //  ok          every region file there is read (or there is none yet: no CUDA process ran);
 //  pending     a region file is being created (empty, or not laid out yet);
@@ -30,7 +30,7 @@ enum class CorePolicy { kDefault, kForce, kDisable };
 enum class ContainerState { kOk, kPending, kUnusable, kOverLimits };
 
 const char* SharingName(Sharing s);                // "unknown", "shared", "alone"
-const char* CorePolicyName(CorePolicy p);          // "default", "force", "disable"
+const char* CorePolicyName(CorePolicy p);          // "default", "force", "disable", "mps"
 const char* ContainerStateName(ContainerState s);  // "ok", "pending", "unusable", "over_limits"
 
 struct ProcessView {

@@ -13,7 +13,7 @@ namespace {
 using nlohmann::json;
 
 const char* const kSharingNames[] = {"unknown", "shared", "alone"};
-const char* const kPolicyNames[] = {"default", "force", "disable"};
+const char* const kPolicyNames[] = {"default", "force", "disable", "mps"};
 const char* const kStateNames[] = {"ok", "pending", "unusable", "over_limits"};
 
 json Optional(const std::optional<double>& v) {

@@ -146,6 +146,18 @@ int vgpu_read_settings(vgpu_env_lookup lookup, void* ctx, int count, struct vgpu
                   VGPU_ENV_CORE_POLICY, policy);
     }
   }
+  /* An unknown mode keeps the time-slice limiter: a typo must not lift the compute limit. */
+  const char* mode = lookup_value(lookup, ctx, VGPU_ENV_SHARING_MODE);
+  if (mode != NULL) {
+    if (strcasecmp(mode, VGPU_SHARING_MPS) == 0) {
+      out->sharing_mps = 1;
+    } else if (strcasecmp(mode, VGPU_SHARING_TIME_SLICE) != 0) {
+      rc = report(err, err_len, rc,
+                  "invalid %s: '%s' (expected " VGPU_SHARING_TIME_SLICE " or " VGPU_SHARING_MPS
+                  "); the compute limit is enforced by time-slicing",
+                  VGPU_ENV_SHARING_MODE, mode);
+    }
+  }
   const char* priority = lookup_value(lookup, ctx, VGPU_ENV_TASK_PRIORITY);
   out->priority = 1;
   if (priority != NULL) {

@@ -48,8 +48,11 @@ struct vgpu_settings {
   /* Percent of the card, 1..99; 0 = unlimited (unset, 0, >= 100, or policy disable). A malformed
    * value is the smallest limit, 1. */
   uint32_t sm_percent[VGPU_REGION_MAX_DEVICES];
-  int32_t core_policy;       /* enum vgpu_core_policy */
-  int32_t priority;          /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
+  int32_t core_policy; /* enum vgpu_core_policy */
+  int32_t priority;    /* CUDA_TASK_PRIORITY: 0 high, 1 low (default) */
+  /* VGPU_SHARING_MODE=mps: an MPS client, whose SMs MPS partitions; the SM limiter stays off and
+   * sm_percent is only recorded (the share MPS was given). Unknown values keep time-slice. */
+  int sharing_mps;
   int oom_killer;            /* ACTIVE_OOM_KILLER */
   int sm_stats;              /* VGPU_SM_STATS: 0 off, 1 exit report */
   int32_t sm_alone_pause_ms; /* VGPU_SM_ALONE_PAUSE_MS: 0..1000 (env_contract.h) */

@@ -42,7 +42,8 @@ void vgpu_sm_attach(void) {
   memset(&config, 0, sizeof(config));
   config.device_count = g_vgpu.device_count;
   for (int i = 0; i < g_vgpu.device_count && i < VGPU_REGION_MAX_DEVICES; ++i) {
-    config.percent[i] = (int32_t)s->sm_percent[i];
+    /* MPS partitions the SMs of an MPS client: throttling it too would charge the share twice. */
+    config.percent[i] = s->sharing_mps ? 0 : (int32_t)s->sm_percent[i];
     config.region_device[i] = g_vgpu.region_dev[i];
   }
   config.policy = s->core_policy;

@@ -27,6 +27,12 @@ uint64_t vgpu_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The policy the region records for the monitor and `vgpu top`: MPS mode is shown as such (MPS
+ * partitions the SMs; the time-slice policy does not apply). */
+static uint32_t recorded_policy(const struct vgpu_settings* s) {
+  return s->sharing_mps ? VGPU_SM_POLICY_MPS : (uint32_t)s->core_policy;
+}
+
 static const char* env_lookup(const char* name, void* ctx) {
   (void)ctx;
   return getenv(name);
@@ -180,7 +186,7 @@ int vgpu_state_cuda(void) {
       const uint64_t limit = vgpu_effective_limit(limits, i, (uint64_t)bytes);
       g_vgpu.region_dev[i] =
           vgpu_region_register_device(&g_vgpu.region, text, (uint64_t)bytes, limit,
-                                      limits->sm_percent[i], (uint32_t)limits->core_policy);
+                                      limits->sm_percent[i], recorded_policy(limits));
       remember_uuid(g_vgpu.region_dev[i], text);
     }
     g_vgpu.device_count = n;
@@ -246,10 +252,9 @@ int vgpu_state_nvml(void) {
       nvmlMemory_t m;
       if (uuids[i][0] == '\0' || mem(handles[i], &m) != NVML_SUCCESS) continue;
       const uint64_t limit = vgpu_effective_limit(limits, v, m.total);
-      remember_uuid(
-          vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit,
-                                      limits->sm_percent[v], (uint32_t)limits->core_policy),
-          uuids[i]);
+      remember_uuid(vgpu_region_register_device(&g_vgpu.region, uuids[i], m.total, limit,
+                                                limits->sm_percent[v], recorded_policy(limits)),
+                    uuids[i]);
     }
     STORE(&g_vgpu.nvml_ready, 1);
   }

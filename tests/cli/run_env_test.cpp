@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -60,6 +61,57 @@ TEST(BuildRunEnvironment, AllDevicesPercentAndInheritedPreload) {
   EXPECT_EQ(env->at("ACTIVE_OOM_KILLER"), "true");
   EXPECT_EQ(env->count("CUDA_VISIBLE_DEVICES"), 0u);
   EXPECT_EQ(env->count("CUDA_DEVICE_SM_LIMIT"), 0u);
+}
+
+// --mode mps: MPS's own variables beside libvgpu's; the share and pinned memory per visible GPU.
+TEST(BuildRunEnvironment, MpsModeTable) {
+  struct Case {
+    const char* name;
+    std::string gpus;
+    std::optional<uint64_t> mib;
+    std::optional<int> percent;
+    std::optional<int> cores;
+    const char* want_share;   // nullptr: not set
+    const char* want_pinned;  // nullptr: not set
+  } const cases[] = {
+      {"one GPU", "", 3000, std::nullopt, 50, "50", "0=3000M"},
+      {"two GPUs", "1,0", 2048, std::nullopt, 30, "30", "0=2048M,1=2048M"},
+      {"whole GPU is no share", "", 1024, std::nullopt, 100, nullptr, "0=1024M"},
+      {"0 cores is no share", "", std::nullopt, std::nullopt, 0, nullptr, nullptr},
+      {"percent memory is libvgpu's", "", std::nullopt, 25, 70, "70", nullptr},
+  };
+  for (const Case& c : cases) {
+    RunOptions o;
+    o.gpus = c.gpus;
+    o.gpumem_mib = c.mib;
+    o.gpumem_percent = c.percent;
+    o.gpucores = c.cores;
+    o.mps = true;
+    o.mps_pipe_dir = "/tmp/vgpu-mps-0/pipe";
+    auto env = BuildRunEnvironment(o, "/l.so", "/r", "");
+    ASSERT_TRUE(env.ok()) << c.name << ": " << env.status().ToString();
+    EXPECT_EQ(env->at("VGPU_SHARING_MODE"), "mps") << c.name;
+    EXPECT_EQ(env->at("CUDA_MPS_PIPE_DIRECTORY"), "/tmp/vgpu-mps-0/pipe") << c.name;
+    const auto get = [&](const char* k) {
+      return env->count(k) != 0 ? env->at(k) : std::string("(unset)");
+    };
+    EXPECT_EQ(get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+              c.want_share != nullptr ? c.want_share : "(unset)")
+        << c.name;
+    EXPECT_EQ(get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
+              c.want_pinned != nullptr ? c.want_pinned : "(unset)")
+        << c.name;
+  }
+  RunOptions plain;
+  plain.gpucores = 50;
+  auto env = BuildRunEnvironment(plain, "/l.so", "/r", "");
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->count("VGPU_SHARING_MODE"), 0u);
+  EXPECT_EQ(env->count("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), 0u);
+  RunOptions relative;
+  relative.mps = true;
+  relative.mps_pipe_dir = "pipe";
+  EXPECT_FALSE(BuildRunEnvironment(relative, "/l.so", "/r", "").ok());
 }
 
 TEST(BuildRunEnvironment, RejectsBadOptions) {

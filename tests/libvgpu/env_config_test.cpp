@@ -219,6 +219,33 @@ TEST(ReadSettings, AlonePauseTable) {
   }
 }
 
+// VGPU_SHARING_MODE: mps turns the time-slice limiter off (MPS partitions the SMs) but keeps the
+// percent recorded; anything unknown keeps time-slice and is reported (never a lifted limit).
+TEST(ReadSettings, SharingModeTable) {
+  struct Case {
+    const char* value;  // nullptr: unset
+    int want_mps;
+    bool malformed;
+  } const cases[] = {
+      {nullptr, 0, false}, {"time-slice", 0, false}, {"mps", 1, false}, {"MPS", 1, false},
+      {"", 0, false},      {"mps ", 0, true},        {"mig", 0, true},  {"hami-core", 0, true},
+  };
+  for (const Case& c : cases) {
+    Env env{{"CUDA_DEVICE_SM_LIMIT", "40"}};
+    if (c.value != nullptr) env["VGPU_SHARING_MODE"] = c.value;
+    vgpu_settings s;
+    char err[256];
+    const int rc = vgpu_read_settings(Lookup, &env, 1, &s, err, sizeof(err));
+    const std::string what = c.value != nullptr ? c.value : "(unset)";
+    EXPECT_EQ(s.sharing_mps, c.want_mps) << what;
+    EXPECT_EQ(s.sm_percent[0], 40u) << what;
+    EXPECT_EQ(rc, c.malformed ? -1 : 0) << what;
+    if (c.malformed) {
+      EXPECT_NE(std::string(err).find("enforced by time-slicing"), std::string::npos) << err;
+    }
+  }
+}
+
 // Issue 42, item 2: `nvidia.com/gpumem-percentage: "0"` reached libvgpu as
 // CUDA_DEVICE_MEMORY_LIMIT_0=0m, read as "unlimited" (15 GiB taken of a 16 GiB card). An explicit 0
 // is a limit of 0 bytes, and so is every value that cannot be read; only unset (or empty) is none.

@@ -138,6 +138,7 @@ TEST(RegionContract, LayoutIsPinned) {
   EXPECT_EQ(VGPU_SM_POLICY_DEFAULT, 0u);
   EXPECT_EQ(VGPU_SM_POLICY_FORCE, 1u);
   EXPECT_EQ(VGPU_SM_POLICY_DISABLE, 2u);
+  EXPECT_EQ(VGPU_SM_POLICY_MPS, 3u);
 }
 
 // A process that stays alive until killed: a slot's owner must be alive, or libvgpu reaps it.
@@ -203,7 +204,7 @@ TEST_F(RegionContractTest, WriteThenRead) {
       {"GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", 40 * kGiB, 0, 55, VGPU_SM_POLICY_DISABLE, 0,
        VGPU_DEVICE_FLAG_NO_MEMORY},
       {"GPU-0f0f0f0f-1e1e-2d2d-3c3c-4b4b4b4b4b4b", 24 * kGiB, VGPU_MEM_UNLIMITED, 0,
-       VGPU_SM_POLICY_DEFAULT, 0, 0},
+       VGPU_SM_POLICY_MPS, 0, 0},
   };
   // Two processes; what each does on which device record.
   struct Use {

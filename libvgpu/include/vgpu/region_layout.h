@@ -62,6 +62,9 @@
   0u                            /* the limit holds unless the monitor says the GPU is ours alone */
 #define VGPU_SM_POLICY_FORCE 1u /* the limit always holds */
 #define VGPU_SM_POLICY_DISABLE 2u /* no limit */
+/* VGPU_SHARING_MODE=mps: NVIDIA MPS partitions the SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = the
+ * limit); libvgpu does not throttle. */
+#define VGPU_SM_POLICY_MPS 3u
 
 #ifdef __cplusplus
 extern "C" {

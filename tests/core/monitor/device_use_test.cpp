@@ -137,6 +137,7 @@ TEST(RegionNames, PolicySharingAndDeviceType) {
   EXPECT_EQ(CorePolicyFromRegion(0), CorePolicy::kDefault);
   EXPECT_EQ(CorePolicyFromRegion(1), CorePolicy::kForce);
   EXPECT_EQ(CorePolicyFromRegion(2), CorePolicy::kDisable);
+  EXPECT_EQ(CorePolicyFromRegion(3), CorePolicy::kMps);
   EXPECT_EQ(CorePolicyFromRegion(7), CorePolicy::kDefault);
   for (Sharing s : {Sharing::kUnknown, Sharing::kShared, Sharing::kAlone}) {
     EXPECT_EQ(SharingFromRegion(SharingToRegion(s)), s);

@@ -101,7 +101,7 @@ TEST(ValidateDeviceRecords, OneMessagePerScribble) {
        {{a, true, 0, 0}, {a, true, 0, 0}},
        "device record 1: names the GPU of record 0 again"},
       {"SM limit", {{a, true, 4294967295u, 0}}, "device record 0: SM limit 4294967295 %"},
-      {"SM policy", {{a, true, 0, 3}}, "device record 0: SM policy 3"},
+      {"SM policy", {{a, true, 0, 4}}, "device record 0: SM policy 4"},
   };
   for (const Case& c : cases) {
     const Status s = ValidateDeviceRecords(c.records);

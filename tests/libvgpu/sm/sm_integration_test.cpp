@@ -390,6 +390,19 @@ TEST_F(SmLimitTest, DisabledOrFullLimitsAreUnlimited) {
   EXPECT_GT(r[0].share, base[0].share - 5) << Describe(r);
 }
 
+// VGPU_SHARING_MODE=mps: MPS partitions the SMs, so libvgpu must not throttle as well (the share
+// would be charged twice): a saturating tenant at 30 runs as one without a limit. A mode libvgpu
+// does not know keeps the time-slice limit (fail closed). The fake GPU does not partition SMs.
+TEST_F(SmLimitTest, MpsModeIsNotThrottledAndAnUnknownModeKeepsTheLimit) {
+  const auto base = RunTogether({Tenant{}});
+  auto r = RunTogether({Tenant{.limit = 30, .extra = {{"VGPU_SHARING_MODE", "mps"}}}});
+  EXPECT_GT(r[0].share, base[0].share - 5) << Describe(r);
+  EXPECT_EQ(r[0].stats, "") << Describe(r);
+  r = RunTogether({Tenant{.limit = 30, .extra = {{"VGPU_SHARING_MODE", "mps-please"}}}});
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  EXPECT_NE(r[0].err.find("invalid VGPU_SHARING_MODE"), std::string::npos) << r[0].err;
+}
+
 // A saturating tenant alone runs long stretches between long pauses (for the GPU's clock boost);
 // beside another tenant its waits are short.
 TEST_F(SmLimitTest, LongStretchesOnlyForASaturatingTenantAlone) {
