@@ -1038,6 +1038,42 @@ def case_webhook_mode():
     F.check(not flag_values(sargs, "--webhook-mode"), f"{what}: webhook off, mode passed: {sargs}")
 
 
+def device_plugin_rules(docs, fullname="vgpu"):
+    return one(docs, "ClusterRole", f"{fullname}-device-plugin")["rules"]
+
+
+def case_extended_resources():
+    # Off by default (and with HAMi's values, which have no such key); on, the flag reaches the
+    # device plugin, and the names it advertises are device-config.yaml's, the values' names.
+    what = "extended-resources"
+    for docs, label in ((render(), "default"), (render(kube="1.20.2", values=[HAMI_FULL_VALUES]), "HAMi values")):
+        dargs = container(one(docs, "DaemonSet", "-device-plugin"), "device-plugin")["command"][1:]
+        F.check("--advertise-extended-resources" not in dargs, f"{what}: {label}: flag passed: {dargs}")
+    names = ["resourceMem=example.com/vmem", "resourceCores=example.com/vcores"]
+    docs = render(sets=["devicePlugin.advertiseExtendedResources=true", *names])
+    check_system(docs, "1.30.0", dict(DEFAULT_NAMES, resourceMem="example.com/vmem", resourceCores="example.com/vcores"),
+                 "hami-scheduler", what)
+    dargs = container(one(docs, "DaemonSet", "-device-plugin"), "device-plugin")["command"][1:]
+    F.equal(dargs.count("--advertise-extended-resources"), 1, f"{what}: on: flag")
+    dc = yaml.safe_load(configmap_data(docs, "vgpu-scheduler-device")["device-config.yaml"])["nvidia"]
+    F.equal((dc.get("resourceMemoryName"), dc.get("resourceCoreName")), ("example.com/vmem", "example.com/vcores"),
+            f"{what}: the names the plugin reads (--device-config)")
+    F.check("--device-config=/device-config/device-config.yaml" in dargs, f"{what}: device-config not passed: {dargs}")
+    # kube-scheduler still leaves them to the extender (it would count node sums, not cards).
+    managed = {r["name"]: r.get("ignoredByScheduler") for r in scheduler_config(docs)["extenders"][0]["managedResources"]}
+    F.equal((managed.get("example.com/vmem"), managed.get("example.com/vcores")), (True, True),
+            f"{what}: ignoredByScheduler")
+    # RBAC: patch on nodes/status whatever the value (turning it off removes what it wrote), and
+    # the chart's rules are deploy/rbac's.
+    with open(os.path.join(ROOT, "deploy", "rbac", "hami-device-plugin.yaml")) as f:
+        static = [d for d in yaml.safe_load_all(f) if d and d.get("kind") == "ClusterRole"][0]["rules"]
+    for docs, label in ((render(), "off"), (render(sets=["devicePlugin.advertiseExtendedResources=true"]), "on")):
+        rules = device_plugin_rules(docs)
+        F.check(any(r.get("resources") == ["nodes/status"] and r.get("verbs") == ["patch"] for r in rules),
+                f"{what}: {label}: no patch on nodes/status: {rules}")
+        F.equal(rules, static, f"{what}: {label}: chart rules vs deploy/rbac/hami-device-plugin.yaml")
+
+
 def case_bad_values():
     cases = [
         (["scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy=fancy"], "nodeSchedulerPolicy"),
@@ -1091,6 +1127,7 @@ CASES = {
     "variants": case_variants,
     "overrides": case_overrides,
     "bad-values": case_bad_values,
+    "extended-resources": case_extended_resources,
 }
 
 
