@@ -412,17 +412,34 @@ Status DevicePlugin::SyncExtendedResources(const codec::ExtendedCapacity& want) 
   for (const std::string& name : *advertised_) {
     if (!want.contains(name)) withdraw.insert(name);
   }
-  if (want.empty() && withdraw.empty()) return Status::Ok();
+  if (want.empty() && (withdraw.empty() || withdraw_refused_)) return Status::Ok();
   Status s =
       api_->PatchNodeStatus(options_.node_name, codec::ExtendedResourceStatusPatch(want, withdraw));
+  if (!s.ok() && want.empty() && s.code() == StatusCode::kPermissionDenied) {
+    // Off, and no longer allowed to write the status: the chart grants nodes/status only with
+    // the option on, so turning it off through the chart lands here. Cleaning up is not worth a
+    // failed report (and a retry every 5 s) on a node whose GPUs work; say once what is left and
+    // how to remove it, and try again at the next start.
+    withdraw_refused_ = true;
+    log::Warn(
+        "extended resources left in the node's capacity: this plugin advertised them before and "
+        "may not patch nodes/status now; remove them by hand (docs/scheduler.md, \"Extended "
+        "resources\") or grant the ServiceAccount patch on nodes/status "
+        "(deploy/rbac/extended-resources/) and restart the plugin",
+        {{"node", options_.node_name},
+         {"resources", codec::EncodeAdvertisedNames(withdraw)},
+         {"error", s.message()}});
+    return Status::Ok();
+  }
   if (!s.ok()) {
     std::string message = std::string(want.empty() ? "withdrawing" : "advertising") +
                           " the extended resources of node " + options_.node_name + ": " +
                           s.message();
     if (s.code() == StatusCode::kPermissionDenied) {
       message +=
-          " (the device plugin's ServiceAccount needs patch on nodes/status: "
-          "deploy/rbac/hami-device-plugin.yaml, or the chart's ClusterRole)";
+          " (the device plugin's ServiceAccount needs patch on nodes/status: chart value "
+          "devicePlugin.advertiseExtendedResources=true grants it; without the chart, apply "
+          "deploy/rbac/extended-resources/)";
     }
     return Status(s.code(), std::move(message));
   }

@@ -132,6 +132,8 @@ class DevicePlugin {
   // written.
   std::optional<std::set<std::string>> advertised_;
   codec::ExtendedCapacity written_capacity_;
+  // Off, and the withdrawal was refused (no RBAC on nodes/status): warned once, not retried.
+  bool withdraw_refused_ = false;
 
   std::atomic<bool> stopping_{false};
   std::atomic<int> registrations_{0};

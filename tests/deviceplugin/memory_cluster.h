@@ -3,6 +3,7 @@
 // An in-memory ClusterApi for unit tests of the Allocate flow: it keeps node and pod objects
 // and applies annotation patches the way the API server does, and can play an unreachable server.
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -44,6 +45,11 @@ class MemoryCluster : public ClusterApi {
   int status_writes() {
     std::lock_guard l(mu_);
     return status_writes_;
+  }
+  // Status patches asked for, refused ones included.
+  int status_attempts() {
+    std::lock_guard l(mu_);
+    return status_attempts_;
   }
   int pod_gets() const { return gets_; }
   int pod_lists() const { return lists_; }
@@ -94,6 +100,7 @@ class MemoryCluster : public ClusterApi {
   }
   Status PatchNodeStatus(const std::string& name, const nlohmann::json& merge_patch) override {
     std::lock_guard l(mu_);
+    ++status_attempts_;
     if (!reachable_) return Unavailable("connection refused");
     if (!status_allowed_) {
       return PermissionDenied("nodes \"" + name +
@@ -124,8 +131,9 @@ class MemoryCluster : public ClusterApi {
   std::mutex mu_;
   bool reachable_ = true;
   bool status_allowed_ = true;
-  int writes_ = 0;
+  std::atomic<int> writes_{0};  // read by tests while the plugin reports
   int status_writes_ = 0;
+  int status_attempts_ = 0;
   int gets_ = 0;
   int lists_ = 0;
   std::map<std::string, nlohmann::json> nodes_;

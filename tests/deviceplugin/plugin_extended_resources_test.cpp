@@ -241,5 +241,58 @@ TEST(ExtendedResources, WithoutRbacTheWarningSaysWhatToGrant) {
   EXPECT_EQ(At(node, "capacity", "nvidia.com/gpumem"), "<absent>");
 }
 
+TEST(ExtendedResources, OffWithoutRbacLeavesThemAndSaysSoOnce) {
+  // The chart grants nodes/status only with the option on: turned off through the chart, the
+  // plugin finds its mark but may not withdraw. Its GPUs must go on being reported, the warning
+  // must say what is left and how to remove it, and the refused patch must not be retried
+  // every report (nor fail the report, which would retry every 5 s).
+  testing::MemoryCluster cluster;
+  json node = KubeletNode();
+  node["metadata"]["annotations"]["vgpu.io/extended-resources"] =
+      "nvidia.com/gpucores,nvidia.com/gpumem";
+  node["status"]["capacity"]["nvidia.com/gpumem"] = "32768";
+  node["status"]["capacity"]["nvidia.com/gpucores"] = "200";
+  cluster.PutNode(node);
+  cluster.AllowStatus(false);
+  {
+    std::lock_guard l(g_lines_mu);
+    g_lines.clear();
+  }
+  log::SetSink(&Capture);
+  PluginOptions o = Options(false);
+  o.report_interval = 20ms;
+  DevicePlugin plugin(o, std::make_unique<SharedCluster>(cluster), TwoGpus());
+  Status started = plugin.Start();
+  // Several periodic reports.
+  const int writes = cluster.writes();
+  EXPECT_TRUE(WaitFor([&] { return cluster.writes() >= writes + 5; }));
+  plugin.Stop();
+  log::SetSink(nullptr);
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  EXPECT_EQ(cluster.status_attempts(), 1);
+  json after = cluster.Node("n1");
+  EXPECT_TRUE(after["metadata"]["annotations"].contains("hami.io/node-nvidia-register"));
+  EXPECT_EQ(after["status"], node["status"]);
+  // Still marked: a start that may write withdraws them.
+  EXPECT_EQ(Marker(after), "nvidia.com/gpucores,nvidia.com/gpumem");
+  std::lock_guard l(g_lines_mu);
+  const std::string warning = "extended resources left in the node's capacity";
+  const size_t at = g_lines.find(warning);
+  ASSERT_NE(at, std::string::npos) << g_lines;
+  EXPECT_EQ(g_lines.find(warning, at + 1), std::string::npos)
+      << "warned more than once: " << g_lines;
+  EXPECT_NE(g_lines.find("remove them by hand"), std::string::npos) << g_lines;
+  EXPECT_EQ(g_lines.find("node report failed"), std::string::npos) << g_lines;
+
+  // Allowed again (RBAC granted), the next start withdraws them.
+  cluster.AllowStatus(true);
+  DevicePlugin again(Options(false), std::make_unique<SharedCluster>(cluster), TwoGpus());
+  ASSERT_TRUE(again.Start().ok());
+  again.Stop();
+  after = cluster.Node("n1");
+  EXPECT_EQ(At(after, "capacity", "nvidia.com/gpumem"), "<absent>");
+  EXPECT_EQ(Marker(after), "<absent>");
+}
+
 }  // namespace
 }  // namespace vgpu::deviceplugin
