@@ -57,7 +57,7 @@ extres_restart_plugin() {
 }
 
 scenario_extended_resources() {
-  local t0=$SECONDS node nodes want
+  local t0=$SECONDS node nodes want seen=""
   if [[ $E2E_MODE == hand ]]; then
     nodes=$E2E_NODE1
     # Whatever happens below, node 1's plugin ends as the other hand scenarios expect it.
@@ -81,6 +81,7 @@ scenario_extended_resources() {
     k get node "$node" -o json | jq -e '.status.capacity | has("cpu") and has("memory") and has("pods")
       and (.["nvidia.com/gpu"] // "0" | tonumber > 0)' >/dev/null ||
       fail "node $node: kubelet's own capacity entries are gone: $(k get node "$node" -o json | jq -c .status.capacity)"
+    seen+="$node gpumem gpucores $want; "
   done
 
   # kubelet now counts gpumem/gpucores at admission: a pod asking for them still runs.
@@ -106,8 +107,7 @@ scenario_extended_resources() {
   else
     extres_chart_off_and_on "$nodes"
   fi
-  log "extended resources: $(for node in $nodes; do printf '%s capacity %s; ' "$node" \
-    "$(extres_status "$node" capacity)"; done)checked in $((SECONDS - t0)) s"
+  log "extended resources: capacity = allocatable = inventory: ${seen}checked in $((SECONDS - t0)) s"
 }
 
 # Through the chart: the value off takes the nodes/status rule with it, so the entries stay (the
