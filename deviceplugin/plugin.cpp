@@ -386,8 +386,10 @@ Status DevicePlugin::ReportInventory() {
   std::set<std::string> marked = *advertised_;
   for (const auto& [name, value] : want) marked.insert(name);
   // Marked before the status write: a crash in between leaves a name to withdraw, never a
-  // resource in the node's capacity that no run knows to be its own.
-  if (marked != *advertised_) {
+  // resource in the node's capacity that no run knows to be its own. While advertising, marked
+  // on every report (it rides on the inventory's patch): a mark removed by hand while the entries
+  // are still being written would leave them unknown to the start that should withdraw them.
+  if (marked != *advertised_ || !want.empty()) {
     patch[std::string(codec::kExtendedResourcesAnnotation)] = codec::EncodeAdvertisedNames(marked);
   }
 

@@ -294,5 +294,23 @@ TEST(ExtendedResources, OffWithoutRbacLeavesThemAndSaysSoOnce) {
   EXPECT_EQ(Marker(after), "<absent>");
 }
 
+TEST(ExtendedResources, AMarkRemovedByHandComesBackWhileAdvertising) {
+  // The mark is how a later start without the flag knows what to withdraw: removed by hand while
+  // the plugin still writes the entries, it must come back with the next report.
+  testing::MemoryCluster cluster;
+  cluster.PutNode(KubeletNode());
+  PluginOptions o = Options(true);
+  o.report_interval = 20ms;
+  DevicePlugin plugin(o, std::make_unique<SharedCluster>(cluster), TwoGpus());
+  ASSERT_TRUE(plugin.Start().ok());
+  ASSERT_EQ(Marker(cluster.Node("n1")), "nvidia.com/gpucores,nvidia.com/gpumem");
+  json node = cluster.Node("n1");
+  node["metadata"]["annotations"].erase("vgpu.io/extended-resources");
+  cluster.PutNode(node);
+  EXPECT_TRUE(WaitFor(
+      [&] { return Marker(cluster.Node("n1")) == "nvidia.com/gpucores,nvidia.com/gpumem"; }));
+  plugin.Stop();
+}
+
 }  // namespace
 }  // namespace vgpu::deviceplugin
