@@ -63,9 +63,12 @@ Status CheckExtendedResourceNames(const ResourceNames& names) {
        {std::pair<std::string_view, const std::string&>{"memory", names.memory},
         std::pair<std::string_view, const std::string&>{"cores", names.cores}}) {
     if (std::string why = WhyNotExtended(name); !why.empty()) {
-      return InvalidArgument("cannot advertise the " + std::string(what) + " resource \"" + name +
-                             "\" as a node extended resource: " + why +
-                             " (resourceMemoryName / resourceCoreName in device-config.yaml)");
+      std::string message = "cannot advertise the " + std::string(what) + " resource \"";
+      message += name;
+      message += "\" as a node extended resource: ";
+      message += why;
+      message += " (resourceMemoryName / resourceCoreName in device-config.yaml)";
+      return InvalidArgument(message);
     }
     if (name == names.count) {
       return InvalidArgument(
