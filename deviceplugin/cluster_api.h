@@ -27,6 +27,9 @@ class ClusterApi {
   virtual Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                                      const AnnotationPatch& patch) = 0;
   virtual Status PatchNodeAnnotations(const std::string& name, const AnnotationPatch& patch) = 0;
+  // JSON merge patch of the node's status subresource (extended resources in status.capacity);
+  // needs RBAC `patch` on nodes/status.
+  virtual Status PatchNodeStatus(const std::string& name, const nlohmann::json& merge_patch) = 0;
   // Removes annotation `key` from the node only while it still equals `expected` (a JSON patch
   // with a `test` op), so that a lock taken meanwhile by someone else is never released.
   // FailedPrecondition when the value changed.

@@ -54,6 +54,10 @@ Status KubeClusterApi::PatchNodeAnnotations(const std::string& name, const Annot
   return client_->PatchAnnotations(kube::kNodes, "", name, patch).status();
 }
 
+Status KubeClusterApi::PatchNodeStatus(const std::string& name, const nlohmann::json& merge_patch) {
+  return client_->MergePatch(kube::kNodes, "", name, merge_patch, "status").status();
+}
+
 Status KubeClusterApi::RemoveNodeAnnotationIf(const std::string& name, const std::string& key,
                                               const std::string& expected) {
   const std::string path = "/metadata/annotations/" + PointerToken(key);

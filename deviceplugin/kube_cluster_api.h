@@ -19,6 +19,7 @@ class KubeClusterApi : public ClusterApi {
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;
   Status PatchNodeAnnotations(const std::string& name, const AnnotationPatch& patch) override;
+  Status PatchNodeStatus(const std::string& name, const nlohmann::json& merge_patch) override;
   Status RemoveNodeAnnotationIf(const std::string& name, const std::string& key,
                                 const std::string& expected) override;
 

@@ -68,9 +68,15 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "GPU policy; HAMi's chart sets ENABLE_TOPOLOGY_SCORE")
       ->envname("ENABLE_TOPOLOGY_SCORE")
       ->capture_default_str();
-  app.add_option("--mig-strategy", f.mig_strategy,
-                 "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
+  app.add_flag("--advertise-extended-resources", f.advertise_extended_resources,
+               "write the healthy GPUs' memory (MiB x memory scaling) and cores (100 x core "
+               "scaling each) into the Node's status.capacity under device-config.yaml's "
+               "memory and core resource names, for quotas, autoscalers and kubectl; without it "
+               "(or =false) those this plugin wrote before are removed (docs/scheduler.md, "
+               "Extended resources)")
       ->capture_default_str();
+  app.add_option("--mig-strategy", f.mig_strategy,
+                 "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted");
   daemon::AddCommonFlags(app, f.common, "no line of the plugin depends on it yet");
 }
 
@@ -128,6 +134,11 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   // device-config.yaml; the count is the resource kubelet allocates.
   o.spec.names = device_config.resource_names();
   o.spec.names.count = f.resource_name;
+  o.advertise_extended_resources = f.advertise_extended_resources;
+  if (f.advertise_extended_resources) {
+    VGPU_RETURN_IF_ERROR(codec::CheckExtendedResourceNames(o.spec.names)
+                             .WithContext("--advertise-extended-resources"));
+  }
   o.spec.defaults.mem_mib = device_config.default_memory;
   o.spec.defaults.cores = device_config.default_cores;
   o.spec.defaults.gpu_num = device_config.default_gpu_num;

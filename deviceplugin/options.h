@@ -37,9 +37,10 @@ struct Flags {
   int health_recovery_seconds = 60;
   int report_interval_seconds = 30;
   std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;
-  std::string mig_strategy = "none";  // HAMi's --mig-strategy; only "none" is supported
-  bool topology_score = true;         // publish hami.io/node-nvidia-score
-  daemon::CommonFlags common;         // -v
+  std::string mig_strategy = "none";          // HAMi's --mig-strategy; only "none" is supported
+  bool topology_score = true;                 // publish hami.io/node-nvidia-score
+  bool advertise_extended_resources = false;  // gpumem/gpucores in the Node's status.capacity
+  daemon::CommonFlags common;                 // -v
 };
 
 // Registers every flag (each with --help text) on `app`, writing into `flags`.

@@ -21,6 +21,15 @@ constexpr const char* kApiVersion = "v1beta1";
 constexpr const char* kHealthy = "Healthy";
 constexpr const char* kUnhealthy = "Unhealthy";
 
+std::string NodeAnnotation(const nlohmann::json& node, std::string_view key) {
+  auto meta = node.find("metadata");
+  if (meta == node.end() || !meta->is_object()) return "";
+  auto ann = meta->find("annotations");
+  if (ann == meta->end() || !ann->is_object()) return "";
+  auto v = ann->find(std::string(key));
+  return v != ann->end() && v->is_string() ? v->get<std::string>() : "";
+}
+
 std::string JoinPath(const std::string& dir, const std::string& name) {
   if (!dir.empty() && dir.back() == '/') return dir + name;
   return dir + "/" + name;
@@ -243,7 +252,7 @@ Status DevicePlugin::Start() {
   Status reported = ReportInventory();
   if (!reported.ok()) {
     // Not fatal: kubelet can already use the devices; the reporter retries.
-    log::Warn("inventory not written yet",
+    log::Warn("node report not complete yet",
               {{"node", options_.node_name}, {"error", reported.ToString()}});
   }
   started_ = true;
@@ -357,14 +366,106 @@ Status DevicePlugin::ReportInventory() {
   // may name GPUs this node no longer has.
   patch[std::string(annotations::kNodeNvidiaScore)] =
       scores.empty() ? std::nullopt : std::optional<std::string>(scores);
+
+  // Which extended resources an earlier run advertised: read once, so that turning the option
+  // off (or renaming a resource) withdraws exactly those, and an off plugin on a node it never
+  // advertised on writes no status at all.
+  if (!advertised_) {
+    auto node = api_->GetNode(options_.node_name);
+    if (!node.ok()) {
+      return node.status().WithContext("reading node " + options_.node_name +
+                                       " (which extended resources it advertised before)");
+    }
+    advertised_ =
+        codec::DecodeAdvertisedNames(NodeAnnotation(*node, codec::kExtendedResourcesAnnotation));
+  }
+  const codec::ExtendedCapacity want =
+      options_.advertise_extended_resources
+          ? codec::ExtendedResourceCapacity(inv, options_.spec.names)
+          : codec::ExtendedCapacity{};
+  std::set<std::string> marked = *advertised_;
+  for (const auto& [name, value] : want) marked.insert(name);
+  // Marked before the status write: a crash in between leaves a name to withdraw, never a
+  // resource in the node's capacity that no run knows to be its own. While advertising, marked
+  // on every report (it rides on the inventory's patch): a mark removed by hand while the entries
+  // are still being written would leave them unknown to the start that should withdraw them.
+  if (marked != *advertised_ || !want.empty()) {
+    patch[std::string(codec::kExtendedResourcesAnnotation)] = codec::EncodeAdvertisedNames(marked);
+  }
+
   Status s = api_->PatchNodeAnnotations(options_.node_name, patch);
   if (!s.ok()) return s.WithContext("writing the inventory of node " + options_.node_name);
-  std::lock_guard lock(mu_);
-  if (encoded != last_inventory_) {
-    log::Info("inventory written", {{"node", options_.node_name}, {"gpus", inv.size()}});
+  advertised_ = std::move(marked);
+  {
+    std::lock_guard lock(mu_);
+    if (encoded != last_inventory_) {
+      log::Info("inventory written", {{"node", options_.node_name}, {"gpus", inv.size()}});
+    }
+    last_inventory_ = encoded;
+    reported_generation_ = gen;
   }
-  last_inventory_ = encoded;
-  reported_generation_ = gen;
+  return SyncExtendedResources(want);
+}
+
+// Written on every report, not only on change: kubelet zeroes every extended resource when it
+// finds the node recreated, and an unchanged merge patch costs the API server no write.
+Status DevicePlugin::SyncExtendedResources(const codec::ExtendedCapacity& want) {
+  std::set<std::string> withdraw;
+  for (const std::string& name : *advertised_) {
+    if (!want.contains(name)) withdraw.insert(name);
+  }
+  if (want.empty() && (withdraw.empty() || withdraw_refused_)) return Status::Ok();
+  Status s =
+      api_->PatchNodeStatus(options_.node_name, codec::ExtendedResourceStatusPatch(want, withdraw));
+  if (!s.ok() && want.empty() && s.code() == StatusCode::kPermissionDenied) {
+    // Off, and no longer allowed to write the status: the chart grants nodes/status only with
+    // the option on, so turning it off through the chart lands here. Cleaning up is not worth a
+    // failed report (and a retry every 5 s) on a node whose GPUs work; say once what is left and
+    // how to remove it, and try again at the next start.
+    withdraw_refused_ = true;
+    log::Warn(
+        "extended resources left in the node's capacity: this plugin advertised them before and "
+        "may not patch nodes/status now; remove them by hand (docs/scheduler.md, \"Extended "
+        "resources\") or grant the ServiceAccount patch on nodes/status "
+        "(deploy/rbac/extended-resources/) and restart the plugin",
+        {{"node", options_.node_name},
+         {"resources", codec::EncodeAdvertisedNames(withdraw)},
+         {"error", s.message()}});
+    return Status::Ok();
+  }
+  if (!s.ok()) {
+    std::string message = std::string(want.empty() ? "withdrawing" : "advertising") +
+                          " the extended resources of node " + options_.node_name + ": " +
+                          s.message();
+    if (s.code() == StatusCode::kPermissionDenied) {
+      message +=
+          " (the device plugin's ServiceAccount needs patch on nodes/status: chart value "
+          "devicePlugin.advertiseExtendedResources=true grants it; without the chart, apply "
+          "deploy/rbac/extended-resources/)";
+    }
+    return Status(s.code(), std::move(message));
+  }
+  if (want != written_capacity_ && !want.empty()) {
+    std::string capacity;
+    for (const auto& [name, value] : want) {
+      capacity += (capacity.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    }
+    log::Info("extended resources advertised",
+              {{"node", options_.node_name}, {"capacity", capacity}});
+  }
+  written_capacity_ = want;
+  if (withdraw.empty()) return Status::Ok();
+  log::Info("extended resources withdrawn",
+            {{"node", options_.node_name}, {"resources", codec::EncodeAdvertisedNames(withdraw)}});
+  std::set<std::string> kept;
+  for (const auto& [name, value] : want) kept.insert(name);
+  AnnotationPatch unmark;
+  unmark[std::string(codec::kExtendedResourcesAnnotation)] =
+      kept.empty() ? std::nullopt : std::optional<std::string>(codec::EncodeAdvertisedNames(kept));
+  VGPU_RETURN_IF_ERROR(
+      api_->PatchNodeAnnotations(options_.node_name, unmark)
+          .WithContext("unmarking the withdrawn extended resources of node " + options_.node_name));
+  advertised_ = std::move(kept);
   return Status::Ok();
 }
 
@@ -444,6 +545,9 @@ void DevicePlugin::WatchLoop() {
         if (s.ok()) {
           need_register = false;
           kubelet_id = id;
+          // A kubelet that found the node recreated zeroed every extended resource: put ours
+          // back now rather than at the next periodic report.
+          if (options_.advertise_extended_resources) next_report = std::chrono::steady_clock::now();
         } else {
           log::Warn("re-register failed", {{"error", s.ToString()}});
         }
@@ -460,7 +564,7 @@ void DevicePlugin::WatchLoop() {
       Status s = ReportInventory();
       last_report_failed = !s.ok();
       next_report = now + (s.ok() ? options_.report_interval : std::chrono::milliseconds(5000));
-      if (!s.ok()) log::Warn("inventory report failed", {{"error", s.ToString()}});
+      if (!s.ok()) log::Warn("node report failed", {{"error", s.ToString()}});
     }
   }
 }

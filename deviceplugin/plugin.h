@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/allocate/container_response.h"
+#include "core/codec/extended_resources.h"
 #include "core/codec/node_inventory.h"
 #include "deviceplugin/allocator.h"
 #include "deviceplugin/cluster_api.h"
@@ -58,6 +60,10 @@ struct PluginOptions {
   bool register_with_kubelet = true;
   // Publish hami.io/node-nvidia-score from the backend's topology (when it has one).
   bool topology_score = true;
+  // Advertise the healthy GPUs' memory and cores as node extended resources under
+  // spec.names.memory / spec.names.cores (core/codec/extended_resources.h). Off: withdraw those
+  // this plugin advertised before (codec::kExtendedResourcesAnnotation), touch nothing else.
+  bool advertise_extended_resources = false;
   // false: no gRPC socket at all (the simulated cluster calls allocator() and Replicas()
   // directly, so 100 simulated nodes need no 100 servers). Implies no kubelet registration.
   bool serve_grpc = true;
@@ -98,6 +104,7 @@ class DevicePlugin {
   void StopServer();
   Status RegisterWithKubelet();
   Status ReportInventory();
+  Status SyncExtendedResources(const codec::ExtendedCapacity& want);
   void ComputePairScores(const std::vector<GpuDevice>& kept);
   void HealthLoop();
   void WatchLoop();
@@ -119,6 +126,14 @@ class DevicePlugin {
   uint64_t reported_generation_ = 0;
   std::string last_inventory_;
   std::string pair_scores_;  // hami.io/node-nvidia-score, fixed at Start; empty: not published
+
+  // The reporter's own (Start, then the watch thread): the names the node's annotation
+  // codec::kExtendedResourcesAnnotation lists (read from the node once), and the capacity last
+  // written.
+  std::optional<std::set<std::string>> advertised_;
+  codec::ExtendedCapacity written_capacity_;
+  // Off, and the withdrawal was refused (no RBAC on nodes/status): warned once, not retried.
+  bool withdraw_refused_ = false;
 
   std::atomic<bool> stopping_{false};
   std::atomic<int> registrations_{0};

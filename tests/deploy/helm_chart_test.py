@@ -1038,6 +1038,53 @@ def case_webhook_mode():
     F.check(not flag_values(sargs, "--webhook-mode"), f"{what}: webhook off, mode passed: {sargs}")
 
 
+def device_plugin_rules(docs, fullname="vgpu"):
+    return one(docs, "ClusterRole", f"{fullname}-device-plugin")["rules"]
+
+
+def case_extended_resources():
+    # Off by default (and with HAMi's values, which have no such key); on, the flag reaches the
+    # device plugin, and the names it advertises are device-config.yaml's, the values' names.
+    what = "extended-resources"
+    for docs, label in ((render(), "default"), (render(kube="1.20.2", values=[HAMI_FULL_VALUES]), "HAMi values")):
+        dargs = container(one(docs, "DaemonSet", "-device-plugin"), "device-plugin")["command"][1:]
+        F.check("--advertise-extended-resources" not in dargs, f"{what}: {label}: flag passed: {dargs}")
+    names = ["resourceMem=example.com/vmem", "resourceCores=example.com/vcores"]
+    docs = render(sets=["devicePlugin.advertiseExtendedResources=true", *names])
+    check_system(docs, "1.30.0", dict(DEFAULT_NAMES, resourceMem="example.com/vmem", resourceCores="example.com/vcores"),
+                 "hami-scheduler", what)
+    dargs = container(one(docs, "DaemonSet", "-device-plugin"), "device-plugin")["command"][1:]
+    F.equal(dargs.count("--advertise-extended-resources"), 1, f"{what}: on: flag")
+    dc = yaml.safe_load(configmap_data(docs, "vgpu-scheduler-device")["device-config.yaml"])["nvidia"]
+    F.equal((dc.get("resourceMemoryName"), dc.get("resourceCoreName")), ("example.com/vmem", "example.com/vcores"),
+            f"{what}: the names the plugin reads (--device-config)")
+    F.check("--device-config=/device-config/device-config.yaml" in dargs, f"{what}: device-config not passed: {dargs}")
+    # kube-scheduler still leaves them to the extender (it would count node sums, not cards).
+    managed = {r["name"]: r.get("ignoredByScheduler") for r in scheduler_config(docs)["extenders"][0]["managedResources"]}
+    F.equal((managed.get("example.com/vmem"), managed.get("example.com/vcores")), (True, True),
+            f"{what}: ignoredByScheduler")
+    # RBAC: patch on nodes/status only while on (it lets the plugin change any node's status), and
+    # the chart's rules are deploy/rbac's: the main file's, plus extended-resources/'s when on.
+    def static_rules(*parts):
+        rules = []
+        for part in parts:
+            with open(os.path.join(ROOT, "deploy", "rbac", *part)) as f:
+                rules += [r for d in yaml.safe_load_all(f) if d and d.get("kind") == "ClusterRole" for r in d["rules"]]
+        return sorted(rules, key=json.dumps)
+
+    main = static_rules(("hami-device-plugin.yaml",))
+    extra = static_rules(("hami-device-plugin.yaml",), ("extended-resources", "hami-device-plugin-node-status.yaml"))
+    for docs, label, want_status, static in (
+        (render(), "off", False, main),
+        (render(kube="1.20.2", values=[HAMI_FULL_VALUES]), "HAMi values", False, main),
+        (render(sets=["devicePlugin.advertiseExtendedResources=true"]), "on", True, extra),
+    ):
+        rules = device_plugin_rules(docs)
+        has_status = any("nodes/status" in r.get("resources", []) for r in rules)
+        F.equal(has_status, want_status, f"{what}: {label}: nodes/status rule: {rules}")
+        F.equal(sorted(rules, key=json.dumps), static, f"{what}: {label}: chart rules vs deploy/rbac")
+
+
 def case_bad_values():
     cases = [
         (["scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy=fancy"], "nodeSchedulerPolicy"),
@@ -1091,6 +1138,7 @@ CASES = {
     "variants": case_variants,
     "overrides": case_overrides,
     "bad-values": case_bad_values,
+    "extended-resources": case_extended_resources,
 }
 
 

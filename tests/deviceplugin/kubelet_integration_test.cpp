@@ -17,6 +17,7 @@
 #include "api.grpc.pb.h"
 #include "core/codec/node_inventory.h"
 #include "core/codec/pod_devices.h"
+#include "fake_kubelet.h"
 #include "sim/apiserver/api_server.h"
 
 extern char** environ;
@@ -25,50 +26,6 @@ namespace vgpu::deviceplugin {
 namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-// kubelet's side of registration: records every Register call.
-class FakeRegistration final : public v1beta1::Registration::Service {
- public:
-  grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* req,
-                        v1beta1::Empty*) override {
-    std::lock_guard l(mu_);
-    requests_.push_back(*req);
-    cv_.notify_all();
-    return grpc::Status::OK;
-  }
-  // Waits (bounded, generous: this is not a latency assertion) for the n-th registration.
-  std::optional<v1beta1::RegisterRequest> WaitFor(size_t n) {
-    std::unique_lock l(mu_);
-    if (!cv_.wait_for(l, 60s, [&] { return requests_.size() >= n; })) return std::nullopt;
-    return requests_[n - 1];
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<v1beta1::RegisterRequest> requests_;
-};
-
-class FakeKubelet {
- public:
-  explicit FakeKubelet(const std::string& socket) : socket_(socket) { Start(); }
-  ~FakeKubelet() { Stop(); }
-  void Start() {
-    grpc::ServerBuilder b;
-    b.AddListeningPort("unix://" + socket_, grpc::InsecureServerCredentials());
-    b.RegisterService(&registration);
-    server_ = b.BuildAndStart();
-  }
-  void Stop() {
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + 1s);
-    server_.reset();
-  }
-  FakeRegistration registration;
-
- private:
-  std::string socket_;
-  std::unique_ptr<grpc::Server> server_;
-};
 
 class DevicePluginBinaryTest : public ::testing::Test {
  protected:

@@ -3,6 +3,7 @@
 // An in-memory ClusterApi for unit tests of the Allocate flow: it keeps node and pod objects
 // and applies annotation patches the way the API server does, and can play an unreachable server.
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -35,7 +36,21 @@ class MemoryCluster : public ClusterApi {
     std::lock_guard l(mu_);
     reachable_ = up;
   }
+  // false: status patches are refused as without RBAC on nodes/status.
+  void AllowStatus(bool allowed) {
+    std::lock_guard l(mu_);
+    status_allowed_ = allowed;
+  }
   int writes() const { return writes_; }
+  int status_writes() {
+    std::lock_guard l(mu_);
+    return status_writes_;
+  }
+  // Status patches asked for, refused ones included.
+  int status_attempts() {
+    std::lock_guard l(mu_);
+    return status_attempts_;
+  }
   int pod_gets() const { return gets_; }
   int pod_lists() const { return lists_; }
 
@@ -83,6 +98,22 @@ class MemoryCluster : public ClusterApi {
     ++writes_;
     return Status::Ok();
   }
+  Status PatchNodeStatus(const std::string& name, const nlohmann::json& merge_patch) override {
+    std::lock_guard l(mu_);
+    ++status_attempts_;
+    if (!reachable_) return Unavailable("connection refused");
+    if (!status_allowed_) {
+      return PermissionDenied("nodes \"" + name +
+                              "\" is forbidden: cannot patch resource \"nodes/status\"");
+    }
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return NotFound("node " + name + " not found");
+    // The status subresource changes status only, as the API server does.
+    nlohmann::json status = merge_patch.value("status", nlohmann::json::object());
+    it->second["status"].merge_patch(status);
+    ++status_writes_;
+    return Status::Ok();
+  }
   Status RemoveNodeAnnotationIf(const std::string& name, const std::string& key,
                                 const std::string& expected) override {
     std::lock_guard l(mu_);
@@ -99,7 +130,10 @@ class MemoryCluster : public ClusterApi {
  private:
   std::mutex mu_;
   bool reachable_ = true;
-  int writes_ = 0;
+  bool status_allowed_ = true;
+  std::atomic<int> writes_{0};  // read by tests while the plugin reports
+  int status_writes_ = 0;
+  int status_attempts_ = 0;
   int gets_ = 0;
   int lists_ = 0;
   std::map<std::string, nlohmann::json> nodes_;

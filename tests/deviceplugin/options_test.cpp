@@ -112,6 +112,46 @@ TEST(ResolveOptions, BadSettingsAreClearErrors) {
   }
 }
 
+// The names come from device-config.yaml, the one home of the resource names; off by default,
+// and a name Kubernetes would refuse as a node's extended resource fails the start, not later.
+TEST(ResolveOptions, ExtendedResourcesUseTheDeviceConfigNames) {
+  CLI::App app;
+  Flags f;
+  AddFlags(app, f);
+  std::vector<std::string> none;
+  ASSERT_NO_THROW(app.parse(none));
+  f.node_name = "n";
+  auto off = ResolveOptions(f, {}, {}, "1");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->advertise_extended_resources);
+
+  std::vector<std::string> args = {"--advertise-extended-resources"};
+  ASSERT_NO_THROW(app.parse(args));
+  EXPECT_TRUE(f.advertise_extended_resources);
+  auto device = config::ParseDeviceConfigYaml(
+      "nvidia:\n  resourceMemoryName: example.com/vmem\n  resourceCoreName: example.com/vcores\n");
+  ASSERT_TRUE(device.ok());
+  auto on = ResolveOptions(f, *device, {}, "1");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->advertise_extended_resources);
+  EXPECT_EQ(on->spec.names.memory, "example.com/vmem");
+  EXPECT_EQ(on->spec.names.cores, "example.com/vcores");
+
+  auto bad = config::ParseDeviceConfigYaml("nvidia:\n  resourceMemoryName: gpumem\n");
+  ASSERT_TRUE(bad.ok());
+  auto refused = ResolveOptions(f, *bad, {}, "1");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--advertise-extended-resources: cannot advertise the "
+                                            "memory resource \"gpumem\""),
+            std::string::npos)
+      << refused.status().message();
+  // The same file is fine while the option is off: nothing is advertised under it.
+  std::vector<std::string> off_again = {"--advertise-extended-resources=false"};
+  ASSERT_NO_THROW(app.parse(off_again));
+  EXPECT_FALSE(f.advertise_extended_resources);
+  EXPECT_TRUE(ResolveOptions(f, *bad, {}, "1").ok());
+}
+
 // HAMi's chart starts the plugin as `nvidia-device-plugin --config-file=/device-config.yaml
 // --mig-strategy=none --disable-core-limit=false` with NODE_NAME and HOOK_PATH in the environment.
 TEST(AddFlags, HamiSpellingsAreAccepted) {

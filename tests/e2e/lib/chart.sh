@@ -106,9 +106,11 @@ chart_images() {
 }
 
 # The run's values on top of the HAMi-style file: fake GPUs for the device plugin, the node's
-# hook folder, no NVML for the monitor, and kube-scheduler's preemption on (E2E_KUBE_PREEMPTION=1,
+# hook folder, no NVML for the monitor, kube-scheduler's preemption on (E2E_KUBE_PREEMPTION=1,
 # the default: this cluster's kube-scheduler carries the backported fixes; the chart's auto keeps
-# it off on 1.20). JSON is YAML.
+# it off on 1.20), and gpumem/gpucores advertised as node extended resources for every chart
+# scenario, so that kubelet's admission counts them under all of them (scenario 20 checks the
+# figures). JSON is YAML.
 chart_run_values() {
   local extra=${1:-} preemption=auto
   [[ ${E2E_KUBE_PREEMPTION:-1} == 1 ]] && preemption=true
@@ -116,7 +118,7 @@ chart_run_values() {
     --argjson split "$E2E_SPLIT_COUNT" --arg hook "$E2E_CHART_HOOK" --arg preemption "$preemption" '
     {global: {gpuHookPath: $hook},
      scheduler: {kubeScheduler: {preemption: $preemption}},
-     devicePlugin: {deviceSplitCount: $split, libPath: ($hook + "/vgpu"),
+     devicePlugin: {deviceSplitCount: $split, libPath: ($hook + "/vgpu"), advertiseExtendedResources: true,
                     extraArgs: ["--fake-gpus=" + $fake],
                     monitor: {ctrPath: ($hook + "/vgpu/containers"), nvmlLibrary: ""}}}'
 }
