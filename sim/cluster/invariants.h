@@ -5,10 +5,14 @@
 //   1. No GPU is over-committed in memory, cores or vGPU slots, and an exclusive vGPU (cores = the
 //      card's cores) shares its GPU with nobody.
 //   2. Every placed pod got exactly its vGPU count, on distinct GPUs of the node it runs on.
-//   3. Every pod left pending could not be placed on any node of the end state.
+//   3. Every pod left pending could not be placed on any node of the end state (nor within its
+//      namespace's quota).
+//   4. No namespace's placed pods hold more vGPU memory or cores than its ResourceQuotas allow.
+//      The runner checks this after every bind too, so a quota passed and freed again is caught.
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,9 +51,18 @@ struct PodState {
   std::vector<AllocatedVgpu> allocated;            // all containers' vGPUs
 };
 
+// A namespace's vGPU quota: the tightest of its ResourceQuotas' hard limits, charged as the sum
+// of its pods' vGPUs (per-GPU amount x GPUs, as HAMi charges). Unset = unlimited.
+struct QuotaState {
+  std::string ns;
+  std::optional<int64_t> mem_mib;
+  std::optional<int64_t> cores;
+};
+
 struct ClusterSnapshot {
   std::vector<NodeInventory> nodes;
   std::vector<PodState> pods;  // live pods only: running or pending
+  std::vector<QuotaState> quotas;
 };
 
 struct GpuUsage {
@@ -70,11 +83,23 @@ struct InvariantReport {
   int gpus_checked = 0;
   int placed_pods_checked = 0;
   int pending_pods_checked = 0;
+  int quotas_checked = 0;      // namespaces with a quota (invariant 4)
+  int placements_checked = 0;  // binds checked as they happened (the runner's, invariant 4)
 
   bool ok() const { return violations.empty(); }
 };
 
 InvariantReport CheckInvariants(const ClusterSnapshot& snapshot);
+
+// Invariant 4 alone: one sentence per namespace and resource over its quota, naming the amounts
+// and the pods holding them.
+std::vector<std::string> CheckQuotas(const std::vector<PodState>& pods,
+                                     const std::vector<QuotaState>& quotas);
+
+// The scenario's ResourceQuotas as limits per namespace, read here from the `hard` keys
+// ([limits.|requests.]nvidia.com/gpumem, .../gpucores; the smallest holds) independently of the
+// extender's reading. A value that is no quantity is an error naming the quota and key.
+Result<std::vector<QuotaState>> QuotaStatesOf(const std::vector<QuotaSpec>& quotas);
 
 // True when `pod` could be placed on `node` given `usage` (entries of that node's GPUs).
 // Exposed for tests and for the "why pending" column of the report.

@@ -1,6 +1,7 @@
 #include "sim/cluster/runner.h"
 
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -159,6 +160,9 @@ class Run {
       : sc_(sc), policy_(policy), o_(o), pods_(sc.pods.size()) {}
 
   Result<RunResult> Execute() {
+    auto quotas = QuotaStatesOf(sc_.quotas);
+    if (!quotas.ok()) return quotas.status();
+    quotas_ = std::move(*quotas);
     VGPU_RETURN_IF_ERROR(StartCluster());
     result_.scenario = sc_.name;
     result_.policy = policy_;
@@ -356,17 +360,16 @@ class Run {
     for (const std::string& u : (*answer)[best]) {
       auto it = by_uid.find(u);
       if (it == by_uid.end() || pods_[it->second].phase != PodPhase::kBound) {
-        result_.invariants.violations.push_back("preemption for " + spec.name +
-                                                " named a victim that is not a running pod: " + u);
+        violations_.push_back("preemption for " + spec.name +
+                              " named a victim that is not a running pod: " + u);
         continue;
       }
       const size_t v = it->second;
       const PodSpec& victim = sc_.pods[v];
       if (victim.priority.value_or(0) >= priority) {
-        result_.invariants.violations.push_back("preemption for " + spec.name + " (priority " +
-                                                std::to_string(priority) + ") evicted " +
-                                                victim.name + " of priority " +
-                                                std::to_string(victim.priority.value_or(0)));
+        violations_.push_back("preemption for " + spec.name + " (priority " +
+                              std::to_string(priority) + ") evicted " + victim.name +
+                              " of priority " + std::to_string(victim.priority.value_or(0)));
       }
       auto deleted = api_->store().Delete(*FindResource("v1", "pods"), victim.ns, victim.name);
       if (!deleted.ok()) return deleted.status().WithContext("evicting " + victim.name);
@@ -418,9 +421,31 @@ class Run {
       if (spec.duration_s) {
         clock_.Add(clock_.now() + *spec.duration_s, SimEventKind::kDeparture, d.job.idx);
       }
+      if (!quotas_.empty()) CheckQuotasNow();
       Progress();
     }
     return Status::Ok();
+  }
+
+  // Invariant 4 after each bind: the end state alone would miss a quota passed by pods that
+  // left before the end. Each sentence is kept once, with the virtual time it was first seen.
+  void CheckQuotasNow() {
+    ++placements_checked_;
+    std::vector<PodState> live;
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      if (pods_[i].phase != PodPhase::kBound) continue;
+      const PodPlacement& pl = result_.placements[pods_[i].placement];
+      live.push_back(PodState{pl.ns, pl.name, pl.node, {}, {}, pl.devices});
+    }
+    for (const std::string& v : CheckQuotas(live, quotas_)) {
+      // "namespace a: GPU memory quota exceeded": once per namespace and resource, not again
+      // for every later bind while it stays over.
+      if (quota_violations_seen_.insert(v.substr(0, v.find(','))).second) {
+        char at[48];
+        std::snprintf(at, sizeof at, " (at virtual %.3f s)", clock_.now());
+        violations_.push_back(v + at);
+      }
+    }
   }
 
   // kube-scheduler stops looking after numFeasibleNodesToFind nodes (percentageOfNodesToScore,
@@ -479,8 +504,18 @@ class Run {
     }
     auto snapshot = SnapshotFromObjects(nodes.items, pods.items, o_.defaults);
     if (!snapshot.ok()) return snapshot.status().WithContext("reading the end state");
+    snapshot->quotas = quotas_;
     result_.gpu_usage = ComputeGpuUsage(*snapshot);
     result_.invariants = CheckInvariants(*snapshot);
+    // Those seen during the run (preemption victims, quotas between binds) come first; the end
+    // state's check replaces the report, so they are added back here. A quota still over at the
+    // end was reported when it was first passed.
+    std::erase_if(result_.invariants.violations, [&](const std::string& v) {
+      return quota_violations_seen_.contains(v.substr(0, v.find(',')));
+    });
+    result_.invariants.placements_checked = placements_checked_;
+    result_.invariants.violations.insert(result_.invariants.violations.begin(), violations_.begin(),
+                                         violations_.end());
     for (const std::string& f : hub_->failures()) {
       result_.invariants.violations.push_back("kubelet Allocate failed for " + f);
     }
@@ -514,6 +549,10 @@ class Run {
   std::vector<std::string> node_names_;
   size_t next_start_ = 0;
   int lowest_priority_ = std::numeric_limits<int>::max();  // of the scenario's pods
+  std::vector<QuotaState> quotas_;                         // the scenario's, per namespace
+  std::vector<std::string> violations_;                    // seen during the run
+  std::set<std::string> quota_violations_seen_;
+  int placements_checked_ = 0;
 };
 
 }  // namespace

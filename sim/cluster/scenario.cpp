@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/codec/quantity.h"
 #include "sim/cluster/gpu_uuid.h"
 
 namespace vgpu::sim {
@@ -236,10 +237,63 @@ Status ParsePolicies(const YAML::Node& list, Scenario& sc) {
   return Status::Ok();
 }
 
+// The quota keys the extender reads (HAMi's default resource names, which the sim's pods use).
+bool IsQuotaKey(const std::string& key, bool* memory) {
+  for (const char* prefix : {"limits.", "requests.", ""}) {
+    for (const bool mem : {true, false}) {
+      if (key == std::string(prefix) + (mem ? "nvidia.com/gpumem" : "nvidia.com/gpucores")) {
+        *memory = mem;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Status ParseQuotas(const YAML::Node& list, Scenario& sc) {
+  if (!list || list.IsNull()) return Status::Ok();
+  if (!list.IsSequence()) return InvalidArgument("quotas: expected a list of {namespace, hard}");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node q = list[i];
+    const std::string where = "quotas[" + std::to_string(i) + "]";
+    if (!q.IsMap()) return InvalidArgument(where + ": expected a map with namespace and hard");
+    VGPU_RETURN_IF_ERROR(CheckKeys(q, where, {"name", "namespace", "hard"}));
+    QuotaSpec spec;
+    VGPU_RETURN_IF_ERROR(WithDefault(q, "namespace", where, spec.ns));
+    spec.name = "quota-" + std::to_string(i);
+    VGPU_RETURN_IF_ERROR(WithDefault(q, "name", where, spec.name));
+    const YAML::Node hard = q["hard"];
+    if (!hard || !hard.IsMap() || hard.size() == 0) {
+      return InvalidArgument(where +
+                             ".hard: expected a map such as {limits.nvidia.com/gpumem: "
+                             "20000}");
+    }
+    for (const auto& kv : hard) {
+      const std::string key = kv.first.Scalar();
+      const std::string kw = where + ".hard." + key;
+      bool memory = false;
+      if (!IsQuotaKey(key, &memory)) {
+        return InvalidArgument(kw +
+                               ": not a vGPU quota key ([limits.|requests.]nvidia.com/gpumem "
+                               "or .../gpucores)");
+      }
+      Result<std::string> v = Scalar<std::string>(kv.second, kw);
+      if (!v.ok()) return v.status();
+      // Read as the extender reads it, so that a typo is an error here, not a quota it ignores.
+      Result<int64_t> n = memory ? codec::ParseMemoryMiB(*v) : codec::ParseQuantity(*v);
+      if (!n.ok()) return n.status().WithContext(kw);
+      spec.hard[key] = *v;
+    }
+    sc.quotas.push_back(std::move(spec));
+  }
+  return Status::Ok();
+}
+
 Result<Scenario> ParseDocument(const YAML::Node& root) {
   if (!root.IsMap()) return InvalidArgument("scenario: expected a YAML map at the top level");
   VGPU_RETURN_IF_ERROR(CheckKeys(
-      root, "scenario", {"name", "description", "deviceSplitCount", "policies", "nodes", "pods"}));
+      root, "scenario",
+      {"name", "description", "deviceSplitCount", "policies", "nodes", "pods", "quotas"}));
   Scenario sc;
   VGPU_RETURN_IF_ERROR(WithDefault(root, "name", "scenario", sc.name));
   VGPU_RETURN_IF_ERROR(WithDefault(root, "description", "scenario", sc.description));
@@ -247,6 +301,7 @@ Result<Scenario> ParseDocument(const YAML::Node& root) {
   VGPU_RETURN_IF_ERROR(ParsePolicies(root["policies"], sc));
   VGPU_RETURN_IF_ERROR(ParseNodes(root["nodes"], sc));
   VGPU_RETURN_IF_ERROR(ParsePods(root["pods"], sc));
+  VGPU_RETURN_IF_ERROR(ParseQuotas(root["quotas"], sc));
   if (sc.policies.empty()) sc.policies.push_back(PolicyPair{});
   std::stable_sort(sc.pods.begin(), sc.pods.end(),
                    [](const PodSpec& a, const PodSpec& b) { return a.arrival_s < b.arrival_s; });
@@ -356,6 +411,13 @@ Status ValidateScenario(const Scenario& sc) {
     }
     if (p.cores && (*p.cores < 0 || *p.cores > 100)) {
       return InvalidArgument(who + ": gpucores must be 0..100");
+    }
+  }
+  names.clear();
+  for (const QuotaSpec& q : sc.quotas) {
+    if (q.name.empty()) return InvalidArgument("a quota of namespace " + q.ns + " has no name");
+    if (!names.insert(q.ns + "/" + q.name).second) {
+      return InvalidArgument("quota '" + q.ns + "/" + q.name + "' is repeated");
     }
   }
   for (const PolicyPair& pp : sc.policies) {

@@ -64,6 +64,16 @@ struct PodSpec {
   std::map<std::string, std::string> annotations;
 };
 
+// A ResourceQuota created in the API server before the pods arrive: the extender watches it and
+// charges the namespace's pods per GPU (docs/scheduler.md "Quotas"); a pod over it is denied by
+// the webhook (a rejection in the report) or, for a percentage ask, left pending by the filter.
+struct QuotaSpec {
+  std::string ns = "default";
+  std::string name;
+  // spec.hard: keys [limits.|requests.]nvidia.com/gpumem (MiB) and .../gpucores (percent).
+  std::map<std::string, std::string> hard;
+};
+
 // A node policy / GPU policy pair (hami-compat §1: binpack | spread). Each pair is one run.
 struct PolicyPair {
   std::string node_policy = "binpack";
@@ -80,6 +90,7 @@ struct Scenario {
   std::vector<NodeSpec> nodes;
   std::vector<PodSpec> pods;  // sorted by arrival (stable) after parsing
   std::vector<PolicyPair> policies;
+  std::vector<QuotaSpec> quotas;
 };
 
 // What one `vgpu sim` run is sized for (docs/sim.md, "Limits"): bounds on operator input, so that

@@ -160,6 +160,70 @@ TEST(Invariants, UnhealthyGpuIsNotCapacity) {
   EXPECT_FALSE(CheckInvariants(s).ok());
 }
 
+// Invariant 4: a namespace's placed vGPUs, summed per GPU, within its quota; pods of other
+// namespaces and pending pods are not charged.
+TEST(Invariants, QuotaIsNeverExceeded) {
+  ClusterSnapshot s = Cluster();
+  s.quotas = {QuotaState{"team", 10000, 50}};
+  PodState a = Placed("a", "n", {{"GPU-a", 4000, 10}, {"GPU-b", 4000, 10}});
+  PodState b = Placed("b", "m", {{"GPU-t", 2000, 30}});
+  a.ns = b.ns = "team";
+  PodState elsewhere = Placed("c", "n", {{"GPU-a", 5000, 40}});
+  s.pods = {a, b, elsewhere};
+  EXPECT_TRUE(CheckInvariants(s).ok()) << testing::PrintToString(CheckInvariants(s).violations);
+
+  b.allocated = {{"GPU-t", 2001, 31}};
+  s.pods = {a, b, elsewhere};
+  const InvariantReport r = CheckInvariants(s);
+  ASSERT_EQ(r.violations.size(), 2u) << testing::PrintToString(r.violations);
+  EXPECT_EQ(r.violations[0],
+            "namespace team: GPU memory quota exceeded, 10001 MiB placed of 10000 held by "
+            "team/a, team/b");
+  EXPECT_EQ(r.violations[1],
+            "namespace team: GPU cores quota exceeded, 51% placed of 50 held by team/a, team/b");
+
+  // Only the limit that is set binds.
+  s.quotas = {QuotaState{"team", std::nullopt, 50}};
+  EXPECT_EQ(CheckInvariants(s).violations.size(), 1u);
+}
+
+// Invariant 3 with a quota: a pending pod that fits a GPU but not its namespace's quota is
+// rightly pending; the same pod within the quota is not.
+TEST(Invariants, PendingOverQuotaIsNoViolation) {
+  ClusterSnapshot s = Cluster();
+  PodState a = Placed("a", "n", {{"GPU-a", 6000, 10}});
+  PodState p = Pending("p", VgpuRequest{1, 0, 50, 0});  // 50 % of a 10000-MiB card
+  a.ns = p.ns = "team";
+  s.pods = {a, p};
+  s.quotas = {QuotaState{"team", 10000, std::nullopt}};
+  EXPECT_TRUE(CheckInvariants(s).ok()) << testing::PrintToString(CheckInvariants(s).violations);
+  s.quotas = {QuotaState{"team", 11000, std::nullopt}};
+  const InvariantReport r = CheckInvariants(s);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_NE(r.violations[0].find("team/p is pending but fits node n"), std::string::npos);
+}
+
+TEST(Invariants, QuotaStatesTakeTheSmallestOfEveryKeyAndQuota) {
+  auto q = QuotaStatesOf({QuotaSpec{"a",
+                                    "q1",
+                                    {{"limits.nvidia.com/gpumem", "20Gi"},
+                                     {"requests.nvidia.com/gpumem", "30000"},
+                                     {"nvidia.com/gpucores", "200"}}},
+                          QuotaSpec{"a", "q2", {{"limits.nvidia.com/gpucores", "150"}}},
+                          QuotaSpec{"b", "q", {{"nvidia.com/gpumem", "1000"}}}});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  ASSERT_EQ(q->size(), 2u);
+  EXPECT_EQ((*q)[0].ns, "a");
+  EXPECT_EQ((*q)[0].mem_mib, 20480);
+  EXPECT_EQ((*q)[0].cores, 150);
+  EXPECT_EQ((*q)[1].mem_mib, 1000);
+  EXPECT_EQ((*q)[1].cores, std::nullopt);
+  auto bad = QuotaStatesOf({QuotaSpec{"a", "q1", {{"nvidia.com/gpumem", "lots"}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("quota a/q1 nvidia.com/gpumem"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST(Invariants, UsageSumsEveryVgpu) {
   ClusterSnapshot s = Cluster();
   s.pods = {Placed("a", "n", {{"GPU-a", 100, 10}, {"GPU-b", 200, 20}}),

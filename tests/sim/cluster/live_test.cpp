@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -205,6 +206,73 @@ TEST(SimLive, PreemptionEvictsOnlyTheLowerPriorityPodsThatMakeRoom) {
     ASSERT_EQ(run->pods_pending, 1) << RenderRunText(*run);
     EXPECT_EQ(run->rejections.back().name, "peer");
   }
+}
+
+// sim/scenarios/quota.yaml: team-a's pods are charged per GPU x GPUs against its ResourceQuota;
+// the one that would pass 20000 MiB is denied by the webhook naming the quota, and a later pod
+// fits once an earlier one has left. team-b, without a quota, is not limited.
+TEST(SimLive, QuotaDeniesThePodOverItAndAdmitsOneAfterADeparture) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/quota.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.async_bind = false;
+  auto run = RunScenario(*sc, sc->policies[0], o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::string report = RenderRunText(*run);
+  EXPECT_TRUE(run->invariants.ok()) << report;
+  EXPECT_EQ(run->pods_denied, 1) << report;
+  EXPECT_EQ(run->pods_pending, 0) << report;
+  ASSERT_EQ(run->rejections.size(), 1u) << report;
+  const PodRejection& r = run->rejections[0];
+  EXPECT_EQ(r.ns + "/" + r.name, "team-a/notebook-1");
+  EXPECT_TRUE(r.denied);
+  EXPECT_NE(r.reason.find("ResourceQuotaExceeded: namespace team-a: GPU memory quota is 20000 MiB "
+                          "(ResourceQuota gpu-quota limits.nvidia.com/gpumem), 18000 MiB in use, "
+                          "this pod asks 4000 MiB"),
+            std::string::npos)
+      << r.reason;
+  std::set<std::string> placed;
+  for (const PodPlacement& pl : run->placements) {
+    placed.insert(pl.name);
+    // Turned away by the filter at 3 (quota), placed when short left at 1 + 5.
+    if (pl.name == "late") {
+      EXPECT_DOUBLE_EQ(pl.placed_at_s, 6.0) << report;
+    }
+  }
+  EXPECT_EQ(placed, (std::set<std::string>{"train", "short", "notebook-0", "late", "other"}))
+      << report;
+  EXPECT_EQ(run->invariants.quotas_checked, 1);
+  EXPECT_EQ(run->invariants.placements_checked, 5);
+}
+
+// The quota invariant can fail: the same scenario against an extender that never watches
+// ResourceQuotas (as one started without quota support) places notebook-1 too, and the check
+// after each bind names the namespace, the amounts and the pods.
+TEST(SimLive, QuotaInvariantCatchesAnExtenderBlindToQuotas) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/quota.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.async_bind = false;
+  o.extender = [real = RealExtenderFactory()](const ExtenderSetup& setup) {
+    ExtenderSetup blind = setup;
+    blind.quota_namespaces.clear();  // no quota watch: the model holds no quota
+    return real(blind);
+  };
+  auto run = RunScenario(*sc, sc->policies[0], o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->pods_denied, 0) << RenderRunText(*run);
+  ASSERT_EQ(run->invariants.violations.size(), 1u) << RenderRunText(*run);
+  EXPECT_EQ(run->invariants.violations[0].find(
+                "namespace team-a: GPU memory quota exceeded, 22000 MiB placed of 20000 held by "
+                "team-a/train, team-a/short, team-a/notebook-0, team-a/notebook-1 (at virtual "),
+            0u)
+      << run->invariants.violations[0];
 }
 
 // Acceptance: 100 binds to one node at once all succeed; the node lock queues them.

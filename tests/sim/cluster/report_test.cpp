@@ -56,6 +56,18 @@ TEST(Report, ViolationsAreListed) {
   EXPECT_FALSE(RunToJson(r)["invariants"]["ok"].get<bool>());
 }
 
+TEST(Report, QuotaChecksAreCountedOnlyWhereThereAreQuotas) {
+  RunResult r = SmallRun("binpack");
+  EXPECT_EQ(RenderRunText(r).find("quota"), std::string::npos);
+  r.invariants.quotas_checked = 2;
+  r.invariants.placements_checked = 7;
+  EXPECT_NE(
+      RenderRunText(r).find(", 2 namespace quota(s) never exceeded at 7 binds and at the end"),
+      std::string::npos)
+      << RenderRunText(r);
+  EXPECT_EQ(RunToJson(r)["invariants"]["placements_checked"].get<int>(), 7);
+}
+
 TEST(Report, ComparisonPutsPoliciesSideBySide) {
   RunResult spread = SmallRun("spread");
   spread.placements[0].node = "n2";

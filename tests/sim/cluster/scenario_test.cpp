@@ -68,6 +68,26 @@ struct BadCase {
   const char* message_part;
 };
 
+// quotas: every key form the extender reads, values kept as written, names defaulted by position.
+TEST(Scenario, ParsesQuotas) {
+  Result<Scenario> sc = ParseScenarioYaml(R"(
+nodes: [{name: a, gpus: [{model: m, memory: 1}]}]
+quotas:
+  - {namespace: team-a, name: gpu, hard: {limits.nvidia.com/gpumem: 20Gi, requests.nvidia.com/gpucores: "100"}}
+  - {hard: {nvidia.com/gpumem: 1000}}
+)");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->quotas.size(), 2u);
+  EXPECT_EQ(sc->quotas[0].ns, "team-a");
+  EXPECT_EQ(sc->quotas[0].name, "gpu");
+  EXPECT_EQ(sc->quotas[0].hard,
+            (std::map<std::string, std::string>{{"limits.nvidia.com/gpumem", "20Gi"},
+                                                {"requests.nvidia.com/gpucores", "100"}}));
+  EXPECT_EQ(sc->quotas[1].ns, "default");
+  EXPECT_EQ(sc->quotas[1].name, "quota-1");
+  EXPECT_EQ(sc->quotas[1].hard.at("nvidia.com/gpumem"), "1000");
+}
+
 TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
   const BadCase cases[] = {
       {"[1, 2", "not valid YAML"},
@@ -106,6 +126,21 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
       {"nodes: [{name: a, gpus: [{model: m, memory: 1, count: 2}], topology: 0-2=nv4}]",
        "beyond the 2 GPUs"},
       {"nodes: [{name: a, gpus: [{model: m, memory: 1}], topology: [x]}]", "topology"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\nquotas: {a: 1}", "quotas: expected"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\nquotas: [{namespace: x}]",
+       "quotas[0].hard"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\nquotas: [{hard: {pods: 3}}]",
+       "quotas[0].hard.pods: not a vGPU quota key"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\n"
+       "quotas: [{hard: {limits.nvidia.com/gpumem: lots}}]",
+       "quotas[0].hard.limits.nvidia.com/gpumem"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\n"
+       "quotas: [{hard: {nvidia.com/gpucores: 10}, colour: red}]",
+       "unknown key 'colour'"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\n"
+       "quotas: [{name: q, hard: {nvidia.com/gpucores: 10}}, {name: q, hard: {nvidia.com/gpucores: "
+       "20}}]",
+       "quota 'default/q' is repeated"},
   };
   for (const BadCase& c : cases) {
     Result<Scenario> sc = ParseScenarioYaml(c.yaml);
