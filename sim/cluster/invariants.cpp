@@ -58,10 +58,21 @@ bool SelectorsAllow(const PodState& pod, const GpuInventory& gpu) {
   return true;
 }
 
+// HAMi's "mutex" GPU policy word, alone or in a comma-separated combination ("binpack,mutex").
+bool WantsIdleGpu(const PodState& pod) {
+  const std::string* policy = Annotation(pod, "hami.io/gpu-scheduler-policy");
+  if (policy == nullptr) return false;
+  for (const std::string& word : SplitCommaList(*policy)) {
+    if (Lower(word) == "mutex") return true;
+  }
+  return false;
+}
+
 bool GpuCanHost(const PodState& pod, const GpuUsage& u) {
   const GpuInventory& g = u.gpu;
   if (!g.healthy || !SelectorsAllow(pod, g)) return false;
   if (u.slots_used + 1 > g.slots) return false;
+  if (u.slots_used > 0 && WantsIdleGpu(pod)) return false;
   if (u.exclusive || u.cores_used >= g.cores) return false;
   if (pod.request.cores >= g.cores && u.slots_used > 0) return false;
   if (u.mem_used + MemoryNeeded(pod.request, g.mem_mib) > g.mem_mib) return false;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/codec/quantity.h"
+#include "core/sched/policy.h"
 #include "sim/cluster/gpu_uuid.h"
 
 namespace vgpu::sim {
@@ -335,7 +336,8 @@ bool IsKnownNodePolicy(std::string_view policy) {
 }
 
 bool IsKnownGpuPolicy(std::string_view policy) {
-  return policy == "binpack" || policy == "spread" || policy == "topology-aware";
+  // The scheduler's own parser, so the sim accepts exactly the combinations a pod may ask for.
+  return sched::ParseGpuPolicy(policy).ok();
 }
 
 Result<Scenario> ParseScenarioYaml(std::string_view text) {
@@ -424,9 +426,8 @@ Status ValidateScenario(const Scenario& sc) {
     if (!IsKnownNodePolicy(pp.node_policy)) {
       return InvalidArgument("unknown node policy '" + pp.node_policy + "' (binpack or spread)");
     }
-    if (!IsKnownGpuPolicy(pp.gpu_policy)) {
-      return InvalidArgument("unknown GPU policy '" + pp.gpu_policy +
-                             "' (binpack, spread or topology-aware)");
+    if (Result<sched::GpuPolicy> gp = sched::ParseGpuPolicy(pp.gpu_policy); !gp.ok()) {
+      return gp.status();
     }
   }
   return Status::Ok();

@@ -74,7 +74,8 @@ struct QuotaSpec {
   std::map<std::string, std::string> hard;
 };
 
-// A node policy / GPU policy pair (hami-compat §1: binpack | spread). Each pair is one run.
+// A node policy / GPU policy pair (hami-compat §1: node binpack | spread; GPU a comma-separated
+// list such as "binpack,mutex", see sched::ParseGpuPolicy). Each pair is one run.
 struct PolicyPair {
   std::string node_policy = "binpack";
   std::string gpu_policy = "spread";
@@ -115,7 +116,7 @@ Result<Scenario> ParseScenarioYaml(std::string_view text);
 // policies, percentages and cores within 0-100, finite times, ScenarioLimits. Sorts nothing.
 Status ValidateScenario(const Scenario& scenario);
 
-// True for the policy words HAMi accepts for nodes / GPUs.
+// True for the policy words HAMi accepts for nodes / GPUs (GPU: also their combinations).
 bool IsKnownNodePolicy(std::string_view policy);
 bool IsKnownGpuPolicy(std::string_view policy);
 

@@ -984,7 +984,8 @@ E2E_SCENARIOS=(1-inventory:scenario_inventory 2-single-pod:scenario_single_pod
   5-burst-30:scenario_burst 6-restarts:scenario_restarts
   7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor
   9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill
-  16-preemption:scenario_preemption 17-quota:scenario_quota 18-cordon:scenario_cordon)
+  16-preemption:scenario_preemption 17-quota:scenario_quota 18-cordon:scenario_cordon
+  19-policies:scenario_policies)
 
 run_all_scenarios() {
   local only=$1 entry name fn hand=${E2E_HAND:-1-inventory|8-monitor}

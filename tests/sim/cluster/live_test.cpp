@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -273,6 +274,50 @@ TEST(SimLive, QuotaInvariantCatchesAnExtenderBlindToQuotas) {
                 "team-a/train, team-a/short, team-a/notebook-0, team-a/notebook-1 (at virtual "),
             0u)
       << run->invariants.violations[0];
+}
+
+// sim/scenarios/policies.yaml: every "binpack,mutex" pod is alone on its GPU (nothing leaves and
+// no later pod shares, so any other pod there would have been there first); those that find no
+// idle GPU wait with HAMi's word; the numa-bound 2-GPU pod keeps both GPUs on one NUMA node.
+TEST(SimLive, PoliciesScenarioMutexAndNumaBind) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/policies.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->policies.size(), 2u);
+  const int want_pending[] = {1, 3};  // binpack packs node-a and leaves 2 of its GPUs idle
+  for (size_t i = 0; i < sc->policies.size(); ++i) {
+    const PolicyPair& p = sc->policies[i];
+    auto run = RunScenario(*sc, p, Options(PluginMode::kInProcess));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    SCOPED_TRACE(p.Label());
+    const std::string report = RenderRunText(*run);
+    EXPECT_TRUE(run->invariants.ok()) << report;
+    std::map<std::string, int> pods_on_gpu;
+    for (const PodPlacement& pl : run->placements) {
+      for (const AllocatedVgpu& d : pl.devices) ++pods_on_gpu[d.uuid];
+    }
+    int solos = 0;
+    for (const PodPlacement& pl : run->placements) {
+      if (pl.name.rfind("solo-", 0) == 0) {
+        ++solos;
+        ASSERT_EQ(pl.devices.size(), 1u) << pl.name;
+        EXPECT_EQ(pods_on_gpu[pl.devices[0].uuid], 1) << pl.name << " shares its GPU\n" << report;
+      }
+      if (pl.name == "pair-0" || pl.name == "pair") {
+        ASSERT_EQ(pl.devices.size(), 2u) << report;
+        const auto numa = [](const std::string& uuid) { return uuid.substr(0, 11); };
+        EXPECT_EQ(numa(pl.devices[0].uuid), numa(pl.devices[1].uuid)) << report;
+      }
+    }
+    EXPECT_EQ(solos, 7 - want_pending[i]) << report;
+    ASSERT_EQ(run->pods_pending, want_pending[i]) << report;
+    for (const PodRejection& r : run->rejections) {
+      EXPECT_EQ(r.name.rfind("solo-", 0), 0u) << r.name;
+      EXPECT_NE(r.reason.find("ExclusiveDeviceAllocateConflict"), std::string::npos) << r.reason;
+    }
+  }
 }
 
 // Acceptance: 100 binds to one node at once all succeed; the node lock queues them.

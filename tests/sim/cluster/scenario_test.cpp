@@ -106,7 +106,9 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
       {"policies: [{node: tightest}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
        "unknown node policy 'tightest'"},
       {"policies: [{gpu: random}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
-       "unknown GPU policy 'random'"},
+       "GPU scheduler policy \"random\" has the unknown word \"random\""},
+      {"policies: [{gpu: \"binpack,spread\"}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
+       "both binpack and spread"},
       {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, gpucores: 101}]",
        "gpucores"},
       {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, gpumem-percentage: "
