@@ -70,7 +70,7 @@ bool WantsIdleGpu(const PodState& pod) {
 
 bool GpuCanHost(const PodState& pod, const GpuUsage& u) {
   const GpuInventory& g = u.gpu;
-  if (!g.healthy || !SelectorsAllow(pod, g)) return false;
+  if (!g.healthy || g.cordoned || !SelectorsAllow(pod, g)) return false;
   if (u.slots_used + 1 > g.slots) return false;
   if (u.slots_used > 0 && WantsIdleGpu(pod)) return false;
   if (u.exclusive || u.cores_used >= g.cores) return false;
@@ -251,6 +251,39 @@ InvariantReport CheckInvariants(const ClusterSnapshot& snapshot) {
     report.violations.push_back(std::move(v));
   }
   return report;
+}
+
+std::vector<std::string> CheckPlacement(const PodState& pod, const std::set<std::string>& cordoned,
+                                        const std::vector<PodState>& placed) {
+  std::vector<std::string> out;
+  const std::string who = "pod " + pod.ns + "/" + pod.name + " on " + pod.node;
+  const bool mutex = AsksForIdleGpu(pod);
+  for (const AllocatedVgpu& v : pod.allocated) {
+    if (cordoned.contains(v.uuid)) {
+      out.push_back(who + ": placed on " + v.uuid +
+                    ", which the node's hami.io/device-cordon named");
+    }
+    if (!mutex) continue;
+    for (const PodState& other : placed) {
+      if (other.ns == pod.ns && other.name == pod.name) continue;
+      const bool shares = std::any_of(other.allocated.begin(), other.allocated.end(),
+                                      [&](const AllocatedVgpu& o) { return o.uuid == v.uuid; });
+      if (shares) {
+        out.push_back(who + ": its GPU policy names mutex but " + v.uuid + " was held by " +
+                      other.ns + "/" + other.name);
+      }
+    }
+  }
+  return out;
+}
+
+bool AsksForIdleGpu(const PodState& pod) {
+  return WantsIdleGpu(pod);
+}
+
+std::set<std::string> CordonedUuids(std::string_view annotation) {
+  std::vector<std::string> list = SplitCommaList(annotation);
+  return {list.begin(), list.end()};
 }
 
 std::vector<std::string> CheckQuotas(const std::vector<PodState>& pods,

@@ -9,11 +9,16 @@
 //      namespace's quota).
 //   4. No namespace's placed pods hold more vGPU memory or cores than its ResourceQuotas allow.
 //      The runner checks this after every bind too, so a quota passed and freed again is caught.
+//   5. At each bind (the runner's check; the end state cannot show it): no pod placed on a GPU
+//      its node's hami.io/device-cordon names, and a pod whose GPU policy names mutex placed only
+//      on GPUs no other pod held.
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/cluster/request.h"
@@ -28,6 +33,7 @@ struct GpuInventory {
   int cores = 100;
   int numa = 0;
   bool healthy = true;
+  bool cordoned = false;  // named by the node's hami.io/device-cordon
 };
 
 struct NodeInventory {
@@ -85,6 +91,8 @@ struct InvariantReport {
   int pending_pods_checked = 0;
   int quotas_checked = 0;      // namespaces with a quota (invariant 4)
   int placements_checked = 0;  // binds checked as they happened (the runner's, invariant 4)
+  int cordon_checks = 0;       // binds checked against their node's cordon (invariant 5)
+  int mutex_checks = 0;        // binds of pods asking for mutex (invariant 5)
 
   bool ok() const { return violations.empty(); }
 };
@@ -95,6 +103,17 @@ InvariantReport CheckInvariants(const ClusterSnapshot& snapshot);
 // and the pods holding them.
 std::vector<std::string> CheckQuotas(const std::vector<PodState>& pods,
                                      const std::vector<QuotaState>& quotas);
+
+// Invariant 5 for one bind: `cordoned` are the UUIDs the node's hami.io/device-cordon named at
+// that moment, `placed` the pods placed before it and still there. One sentence per problem.
+std::vector<std::string> CheckPlacement(const PodState& pod, const std::set<std::string>& cordoned,
+                                        const std::vector<PodState>& placed);
+
+// Whether the pod's hami.io/gpu-scheduler-policy names mutex (alone or in a combination).
+bool AsksForIdleGpu(const PodState& pod);
+
+// The UUIDs a hami.io/device-cordon value names: comma-separated, blanks trimmed.
+std::set<std::string> CordonedUuids(std::string_view annotation);
 
 // The scenario's ResourceQuotas as limits per namespace, read here from the `hard` keys
 // ([limits.|requests.]nvidia.com/gpumem, .../gpucores; the smallest holds) independently of the

@@ -103,6 +103,12 @@ std::string InvariantText(const InvariantReport& r) {
     out += ", " + std::to_string(r.quotas_checked) + " namespace quota(s) never exceeded at " +
            std::to_string(r.placements_checked) + " binds and at the end";
   }
+  if (r.cordon_checks > 0) {
+    out += ", " + std::to_string(r.cordon_checks) + " binds on no cordoned GPU";
+  }
+  if (r.mutex_checks > 0) {
+    out += ", " + std::to_string(r.mutex_checks) + " mutex pods alone on their GPUs when placed";
+  }
   out += "\n";
   for (const std::string& v : r.violations) out += "  ! " + v + "\n";
   return out;
@@ -370,7 +376,9 @@ json RunToJson(const RunResult& run) {
             {"placed_pods_checked", run.invariants.placed_pods_checked},
             {"pending_pods_checked", run.invariants.pending_pods_checked},
             {"quotas_checked", run.invariants.quotas_checked},
-            {"placements_checked", run.invariants.placements_checked}}}};
+            {"placements_checked", run.invariants.placements_checked},
+            {"cordon_checks", run.invariants.cordon_checks},
+            {"mutex_checks", run.invariants.mutex_checks}}}};
 }
 
 }  // namespace vgpu::sim

@@ -171,6 +171,11 @@ class Run {
       clock_.Add(sc_.pods[i].arrival_s, SimEventKind::kArrival, i);
       lowest_priority_ = std::min(lowest_priority_, sc_.pods[i].priority.value_or(0));
     }
+    cordon_active_.assign(sc_.cordons.size(), false);
+    for (size_t i = 0; i < sc_.cordons.size(); ++i) {
+      clock_.Add(sc_.cordons[i].at_s, SimEventKind::kCordon, i);
+      if (sc_.cordons[i].until_s) clock_.Add(*sc_.cordons[i].until_s, SimEventKind::kUncordon, i);
+    }
     const auto t0 = Clock::now();
     VGPU_RETURN_IF_ERROR(MainLoop());
     VGPU_RETURN_IF_ERROR(Settle());
@@ -214,10 +219,17 @@ class Run {
 
   Status HandleEvents(const std::vector<SimEvent>& batch) {
     bool freed = false;
+    // Cordons first: a GPU cordoned at the moment a pod arrives is cordoned for that pod.
+    for (const SimEvent& e : batch) {
+      if (e.kind == SimEventKind::kCordon || e.kind == SimEventKind::kUncordon) {
+        VGPU_RETURN_IF_ERROR(SetCordon(e.pod, e.kind == SimEventKind::kCordon));
+        freed = freed || e.kind == SimEventKind::kUncordon;
+      }
+    }
     for (const SimEvent& e : batch) {
       if (e.kind == SimEventKind::kArrival) {
         VGPU_RETURN_IF_ERROR(Arrive(e.pod));
-      } else {
+      } else if (e.kind == SimEventKind::kDeparture) {
         VGPU_RETURN_IF_ERROR(Depart(e.pod));
         freed = true;
       }
@@ -257,6 +269,60 @@ class Run {
     run.phase = PodPhase::kQueued;
     queue_.Add(idx);
     return Status::Ok();
+  }
+
+  // The entry's node gets hami.io/device-cordon = the union of its entries in force (none: the
+  // annotation removed). Binds in flight finish first, so each is checked against the cordon it
+  // was decided under; then the run waits until the extender's filter reports the change, as a
+  // deployed scheduler's node watch delivers it within moments.
+  Status SetCordon(size_t idx, bool on) {
+    VGPU_RETURN_IF_ERROR(DrainBinds(true));
+    cordon_active_[idx] = on;
+    const std::string& node = sc_.cordons[idx].node;
+    std::set<std::string> uuids;
+    for (size_t i = 0; i < sc_.cordons.size(); ++i) {
+      if (!cordon_active_[i] || sc_.cordons[i].node != node) continue;
+      uuids.insert(sc_.cordons[i].gpus.begin(), sc_.cordons[i].gpus.end());
+    }
+    std::string value;
+    for (const std::string& u : uuids) value += (value.empty() ? "" : ",") + u;
+    const json annotation = uuids.empty() ? json(nullptr) : json(value);
+    auto patched = api_->store().Patch(
+        *FindResource("v1", "nodes"), "", node, PatchType::kMerge,
+        {{"metadata", {{"annotations", {{std::string(annotations::kDeviceCordon), annotation}}}}}});
+    if (!patched.ok()) {
+      return patched.status().WithContext("setting hami.io/device-cordon of node " + node);
+    }
+    for (const std::string& uuid : sc_.cordons[idx].gpus) {
+      WaitForFilterToSeeCordon(node, uuid, uuids.contains(uuid));
+    }
+    return Status::Ok();
+  }
+
+  // Asks the filter about a 1-MiB pod pinned to `uuid` (not created) until its answer for the
+  // node names CardCordoned exactly when `cordoned`; at most 5 s. A scheduler that never sees it
+  // is then caught by invariant 5, not by this wait.
+  void WaitForFilterToSeeCordon(const std::string& node, const std::string& uuid, bool cordoned) {
+    PodSpec spec;
+    spec.name = "vgpu-sim-cordon-probe";
+    spec.gpus = 1;
+    spec.mem_mib = 1;
+    spec.annotations["nvidia.com/use-gpuuuid"] = uuid;
+    json probe = PodObject(spec, policy_);
+    probe["metadata"]["uid"] = "vgpu-sim-cordon-probe-" + std::to_string(++probes_);
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (Clock::now() < deadline) {
+      auto f = http_->Filter(probe, {node});
+      if (f.ok()) {
+        auto it = f->failed.find(node);
+        const bool seen =
+            it != f->failed.end() && it->second.find("CardCordoned") != std::string::npos;
+        if (seen == cordoned) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    log::Warn("the extender's filter did not report GPU " + uuid + " of node " + node +
+              (cordoned ? " cordoned" : " uncordoned") + " within 5 s; going on");
   }
 
   Status Depart(size_t idx) {
@@ -422,6 +488,7 @@ class Run {
         clock_.Add(clock_.now() + *spec.duration_s, SimEventKind::kDeparture, d.job.idx);
       }
       if (!quotas_.empty()) CheckQuotasNow();
+      CheckPlacementNow(d.job.idx);
       Progress();
     }
     return Status::Ok();
@@ -445,6 +512,42 @@ class Run {
         std::snprintf(at, sizeof at, " (at virtual %.3f s)", clock_.now());
         violations_.push_back(v + at);
       }
+    }
+  }
+
+  // Invariant 5 at each bind: against the node's hami.io/device-cordon as stored now (binds are
+  // drained before a cordon changes), and for a mutex pod against the pods placed before it.
+  // Nothing is read where the scenario has no cordons and the pod does not ask for mutex.
+  void CheckPlacementNow(size_t idx) {
+    const PodPlacement& pl = result_.placements[pods_[idx].placement];
+    PodState pod{pl.ns, pl.name, pl.node, {}, {}, pl.devices};
+    const json::json_pointer policy_ptr("/metadata/annotations/hami.io~1gpu-scheduler-policy");
+    if (pods_[idx].object.contains(policy_ptr) && pods_[idx].object.at(policy_ptr).is_string()) {
+      pod.annotations[std::string(annotations::kGpuSchedulerPolicy)] =
+          pods_[idx].object.at(policy_ptr).get<std::string>();
+    }
+    std::set<std::string> cordoned;
+    if (!sc_.cordons.empty()) {
+      ++cordon_checks_;
+      auto node = api_->Get("nodes", "", pl.node);
+      const json::json_pointer ptr("/metadata/annotations/hami.io~1device-cordon");
+      if (node.ok() && node->contains(ptr) && node->at(ptr).is_string()) {
+        cordoned = CordonedUuids(node->at(ptr).get<std::string>());
+      }
+    }
+    std::vector<PodState> placed;
+    if (AsksForIdleGpu(pod)) {
+      ++mutex_checks_;
+      for (size_t i = 0; i < pods_.size(); ++i) {
+        if (i == idx || pods_[i].phase != PodPhase::kBound) continue;
+        const PodPlacement& other = result_.placements[pods_[i].placement];
+        placed.push_back(PodState{other.ns, other.name, other.node, {}, {}, other.devices});
+      }
+    }
+    for (const std::string& v : CheckPlacement(pod, cordoned, placed)) {
+      char at[48];
+      std::snprintf(at, sizeof at, " (at virtual %.3f s)", clock_.now());
+      violations_.push_back(v + at);
     }
   }
 
@@ -514,6 +617,8 @@ class Run {
       return quota_violations_seen_.contains(v.substr(0, v.find(',')));
     });
     result_.invariants.placements_checked = placements_checked_;
+    result_.invariants.cordon_checks = cordon_checks_;
+    result_.invariants.mutex_checks = mutex_checks_;
     result_.invariants.violations.insert(result_.invariants.violations.begin(), violations_.begin(),
                                          violations_.end());
     for (const std::string& f : hub_->failures()) {
@@ -553,6 +658,10 @@ class Run {
   std::vector<std::string> violations_;                    // seen during the run
   std::set<std::string> quota_violations_seen_;
   int placements_checked_ = 0;
+  int cordon_checks_ = 0;
+  int mutex_checks_ = 0;
+  std::vector<bool> cordon_active_;  // per entry of the scenario's cordons
+  int probes_ = 0;
 };
 
 }  // namespace

@@ -290,11 +290,39 @@ Status ParseQuotas(const YAML::Node& list, Scenario& sc) {
   return Status::Ok();
 }
 
+Status ParseCordons(const YAML::Node& list, Scenario& sc) {
+  if (!list || list.IsNull()) return Status::Ok();
+  if (!list.IsSequence()) {
+    return InvalidArgument("cordons: expected a list of {node, gpus, at, until}");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node c = list[i];
+    const std::string where = "cordons[" + std::to_string(i) + "]";
+    if (!c.IsMap()) return InvalidArgument(where + ": expected a map with node and gpus");
+    VGPU_RETURN_IF_ERROR(CheckKeys(c, where, {"node", "gpus", "at", "until"}));
+    CordonSpec spec;
+    VGPU_RETURN_IF_ERROR(WithDefault(c, "node", where, spec.node));
+    VGPU_RETURN_IF_ERROR(WithDefault(c, "at", where, spec.at_s));
+    VGPU_RETURN_IF_ERROR(Optional(c, "until", where, spec.until_s));
+    const YAML::Node gpus = c["gpus"];
+    if (!gpus || !gpus.IsSequence() || gpus.size() == 0) {
+      return InvalidArgument(where + ".gpus: expected a non-empty list of the node's GPU UUIDs");
+    }
+    for (size_t k = 0; k < gpus.size(); ++k) {
+      Result<std::string> uuid = Scalar<std::string>(gpus[k], where + ".gpus");
+      if (!uuid.ok()) return uuid.status();
+      spec.gpus.push_back(*uuid);
+    }
+    sc.cordons.push_back(std::move(spec));
+  }
+  return Status::Ok();
+}
+
 Result<Scenario> ParseDocument(const YAML::Node& root) {
   if (!root.IsMap()) return InvalidArgument("scenario: expected a YAML map at the top level");
-  VGPU_RETURN_IF_ERROR(CheckKeys(
-      root, "scenario",
-      {"name", "description", "deviceSplitCount", "policies", "nodes", "pods", "quotas"}));
+  VGPU_RETURN_IF_ERROR(CheckKeys(root, "scenario",
+                                 {"name", "description", "deviceSplitCount", "policies", "nodes",
+                                  "pods", "quotas", "cordons"}));
   Scenario sc;
   VGPU_RETURN_IF_ERROR(WithDefault(root, "name", "scenario", sc.name));
   VGPU_RETURN_IF_ERROR(WithDefault(root, "description", "scenario", sc.description));
@@ -303,6 +331,7 @@ Result<Scenario> ParseDocument(const YAML::Node& root) {
   VGPU_RETURN_IF_ERROR(ParseNodes(root["nodes"], sc));
   VGPU_RETURN_IF_ERROR(ParsePods(root["pods"], sc));
   VGPU_RETURN_IF_ERROR(ParseQuotas(root["quotas"], sc));
+  VGPU_RETURN_IF_ERROR(ParseCordons(root["cordons"], sc));
   if (sc.policies.empty()) sc.policies.push_back(PolicyPair{});
   std::stable_sort(sc.pods.begin(), sc.pods.end(),
                    [](const PodSpec& a, const PodSpec& b) { return a.arrival_s < b.arrival_s; });
@@ -413,6 +442,30 @@ Status ValidateScenario(const Scenario& sc) {
     }
     if (p.cores && (*p.cores < 0 || *p.cores > 100)) {
       return InvalidArgument(who + ": gpucores must be 0..100");
+    }
+  }
+  for (size_t i = 0; i < sc.cordons.size(); ++i) {
+    const CordonSpec& c = sc.cordons[i];
+    const std::string who = "cordons[" + std::to_string(i) + "]";
+    auto node = std::find_if(sc.nodes.begin(), sc.nodes.end(),
+                             [&](const NodeSpec& n) { return n.name == c.node; });
+    if (node == sc.nodes.end()) {
+      return InvalidArgument(who + ".node: no node '" + c.node + "' in the scenario");
+    }
+    if (c.gpus.empty()) return InvalidArgument(who + ".gpus: names no GPU");
+    for (const std::string& uuid : c.gpus) {
+      auto gpu = std::find_if(node->gpus.begin(), node->gpus.end(),
+                              [&](const GpuSpec& g) { return g.uuid == uuid; });
+      if (gpu == node->gpus.end()) {
+        return InvalidArgument(who + ".gpus: '" + uuid + "' is not a GPU of node " + c.node +
+                               " (its first is " + node->gpus.front().uuid +
+                               "; give the node's GPUs uuids: to name them)");
+      }
+    }
+    VGPU_RETURN_IF_ERROR(CheckSeconds(who + ".at", c.at_s));
+    if (c.until_s) {
+      VGPU_RETURN_IF_ERROR(CheckSeconds(who + ".until", *c.until_s));
+      if (*c.until_s <= c.at_s) return InvalidArgument(who + ".until: must be after at");
     }
   }
   names.clear();

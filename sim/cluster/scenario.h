@@ -74,6 +74,16 @@ struct QuotaSpec {
   std::map<std::string, std::string> hard;
 };
 
+// hami.io/device-cordon on a node over virtual time (docs/scheduler.md "Per-GPU gates"): the
+// listed GPUs take no new pods from `at` until `until` (absent: the rest of the run); pods
+// already on them keep running. A node's annotation is the union of its entries in force.
+struct CordonSpec {
+  std::string node;
+  std::vector<std::string> gpus;  // UUIDs of the node's GPUs
+  double at_s = 0;
+  std::optional<double> until_s;
+};
+
 // A node policy / GPU policy pair (hami-compat §1: node binpack | spread; GPU a comma-separated
 // list such as "binpack,mutex", see sched::ParseGpuPolicy). Each pair is one run.
 struct PolicyPair {
@@ -92,6 +102,7 @@ struct Scenario {
   std::vector<PodSpec> pods;  // sorted by arrival (stable) after parsing
   std::vector<PolicyPair> policies;
   std::vector<QuotaSpec> quotas;
+  std::vector<CordonSpec> cordons;
 };
 
 // What one `vgpu sim` run is sized for (docs/sim.md, "Limits"): bounds on operator input, so that

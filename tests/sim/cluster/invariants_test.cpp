@@ -234,6 +234,42 @@ TEST(Invariants, QuotaStatesTakeTheSmallestOfEveryKeyAndQuota) {
       << bad.status().ToString();
 }
 
+// Invariant 5: what a bind had to respect when it was made. Both checks fail where they should.
+TEST(Invariants, PlacementAvoidsCordonedGpusAndMutexSharesNothing) {
+  PodState p = Placed("p", "n", {{"GPU-a", 1, 0}});
+  const PodState other = Placed("o", "n", {{"GPU-a", 1, 0}});
+  const PodState elsewhere = Placed("e", "n", {{"GPU-b", 1, 0}});
+  EXPECT_TRUE(CheckPlacement(p, {}, {}).empty());
+  EXPECT_TRUE(CheckPlacement(p, {"GPU-b"}, {}).empty());
+  std::vector<std::string> v = CheckPlacement(p, {"GPU-b", "GPU-a"}, {});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0],
+            "pod default/p on n: placed on GPU-a, which the node's hami.io/device-cordon named");
+  // Without mutex, sharing is what vGPUs are for.
+  EXPECT_FALSE(AsksForIdleGpu(p));
+  EXPECT_TRUE(CheckPlacement(p, {}, {other}).empty());
+  p.annotations["hami.io/gpu-scheduler-policy"] = "binpack, Mutex";
+  EXPECT_TRUE(AsksForIdleGpu(p));
+  EXPECT_TRUE(CheckPlacement(p, {}, {elsewhere, p}).empty());
+  v = CheckPlacement(p, {}, {elsewhere, other});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], "pod default/p on n: its GPU policy names mutex but GPU-a was held by default/o");
+  EXPECT_EQ(CordonedUuids(" GPU-a, GPU-b ,,"), (std::set<std::string>{"GPU-a", "GPU-b"}));
+  EXPECT_TRUE(CordonedUuids("").empty());
+}
+
+// Invariant 3: a cordoned GPU is no capacity for a pending pod.
+TEST(Invariants, CordonedGpuIsNotCapacity) {
+  ClusterSnapshot s = Cluster();
+  for (NodeInventory& n : s.nodes) {
+    for (GpuInventory& g : n.gpus) g.cordoned = true;
+  }
+  s.pods.push_back(Pending("p", VgpuRequest{1, 1, 0, 0}));
+  EXPECT_TRUE(CheckInvariants(s).ok());
+  s.nodes[1].gpus[0].cordoned = false;
+  EXPECT_FALSE(CheckInvariants(s).ok());
+}
+
 TEST(Invariants, UsageSumsEveryVgpu) {
   ClusterSnapshot s = Cluster();
   s.pods = {Placed("a", "n", {{"GPU-a", 100, 10}, {"GPU-b", 200, 20}}),

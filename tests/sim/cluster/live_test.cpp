@@ -312,12 +312,55 @@ TEST(SimLive, PoliciesScenarioMutexAndNumaBind) {
       }
     }
     EXPECT_EQ(solos, 7 - want_pending[i]) << report;
+    // Invariant 5 checked each placed mutex pod against the pods already there when it bound.
+    EXPECT_EQ(run->invariants.mutex_checks, 7 - want_pending[i]) << report;
     ASSERT_EQ(run->pods_pending, want_pending[i]) << report;
     for (const PodRejection& r : run->rejections) {
       EXPECT_EQ(r.name.rfind("solo-", 0), 0u) << r.name;
       EXPECT_NE(r.reason.find("ExclusiveDeviceAllocateConflict"), std::string::npos) << r.reason;
     }
   }
+}
+
+// sim/scenarios/cordon.yaml: hami.io/device-cordon from the start (GPU-a-0) and from 10 s to
+// 20 s (GPU-b-0). No pod lands on a GPU while it is cordoned (invariant 5 at every bind, besides
+// the placement times checked here), the pod already on GPU-b-0 keeps running, the pod pinned to
+// GPU-b-0 is placed when the cordon is lifted, the one pinned to GPU-a-0 never.
+TEST(SimLive, CordonKeepsNewPodsOffTheGpuWhileItLasts) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/cordon.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.async_bind = false;
+  auto run = RunScenario(*sc, sc->policies[0], o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::string report = RenderRunText(*run);
+  EXPECT_TRUE(run->invariants.ok()) << report;
+  EXPECT_EQ(run->invariants.cordon_checks, 7) << report;
+  EXPECT_EQ(run->pods_placed, 7) << report;
+  EXPECT_EQ(run->pods_pending, 2) << report;
+  std::map<std::string, const PodPlacement*> by_name;
+  for (const PodPlacement& pl : run->placements) {
+    by_name[pl.name] = &pl;
+    for (const AllocatedVgpu& d : pl.devices) {
+      EXPECT_NE(d.uuid, "GPU-a-0") << pl.name << "\n" << report;
+      if (d.uuid == "GPU-b-0" && pl.name != "keep") {
+        EXPECT_GE(pl.placed_at_s, 20.0) << pl.name << "\n" << report;
+      }
+    }
+  }
+  ASSERT_TRUE(by_name.contains("keep") && by_name.contains("back")) << report;
+  EXPECT_EQ(by_name["keep"]->devices[0].uuid, "GPU-b-0");
+  EXPECT_TRUE(by_name["keep"]->running && !by_name["keep"]->completed) << report;
+  EXPECT_EQ(by_name["back"]->devices[0].uuid, "GPU-b-0");
+  EXPECT_DOUBLE_EQ(by_name["back"]->placed_at_s, 20.0) << report;
+  bool blocked_cordoned = false;
+  for (const PodRejection& r : run->rejections) {
+    if (r.name == "blocked") blocked_cordoned = r.reason.find("CardCordoned") != std::string::npos;
+  }
+  EXPECT_TRUE(blocked_cordoned) << report;
 }
 
 // Acceptance: 100 binds to one node at once all succeed; the node lock queues them.

@@ -68,6 +68,18 @@ TEST(Report, QuotaChecksAreCountedOnlyWhereThereAreQuotas) {
   EXPECT_EQ(RunToJson(r)["invariants"]["placements_checked"].get<int>(), 7);
 }
 
+TEST(Report, CordonAndMutexChecksAreCounted) {
+  RunResult r = SmallRun("binpack");
+  EXPECT_EQ(RenderRunText(r).find("cordoned"), std::string::npos);
+  r.invariants.cordon_checks = 3;
+  r.invariants.mutex_checks = 2;
+  const std::string text = RenderRunText(r);
+  EXPECT_NE(text.find(", 3 binds on no cordoned GPU, 2 mutex pods alone on their GPUs when placed"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(RunToJson(r)["invariants"]["mutex_checks"].get<int>(), 2);
+}
+
 TEST(Report, ComparisonPutsPoliciesSideBySide) {
   RunResult spread = SmallRun("spread");
   spread.placements[0].node = "n2";

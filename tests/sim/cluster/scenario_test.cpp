@@ -88,6 +88,25 @@ quotas:
   EXPECT_EQ(sc->quotas[1].hard.at("nvidia.com/gpumem"), "1000");
 }
 
+// cordons: a node's GPUs by UUID, from `at` (default 0) until `until` (absent: the end).
+TEST(Scenario, ParsesCordons) {
+  Result<Scenario> sc = ParseScenarioYaml(R"(
+nodes: [{name: a, gpus: [{model: m, memory: 1, count: 2, uuids: [GPU-0, GPU-1]}]}]
+cordons:
+  - {node: a, gpus: [GPU-1]}
+  - {node: a, gpus: [GPU-0, GPU-1], at: 2.5, until: 7}
+)");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->cordons.size(), 2u);
+  EXPECT_EQ(sc->cordons[0].node, "a");
+  EXPECT_EQ(sc->cordons[0].gpus, (std::vector<std::string>{"GPU-1"}));
+  EXPECT_EQ(sc->cordons[0].at_s, 0);
+  EXPECT_FALSE(sc->cordons[0].until_s);
+  EXPECT_EQ(sc->cordons[1].gpus.size(), 2u);
+  EXPECT_EQ(sc->cordons[1].at_s, 2.5);
+  EXPECT_EQ(sc->cordons[1].until_s, 7);
+}
+
 TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
   const BadCase cases[] = {
       {"[1, 2", "not valid YAML"},
@@ -143,6 +162,23 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
        "quotas: [{name: q, hard: {nvidia.com/gpucores: 10}}, {name: q, hard: {nvidia.com/gpucores: "
        "20}}]",
        "quota 'default/q' is repeated"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\ncordons: {a: 1}", "cordons: expected"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\ncordons: [{node: b, gpus: [x]}]",
+       "cordons[0].node: no node 'b'"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\ncordons: [{node: a}]",
+       "cordons[0].gpus: expected a non-empty list"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-9]}]",
+       "cordons[0].gpus: 'GPU-9' is not a GPU of node a (its first is GPU-0"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-0], at: 5, until: 5}]",
+       "cordons[0].until: must be after at"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-0], at: -1}]",
+       "cordons[0].at: must be 0.."},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-0], from: 1}]",
+       "unknown key 'from'"},
   };
   for (const BadCase& c : cases) {
     Result<Scenario> sc = ParseScenarioYaml(c.yaml);
