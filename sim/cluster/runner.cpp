@@ -1,7 +1,6 @@
 #include "sim/cluster/runner.h"
 
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -17,6 +16,7 @@
 #include "sim/cluster/extender_client.h"
 #include "sim/cluster/kubelet_hub.h"
 #include "sim/cluster/live_cluster.h"
+#include "sim/cluster/report.h"
 #include "sim/cluster/scheduling_queue.h"
 #include "sim/cluster/sim_node.h"
 #include "sim/cluster/snapshot.h"
@@ -508,11 +508,14 @@ class Run {
       // "namespace a: GPU memory quota exceeded": once per namespace and resource, not again
       // for every later bind while it stays over.
       if (quota_violations_seen_.insert(v.substr(0, v.find(','))).second) {
-        char at[48];
-        std::snprintf(at, sizeof at, " (at virtual %.3f s)", clock_.now());
-        violations_.push_back(v + at);
+        violations_.push_back(v + AtVirtualTime());
       }
     }
+  }
+
+  // Where a violation found during the run happened, for its sentence.
+  std::string AtVirtualTime() const {
+    return " (at virtual " + FormatFixed(clock_.now(), 3) + " s)";
   }
 
   // Invariant 5 at each bind: against the node's hami.io/device-cordon as stored now (binds are
@@ -545,9 +548,7 @@ class Run {
       }
     }
     for (const std::string& v : CheckPlacement(pod, cordoned, placed)) {
-      char at[48];
-      std::snprintf(at, sizeof at, " (at virtual %.3f s)", clock_.now());
-      violations_.push_back(v + at);
+      violations_.push_back(v + AtVirtualTime());
     }
   }
 

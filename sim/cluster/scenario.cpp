@@ -271,7 +271,8 @@ Status ParseQuotas(const YAML::Node& list, Scenario& sc) {
     }
     for (const auto& kv : hard) {
       const std::string key = kv.first.Scalar();
-      const std::string kw = where + ".hard." + key;
+      std::string kw = where;
+      kw.append(".hard.").append(key);
       bool memory = false;
       if (!IsQuotaKey(key, &memory)) {
         return InvalidArgument(kw +
@@ -457,9 +458,11 @@ Status ValidateScenario(const Scenario& sc) {
       auto gpu = std::find_if(node->gpus.begin(), node->gpus.end(),
                               [&](const GpuSpec& g) { return g.uuid == uuid; });
       if (gpu == node->gpus.end()) {
-        return InvalidArgument(who + ".gpus: '" + uuid + "' is not a GPU of node " + c.node +
-                               " (its first is " + node->gpus.front().uuid +
-                               "; give the node's GPUs uuids: to name them)");
+        std::string message = who;
+        message.append(".gpus: '").append(uuid).append("' is not a GPU of node ").append(c.node);
+        message.append(" (its first is ").append(node->gpus.front().uuid);
+        message.append("; give the node's GPUs uuids: to name them)");
+        return InvalidArgument(message);
       }
     }
     VGPU_RETURN_IF_ERROR(CheckSeconds(who + ".at", c.at_s));
