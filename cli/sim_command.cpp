@@ -221,8 +221,10 @@ Action RegisterSim(CLI::App& parent, Io io) {
   cmd->add_option("--node-policy", f->node_policy, "run only this node policy: binpack|spread")
       ->check(Policy(sim::IsKnownNodePolicy, "node", "binpack or spread"));
   cmd->add_option("--gpu-policy", f->gpu_policy,
-                  "run only this GPU policy: binpack|spread|topology-aware")
-      ->check(Policy(sim::IsKnownGpuPolicy, "GPU", "binpack, spread or topology-aware"));
+                  "run only this GPU policy: binpack|spread|topology-aware, or a comma-separated "
+                  "combination with numa and mutex such as binpack,mutex")
+      ->check(Policy(sim::IsKnownGpuPolicy, "GPU",
+                     "binpack, spread, numa, topology-aware, mutex or a comma-separated list"));
   cmd->add_option("--topology", f->topology,
                   "GPU topology of every node, whose pair scores the device plugins publish: "
                   "nvlink-pairs, pcie, or pairs such as 0-1=node+nv4,*=system (docs/sim.md)")

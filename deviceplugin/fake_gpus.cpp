@@ -1,6 +1,8 @@
 #include "deviceplugin/fake_gpus.h"
 
 #include <cstdint>
+#include <filesystem>
+#include <system_error>
 
 #include "core/base/whole_number.h"
 
@@ -36,20 +38,20 @@ std::vector<std::string> SplitAny(const std::string& s, const std::string& seps)
 
 Result<FakeGpus> ParseFakeGpuSpec(const std::string& spec, const std::string& node) {
   // Split on ",<key>=" so that a model name may itself contain commas.
-  static const std::set<std::string> kKeys = {"count", "memory", "model",
-                                              "uuids", "numa",   "topology"};
+  static const std::set<std::string> kKeys = {"count", "memory",   "model", "uuids",
+                                              "numa",  "topology", "faults"};
   std::map<std::string, std::string> kv;
   size_t pos = 0;
   while (pos < spec.size()) {
     size_t eq = spec.find('=', pos);
     if (eq == std::string::npos) {
       return InvalidArgument("--fake-gpus: expected key=value at '" + spec.substr(pos) +
-                             "' (keys: count, memory, model, uuids, numa, topology)");
+                             "' (keys: count, memory, model, uuids, numa, topology, faults)");
     }
     std::string key = spec.substr(pos, eq - pos);
     if (!kKeys.contains(key)) {
       return InvalidArgument("--fake-gpus: unknown key '" + key +
-                             "' (keys: count, memory, model, uuids, numa, topology)");
+                             "' (keys: count, memory, model, uuids, numa, topology, faults)");
     }
     // The value runs to the next ",<known key>=".
     size_t end = spec.size();
@@ -120,6 +122,14 @@ Result<FakeGpus> ParseFakeGpuSpec(const std::string& spec, const std::string& no
     if (!topology.ok()) return topology.status().WithContext("--fake-gpus");
     out.topology = std::move(*topology);
   }
+  if (kv.contains("faults")) {
+    if (kv["faults"].empty() || kv["faults"][0] != '/') {
+      return InvalidArgument("--fake-gpus: faults=" + kv["faults"] +
+                             " must be an absolute folder path (a file <folder>/<uuid> makes "
+                             "that GPU stop answering)");
+    }
+    out.faults_dir = kv["faults"];
+  }
   out.gpus = std::move(gpus);
   return out;
 }
@@ -142,8 +152,14 @@ Result<std::optional<XidEvent>> FakeGpuBackend::WaitXid(std::chrono::millisecond
 }
 
 bool FakeGpuBackend::Responds(const std::string& uuid) {
-  std::lock_guard lock(mu_);
-  return !silent_.contains(uuid);
+  {
+    std::lock_guard lock(mu_);
+    if (silent_.contains(uuid)) return false;
+  }
+  if (faults_dir_.empty()) return true;
+  // An error reading the folder is not a fault of the GPU: it keeps answering.
+  std::error_code ec;
+  return !std::filesystem::exists(std::filesystem::path(faults_dir_) / uuid, ec);
 }
 
 void FakeGpuBackend::InjectXid(XidEvent e) {

@@ -20,11 +20,15 @@ namespace vgpu::deviceplugin {
 // model (default "NVIDIA H100 80GB HBM3"), uuids (';' or '|' separated; default
 // GPU-fake-<node>-<i>, unique per node in a simulated cluster),
 // numa (default 0), topology (codec::ParseTopologySpec: "default" or pairs such as
-// 0-1=node+nv4,*=system; none by default: no pair scores). A value runs to the next
-// ",<key>=", so model names and topologies may contain commas.
+// 0-1=node+nv4,*=system; none by default: no pair scores), faults (an absolute folder: while a
+// file <folder>/<uuid> exists that GPU does not answer the health probe, so the plugin reports
+// it unhealthy and it recovers once the file is gone; how the e2e breaks a GPU of a plugin that
+// runs in a pod). A value runs to the next ",<key>=", so model names and topologies may contain
+// commas.
 struct FakeGpus {
   std::vector<GpuDevice> gpus;
   std::optional<codec::GpuTopology> topology;
+  std::string faults_dir;
 };
 Result<FakeGpus> ParseFakeGpuSpec(const std::string& spec, const std::string& node);
 // The GPUs alone.
@@ -36,20 +40,24 @@ class FakeGpuBackend : public GpuBackend {
                           std::optional<codec::GpuTopology> topology = std::nullopt)
       : gpus_(std::move(gpus)), topology_(std::move(topology)) {}
   explicit FakeGpuBackend(FakeGpus fake)
-      : FakeGpuBackend(std::move(fake.gpus), std::move(fake.topology)) {}
+      : FakeGpuBackend(std::move(fake.gpus), std::move(fake.topology)) {
+    faults_dir_ = std::move(fake.faults_dir);
+  }
 
   Result<std::vector<GpuDevice>> Discover() override { return gpus_; }
   Result<std::optional<codec::GpuTopology>> Topology() override { return topology_; }
   Result<std::optional<XidEvent>> WaitXid(std::chrono::milliseconds timeout) override;
   bool Responds(const std::string& uuid) override;
 
-  // Test and simulation hooks: deliver an XID; make a GPU stop (or resume) answering.
+  // Test and simulation hooks: deliver an XID; make a GPU stop (or resume) answering (as a file
+  // in the faults folder does).
   void InjectXid(XidEvent e);
   void SetResponding(const std::string& uuid, bool responds);
 
  private:
   std::vector<GpuDevice> gpus_;
   std::optional<codec::GpuTopology> topology_;
+  std::string faults_dir_;  // "" = none
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<XidEvent> events_;

@@ -331,14 +331,8 @@ std::optional<sched::NamespaceQuota> ClusterModel::Quota(const std::string& ns) 
   auto it = quotas_.find(ns);
   if (it == quotas_.end() || it->second.empty()) return std::nullopt;
   sched::NamespaceQuota q;
-  for (const auto& [name, limit] : it->second) {
-    // Several quotas in one namespace: every one of them must hold, so the tightest wins.
-    if (limit.mem_mib && (!q.limit.mem_mib || *limit.mem_mib < *q.limit.mem_mib)) {
-      q.limit.mem_mib = limit.mem_mib;
-    }
-    if (limit.cores && (!q.limit.cores || *limit.cores < *q.limit.cores))
-      q.limit.cores = limit.cores;
-  }
+  // Several quotas in one namespace: every one of them must hold, so the tightest wins.
+  for (const auto& [name, limit] : it->second) q.limit.Tighten(limit);
   if (auto c = ns_charge_.find(ns); c != ns_charge_.end()) q.used = c->second;
   return q;
 }
@@ -355,11 +349,10 @@ std::vector<ClusterModel::QuotaRow> ClusterModel::QuotaRows() const {
     QuotaRow mem{ns, names_.memory, 0, std::nullopt};
     QuotaRow cores{ns, names_.cores, 0, std::nullopt};
     if (auto q = quotas_.find(ns); q != quotas_.end()) {
-      for (const auto& [name, limit] : q->second) {
-        // The tightest limit, as Quota() enforces it.
-        if (limit.mem_mib && (!mem.limit || *limit.mem_mib < *mem.limit)) mem.limit = limit.mem_mib;
-        if (limit.cores && (!cores.limit || *limit.cores < *cores.limit)) cores.limit = limit.cores;
-      }
+      sched::QuotaLimit tightest;  // as Quota() enforces it
+      for (const auto& [name, limit] : q->second) tightest.Tighten(limit);
+      mem.limit = tightest.mem_mib;
+      cores.limit = tightest.cores;
     }
     const auto charge = ns_charge_.find(ns);
     if (charge != ns_charge_.end()) {

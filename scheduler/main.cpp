@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
   app.add_option("--node-scheduler-policy", node_policy, "default node policy: binpack or spread")
       ->capture_default_str();
   app.add_option("--gpu-scheduler-policy", gpu_policy,
-                 "default GPU policy: binpack, spread or topology-aware")
+                 "default GPU policy: binpack, spread, topology-aware, numa, mutex or a "
+                 "comma-separated combination such as binpack,mutex (hami.io/gpu-scheduler-policy)")
       ->capture_default_str();
   app.add_flag("--legacy-metrics", access.server.legacy_metrics,
                "export HAMi's pre-v2.9 metric names in place of the hami_* ones");

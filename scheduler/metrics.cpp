@@ -1,9 +1,13 @@
 #include "scheduler/metrics.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "core/codec/annotations.h"
 #include "core/prom/build_info.h"
+#include "core/sched/reasons.h"
 #include "scheduler/cluster_model.h"
 
 namespace vgpu::scheduler {
@@ -213,6 +217,28 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy_too)
     return f;
   };
 
+  // Which GPUs take new pods: health (the device plugin's inventory) and the node's cordon
+  // annotation, the two per-GPU gates that leave running pods alone, so an operator sees a GPU
+  // taken out of scheduling and why, and sees it come back. The filter's order: health first.
+  MetricFamily schedulable("vgpu_scheduler_gpu_schedulable",
+                           "1 when the GPU takes new pods, 0 when it is unhealthy (reason "
+                           "CardNotHealth) or cordoned by the node annotation " +
+                               std::string(annotations::kDeviceCordon) + " (CardCordoned)");
+  model.ForEachNode([&](const sched::NodeState& node) {
+    for (const sched::GpuDevice& g : node.view.gpus) {
+      std::optional<sched::Reason> why;
+      if (!g.healthy) {
+        why = sched::Reason::kCardNotHealth;
+      } else if (node.view.cordoned.contains(g.uuid)) {
+        why = sched::Reason::kCardCordoned;
+      }
+      schedulable.Add({{"device_uuid", g.uuid},
+                       {"node", node.name},
+                       {"reason", why ? std::string(sched::ReasonName(*why)) : "none"}},
+                      why ? 0 : 1);
+    }
+  });
+
   // HAMi's families in name order, as client_golang gathers them (with --legacy-metrics the
   // upper-case legacy names sort first, then hami_build_info); our own after them.
   std::vector<MetricFamily> hami = HamiFamilies(model, /*legacy=*/false);
@@ -253,6 +279,7 @@ std::string SchedulerMetrics::Render(const ClusterModel& model, bool legacy_too)
       counter("vgpu_scheduler_bad_requests_total",
               "Extender and webhook requests rejected as malformed (HTTP 400)", bad_requests),
       gauge("vgpu_scheduler_nodes", "Nodes in the scheduler's cluster model", model.node_count()),
+      std::move(schedulable),
       gauge("vgpu_scheduler_reservations",
             "Pods whose GPUs bind chose and whose annotations the watch has not shown yet",
             model.reservation_count()),

@@ -14,7 +14,7 @@
 set -euo pipefail
 
 E2E_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for f in common install certs images cluster vgpu monitor pods scenarios scenarios_extres chart; do
+for f in common install certs images cluster vgpu monitor pods scenarios scenarios_policy scenarios_extres chart; do
   # shellcheck source=/dev/null
   source "$E2E_REPO/tests/e2e/lib/$f.sh"
 done

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 
 #include "core/base/strings.h"
 
@@ -155,9 +156,24 @@ ContainerFit FitContainer(const NodeView& node, const std::vector<DeviceUsage>& 
 
   std::vector<double> fullness(node.gpus.size(), 0.0);
   for (size_t i : candidates) fullness[i] = GpuFullness(node.gpus[i], usage[i], pod.weights);
-  const bool binpack = pod.gpu_policy == GpuPolicy::kBinpack;
+  // The policy's ranking keys in the order written; the first that tells two GPUs apart
+  // decides, and equal GPUs keep node order (stable sort below).
+  const std::span<const GpuSortKey> order = pod.gpu_policy.Order();
   const auto before = [&](size_t a, size_t b) {
-    return binpack ? fullness[a] > fullness[b] : fullness[a] < fullness[b];
+    for (GpuSortKey key : order) {
+      switch (key) {
+        case GpuSortKey::kBinpack:
+          if (fullness[a] != fullness[b]) return fullness[a] > fullness[b];
+          break;
+        case GpuSortKey::kSpread:
+          if (fullness[a] != fullness[b]) return fullness[a] < fullness[b];
+          break;
+        case GpuSortKey::kNuma:
+          if (node.gpus[a].numa != node.gpus[b].numa) return node.gpus[a].numa < node.gpus[b].numa;
+          break;
+      }
+    }
+    return false;
   };
   // Stable insertion sort: a node has a handful of GPUs, and std::stable_sort allocates.
   for (size_t k = 1; k < candidates.size(); ++k) {
@@ -190,8 +206,7 @@ ContainerFit FitContainer(const NodeView& node, const std::vector<DeviceUsage>& 
     pool = &numa_pool;
   }
 
-  if (pod.gpu_policy == GpuPolicy::kTopologyAware && !node.pair_scores.empty() &&
-      pool->size() > want) {
+  if (pod.gpu_policy.topology_aware && !node.pair_scores.empty() && pool->size() > want) {
     fit.indices = want == 1 ? std::vector<size_t>{PickLeastConnected(node, *pool)}
                             : PickTopology(node, *pool, want);
   } else {
@@ -225,6 +240,9 @@ std::optional<Reason> CheckGpu(const GpuDevice& gpu, const DeviceUsage& used, bo
   if (!TypeAllowed(gpu, pod)) return Reason::kCardTypeMismatch;
   if (!UuidAllowed(gpu, pod)) return Reason::kCardUuidMismatch;
   if (used.slots >= gpu.slots) return Reason::kCardTimeSlicingExhausted;
+  // HAMi's mutex: only a GPU nobody uses, not even an earlier container of the same pod; HAMi
+  // counts it under the same word as an exclusive (100-core) ask meeting a shared card.
+  if (pod.gpu_policy.mutex && used.slots > 0) return Reason::kExclusiveDeviceAllocateConflict;
   if (req.cores >= 100 && used.slots > 0) return Reason::kExclusiveDeviceAllocateConflict;
   if (req.cores == 0 && gpu.cores > 0 && used.cores >= gpu.cores) {
     return Reason::kCardComputeUnitsExhausted;  // someone holds the card exclusively

@@ -3,9 +3,12 @@
 // Plain data the scheduling decisions work on. Filled by adapters from node and pod
 // annotations (core/codec) and pod specs; no I/O here.
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,7 +72,39 @@ struct ContainerRequest {
 };
 
 enum class NodePolicy { kBinpack, kSpread };
-enum class GpuPolicy { kBinpack, kSpread, kTopologyAware };
+// One ranking key of a GPU policy (hami.io/gpu-scheduler-policy): binpack = fullest GPU first,
+// spread = emptiest first, numa = lowest NUMA node first (keeps a container's GPUs together).
+enum class GpuSortKey : uint8_t { kBinpack, kSpread, kNuma };
+
+// A GPU policy as HAMi reads it: a comma-separated list such as "binpack,numa,mutex". binpack,
+// spread and numa rank the GPUs, in the order written (the first key decides, later ones break
+// its ties); mutex and topology-aware are not ranks but rules on the choice. Fixed-size so the
+// named single policies below can be constants.
+struct GpuPolicy {
+  static constexpr size_t kMaxKeys = 3;  // each of binpack/spread/numa at most once
+  std::array<GpuSortKey, kMaxKeys> keys{};
+  uint8_t key_count = 0;        // 0 = spread (HAMi's fallback when no ranking key is named)
+  bool mutex = false;           // only GPUs nobody uses (HAMi's "mutex")
+  bool topology_aware = false;  // pick by NVLink/PCIe pair scores among the ranked GPUs
+
+  static const GpuPolicy kBinpack;
+  static const GpuPolicy kSpread;
+  static const GpuPolicy kTopologyAware;
+  static const GpuPolicy kMutex;
+
+  // The effective ranking keys: what was written, or {spread} when none was. No allocation:
+  // the fit asks once per container.
+  std::span<const GpuSortKey> Order() const {
+    static constexpr std::array<GpuSortKey, 1> kSpreadOnly{GpuSortKey::kSpread};
+    if (key_count == 0) return kSpreadOnly;
+    return {keys.data(), key_count};
+  }
+  friend bool operator==(const GpuPolicy&, const GpuPolicy&) = default;
+};
+inline constexpr GpuPolicy GpuPolicy::kBinpack{{GpuSortKey::kBinpack}, 1, false, false};
+inline constexpr GpuPolicy GpuPolicy::kSpread{{GpuSortKey::kSpread}, 1, false, false};
+inline constexpr GpuPolicy GpuPolicy::kTopologyAware{{}, 0, false, true};
+inline constexpr GpuPolicy GpuPolicy::kMutex{{}, 0, true, false};
 
 // Weights of a GPU's fullness terms when ranking GPUs (hami.io/device-scoring-weights).
 struct ScoringWeights {

@@ -11,12 +11,13 @@
 
 namespace vgpu::sim {
 
-enum class SimEventKind { kArrival, kDeparture };
+// kCordon / kUncordon: an entry of the scenario's cordons comes into / goes out of force.
+enum class SimEventKind { kArrival, kDeparture, kCordon, kUncordon };
 
 struct SimEvent {
   double time_s = 0;
   SimEventKind kind = SimEventKind::kArrival;
-  size_t pod = 0;  // index into the scenario's pods
+  size_t pod = 0;  // index into the scenario's pods (its cordons for kCordon / kUncordon)
   uint64_t seq = 0;
 };
 

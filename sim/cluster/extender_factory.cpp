@@ -1,5 +1,8 @@
 #include "sim/cluster/extender_factory.h"
 
+#include <chrono>
+#include <thread>
+
 #include "core/sched/policy.h"
 #include "kube/client.h"
 #include "scheduler/extender.h"
@@ -43,7 +46,8 @@ class RealExtender : public ExtenderHandle {
     e->metrics_ = std::make_unique<scheduler::SchedulerMetrics>();
     e->api_ = std::make_unique<scheduler::KubeClusterApi>(*e->client_);
     scheduler::FeedOptions feed;
-    feed.watch_quotas = false;  // the in-process API server serves no ResourceQuotas
+    // Only where the scenario has quotas: a watch more per run for nothing otherwise.
+    feed.watch_quotas = !setup.quota_namespaces.empty();
     feed.write_handshake = o.handshake;
     feed.handshake_timeout = ext.handshake_timeout;
     e->feed_ = std::make_unique<scheduler::KubeFeed>(*e->client_, *e->model_, feed);
@@ -56,6 +60,17 @@ class RealExtender : public ExtenderHandle {
     e->server_ = std::move(*server);
     if (!e->feed_->WaitReady(std::chrono::seconds(30))) {
       return DeadlineExceeded("the extender's watches did not list nodes and pods in 30 s");
+    }
+    // The first pods must meet their namespace's quota: wait until the watch has delivered it.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (const std::string& ns : setup.quota_namespaces) {
+      while (!e->model_->Quota(ns)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          return DeadlineExceeded("the extender's quota watch did not show namespace " + ns +
+                                  "'s ResourceQuota in 30 s");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
     }
     e->server_->SetReady(true);
     return std::unique_ptr<ExtenderHandle>(std::move(e));

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/base/strings.h"
+#include "core/codec/quantity.h"
 
 namespace vgpu::sim {
 
@@ -57,14 +58,72 @@ bool SelectorsAllow(const PodState& pod, const GpuInventory& gpu) {
   return true;
 }
 
+// HAMi's "mutex" GPU policy word, alone or in a comma-separated combination ("binpack,mutex").
+bool WantsIdleGpu(const PodState& pod) {
+  const std::string* policy = Annotation(pod, "hami.io/gpu-scheduler-policy");
+  if (policy == nullptr) return false;
+  for (const std::string& word : SplitCommaList(*policy)) {
+    if (Lower(word) == "mutex") return true;
+  }
+  return false;
+}
+
 bool GpuCanHost(const PodState& pod, const GpuUsage& u) {
   const GpuInventory& g = u.gpu;
-  if (!g.healthy || !SelectorsAllow(pod, g)) return false;
+  if (!g.healthy || g.cordoned || !SelectorsAllow(pod, g)) return false;
   if (u.slots_used + 1 > g.slots) return false;
+  if (u.slots_used > 0 && WantsIdleGpu(pod)) return false;
   if (u.exclusive || u.cores_used >= g.cores) return false;
   if (pod.request.cores >= g.cores && u.slots_used > 0) return false;
   if (u.mem_used + MemoryNeeded(pod.request, g.mem_mib) > g.mem_mib) return false;
   if (u.cores_used + pod.request.cores > g.cores) return false;
+  return true;
+}
+
+struct Charge {
+  int64_t mem_mib = 0;
+  int64_t cores = 0;
+  std::vector<std::string> pods;
+};
+
+// What each namespace's placed pods hold: the sum of their vGPUs as recorded, which is what a
+// quota charges (per-GPU amount x GPUs; a percentage ask as the chosen GPU's MiB).
+std::map<std::string, Charge> ChargesOf(const std::vector<PodState>& pods) {
+  std::map<std::string, Charge> out;
+  for (const PodState& p : pods) {
+    if (p.node.empty()) continue;
+    Charge& c = out[p.ns];
+    for (const AllocatedVgpu& v : p.allocated) {
+      c.mem_mib += v.mem_mib;
+      c.cores += v.cores;
+    }
+    c.pods.push_back(p.name);
+  }
+  return out;
+}
+
+const QuotaState* QuotaOf(const std::vector<QuotaState>& quotas, const std::string& ns) {
+  for (const QuotaState& q : quotas) {
+    if (q.ns == ns) return &q;
+  }
+  return nullptr;
+}
+
+// Whether placing `pod` on `node_gpus` keeps its namespace within its quota. The memory charged
+// is the least any of the node's GPUs would give it (a percentage differs per card), so "fits"
+// errs towards reporting a pending pod, never towards hiding one.
+bool QuotaAllows(const PodState& pod, const std::vector<const GpuUsage*>& node_gpus,
+                 const QuotaState* quota, const Charge& used) {
+  if (quota == nullptr || pod.request.count <= 0) return true;
+  int64_t per_gpu_mem = -1;
+  for (const GpuUsage* u : node_gpus) {
+    const int64_t m = MemoryNeeded(pod.request, u->gpu.mem_mib);
+    if (per_gpu_mem < 0 || m < per_gpu_mem) per_gpu_mem = m;
+  }
+  if (per_gpu_mem < 0) per_gpu_mem = 0;
+  const int64_t n = pod.request.count;
+  if (quota->mem_mib && used.mem_mib + n * per_gpu_mem > *quota->mem_mib) return false;
+  if (quota->cores && used.cores + n * pod.request.cores > *quota->cores) return false;
   return true;
 }
 
@@ -169,19 +228,110 @@ InvariantReport CheckInvariants(const ClusterSnapshot& snapshot) {
     }
   }
 
-  // 3. Nothing pending could have been placed.
+  // 3. Nothing pending could have been placed (within its namespace's quota).
+  const std::map<std::string, Charge> charges = ChargesOf(snapshot.pods);
   for (const PodState& p : snapshot.pods) {
     if (!p.node.empty()) continue;
     ++report.pending_pods_checked;
+    const QuotaState* quota = QuotaOf(snapshot.quotas, p.ns);
+    auto charged = charges.find(p.ns);
+    const Charge used = charged == charges.end() ? Charge{} : charged->second;
     for (const NodeInventory& n : snapshot.nodes) {
-      if (PodFitsNode(p, by_node[n.name])) {
+      if (PodFitsNode(p, by_node[n.name]) && QuotaAllows(p, by_node[n.name], quota, used)) {
         report.violations.push_back("pod " + p.ns + "/" + p.name + " is pending but fits node " +
                                     n.name);
         break;
       }
     }
   }
+
+  // 4. No namespace over its quota.
+  report.quotas_checked = static_cast<int>(snapshot.quotas.size());
+  for (std::string& v : CheckQuotas(snapshot.pods, snapshot.quotas)) {
+    report.violations.push_back(std::move(v));
+  }
   return report;
+}
+
+std::vector<std::string> CheckPlacement(const PodState& pod, const std::set<std::string>& cordoned,
+                                        const std::vector<PodState>& placed) {
+  std::vector<std::string> out;
+  const std::string who = "pod " + pod.ns + "/" + pod.name + " on " + pod.node;
+  const bool mutex = AsksForIdleGpu(pod);
+  for (const AllocatedVgpu& v : pod.allocated) {
+    if (cordoned.contains(v.uuid)) {
+      out.push_back(who + ": placed on " + v.uuid +
+                    ", which the node's hami.io/device-cordon named");
+    }
+    if (!mutex) continue;
+    for (const PodState& other : placed) {
+      if (other.ns == pod.ns && other.name == pod.name) continue;
+      const bool shares = std::any_of(other.allocated.begin(), other.allocated.end(),
+                                      [&](const AllocatedVgpu& o) { return o.uuid == v.uuid; });
+      if (shares) {
+        out.push_back(who + ": its GPU policy names mutex but " + v.uuid + " was held by " +
+                      other.ns + "/" + other.name);
+      }
+    }
+  }
+  return out;
+}
+
+bool AsksForIdleGpu(const PodState& pod) {
+  return WantsIdleGpu(pod);
+}
+
+std::set<std::string> CordonedUuids(std::string_view annotation) {
+  std::vector<std::string> list = SplitCommaList(annotation);
+  return {list.begin(), list.end()};
+}
+
+std::vector<std::string> CheckQuotas(const std::vector<PodState>& pods,
+                                     const std::vector<QuotaState>& quotas) {
+  std::vector<std::string> out;
+  const std::map<std::string, Charge> charges = ChargesOf(pods);
+  for (const QuotaState& q : quotas) {
+    auto it = charges.find(q.ns);
+    if (it == charges.end()) continue;
+    const Charge& c = it->second;
+    std::string held = " held by";
+    for (size_t i = 0; i < c.pods.size(); ++i)
+      held += (i == 0 ? " " : ", ") + q.ns + "/" + c.pods[i];
+    if (q.mem_mib && c.mem_mib > *q.mem_mib) {
+      out.push_back("namespace " + q.ns + ": GPU memory quota exceeded, " +
+                    std::to_string(c.mem_mib) + " MiB placed of " + std::to_string(*q.mem_mib) +
+                    held);
+    }
+    if (q.cores && c.cores > *q.cores) {
+      out.push_back("namespace " + q.ns + ": GPU cores quota exceeded, " + std::to_string(c.cores) +
+                    "% placed of " + std::to_string(*q.cores) + held);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<QuotaState>> QuotaStatesOf(const std::vector<QuotaSpec>& quotas) {
+  std::vector<QuotaState> out;
+  for (const QuotaSpec& spec : quotas) {
+    QuotaState* state = nullptr;
+    for (QuotaState& s : out) {
+      if (s.ns == spec.ns) state = &s;
+    }
+    if (state == nullptr) {
+      out.push_back(QuotaState{spec.ns, std::nullopt, std::nullopt});
+      state = &out.back();
+    }
+    for (const auto& [key, value] : spec.hard) {
+      const bool memory = key.ends_with("/gpumem");
+      if (!memory && !key.ends_with("/gpucores")) continue;
+      Result<int64_t> n = memory ? codec::ParseMemoryMiB(value) : codec::ParseQuantity(value);
+      if (!n.ok()) return n.status().WithContext("quota " + spec.ns + "/" + spec.name + " " + key);
+      // Every ResourceQuota of the namespace and every key form must hold: the smallest wins.
+      std::optional<int64_t>& limit = memory ? state->mem_mib : state->cores;
+      if (!limit || *n < *limit) limit = *n;
+    }
+  }
+  return out;
 }
 
 }  // namespace vgpu::sim

@@ -56,6 +56,7 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const Scenario& sc,
 
   std::set<std::string> namespaces;
   for (const PodSpec& p : sc.pods) namespaces.insert(p.ns);
+  for (const QuotaSpec& q : sc.quotas) namespaces.insert(q.ns);
   for (const std::string& ns : namespaces) {
     if (c->api_->Get("namespaces", "", ns).ok()) continue;
     auto r = c->api_->Seed(
@@ -77,7 +78,23 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::Start(const Scenario& sc,
     c->nodes_.push_back(std::move(*node));
   }
 
-  ExtenderSetup setup{c->api_->url(), policy, o.scheduler_name, o.defaults};
+  std::set<std::string> quota_namespaces;
+  for (const QuotaSpec& q : sc.quotas) {
+    json hard = json::object();
+    for (const auto& [key, value] : q.hard) hard[key] = value;
+    auto r = c->api_->Seed("resourcequotas", {{"apiVersion", "v1"},
+                                              {"kind", "ResourceQuota"},
+                                              {"metadata", {{"name", q.name}, {"namespace", q.ns}}},
+                                              {"spec", {{"hard", hard}}}});
+    if (!r.ok()) return r.status().WithContext("creating ResourceQuota " + q.ns + "/" + q.name);
+    quota_namespaces.insert(q.ns);
+  }
+
+  ExtenderSetup setup{c->api_->url(),
+                      policy,
+                      o.scheduler_name,
+                      o.defaults,
+                      {quota_namespaces.begin(), quota_namespaces.end()}};
   auto extender = o.extender(setup);
   if (!extender.ok()) return extender.status().WithContext("starting the extender");
   c->extender_ = std::move(*extender);

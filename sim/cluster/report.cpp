@@ -98,7 +98,18 @@ std::string InvariantText(const InvariantReport& r) {
   out += " - " + std::to_string(r.gpus_checked) +
          " GPUs not over-committed in memory/cores/slots, " +
          std::to_string(r.placed_pods_checked) + " placed pods match their requests, " +
-         std::to_string(r.pending_pods_checked) + " pending pods fit nowhere\n";
+         std::to_string(r.pending_pods_checked) + " pending pods fit nowhere";
+  if (r.quotas_checked > 0) {
+    out += ", " + std::to_string(r.quotas_checked) + " namespace quota(s) never exceeded at " +
+           std::to_string(r.placements_checked) + " binds and at the end";
+  }
+  if (r.cordon_checks > 0) {
+    out += ", " + std::to_string(r.cordon_checks) + " binds on no cordoned GPU";
+  }
+  if (r.mutex_checks > 0) {
+    out += ", " + std::to_string(r.mutex_checks) + " mutex pods alone on their GPUs when placed";
+  }
+  out += "\n";
   for (const std::string& v : r.violations) out += "  ! " + v + "\n";
   return out;
 }
@@ -363,7 +374,11 @@ json RunToJson(const RunResult& run) {
             {"violations", run.invariants.violations},
             {"gpus_checked", run.invariants.gpus_checked},
             {"placed_pods_checked", run.invariants.placed_pods_checked},
-            {"pending_pods_checked", run.invariants.pending_pods_checked}}}};
+            {"pending_pods_checked", run.invariants.pending_pods_checked},
+            {"quotas_checked", run.invariants.quotas_checked},
+            {"placements_checked", run.invariants.placements_checked},
+            {"cordon_checks", run.invariants.cordon_checks},
+            {"mutex_checks", run.invariants.mutex_checks}}}};
 }
 
 }  // namespace vgpu::sim

@@ -16,6 +16,7 @@
 #include "sim/cluster/extender_client.h"
 #include "sim/cluster/kubelet_hub.h"
 #include "sim/cluster/live_cluster.h"
+#include "sim/cluster/report.h"
 #include "sim/cluster/scheduling_queue.h"
 #include "sim/cluster/sim_node.h"
 #include "sim/cluster/snapshot.h"
@@ -159,6 +160,9 @@ class Run {
       : sc_(sc), policy_(policy), o_(o), pods_(sc.pods.size()) {}
 
   Result<RunResult> Execute() {
+    auto quotas = QuotaStatesOf(sc_.quotas);
+    if (!quotas.ok()) return quotas.status();
+    quotas_ = std::move(*quotas);
     VGPU_RETURN_IF_ERROR(StartCluster());
     result_.scenario = sc_.name;
     result_.policy = policy_;
@@ -166,6 +170,11 @@ class Run {
     for (size_t i = 0; i < sc_.pods.size(); ++i) {
       clock_.Add(sc_.pods[i].arrival_s, SimEventKind::kArrival, i);
       lowest_priority_ = std::min(lowest_priority_, sc_.pods[i].priority.value_or(0));
+    }
+    cordon_active_.assign(sc_.cordons.size(), false);
+    for (size_t i = 0; i < sc_.cordons.size(); ++i) {
+      clock_.Add(sc_.cordons[i].at_s, SimEventKind::kCordon, i);
+      if (sc_.cordons[i].until_s) clock_.Add(*sc_.cordons[i].until_s, SimEventKind::kUncordon, i);
     }
     const auto t0 = Clock::now();
     VGPU_RETURN_IF_ERROR(MainLoop());
@@ -210,10 +219,17 @@ class Run {
 
   Status HandleEvents(const std::vector<SimEvent>& batch) {
     bool freed = false;
+    // Cordons first: a GPU cordoned at the moment a pod arrives is cordoned for that pod.
+    for (const SimEvent& e : batch) {
+      if (e.kind == SimEventKind::kCordon || e.kind == SimEventKind::kUncordon) {
+        VGPU_RETURN_IF_ERROR(SetCordon(e.pod, e.kind == SimEventKind::kCordon));
+        freed = freed || e.kind == SimEventKind::kUncordon;
+      }
+    }
     for (const SimEvent& e : batch) {
       if (e.kind == SimEventKind::kArrival) {
         VGPU_RETURN_IF_ERROR(Arrive(e.pod));
-      } else {
+      } else if (e.kind == SimEventKind::kDeparture) {
         VGPU_RETURN_IF_ERROR(Depart(e.pod));
         freed = true;
       }
@@ -253,6 +269,60 @@ class Run {
     run.phase = PodPhase::kQueued;
     queue_.Add(idx);
     return Status::Ok();
+  }
+
+  // The entry's node gets hami.io/device-cordon = the union of its entries in force (none: the
+  // annotation removed). Binds in flight finish first, so each is checked against the cordon it
+  // was decided under; then the run waits until the extender's filter reports the change, as a
+  // deployed scheduler's node watch delivers it within moments.
+  Status SetCordon(size_t idx, bool on) {
+    VGPU_RETURN_IF_ERROR(DrainBinds(true));
+    cordon_active_[idx] = on;
+    const std::string& node = sc_.cordons[idx].node;
+    std::set<std::string> uuids;
+    for (size_t i = 0; i < sc_.cordons.size(); ++i) {
+      if (!cordon_active_[i] || sc_.cordons[i].node != node) continue;
+      uuids.insert(sc_.cordons[i].gpus.begin(), sc_.cordons[i].gpus.end());
+    }
+    std::string value;
+    for (const std::string& u : uuids) value += (value.empty() ? "" : ",") + u;
+    const json annotation = uuids.empty() ? json(nullptr) : json(value);
+    auto patched = api_->store().Patch(
+        *FindResource("v1", "nodes"), "", node, PatchType::kMerge,
+        {{"metadata", {{"annotations", {{std::string(annotations::kDeviceCordon), annotation}}}}}});
+    if (!patched.ok()) {
+      return patched.status().WithContext("setting hami.io/device-cordon of node " + node);
+    }
+    for (const std::string& uuid : sc_.cordons[idx].gpus) {
+      WaitForFilterToSeeCordon(node, uuid, uuids.contains(uuid));
+    }
+    return Status::Ok();
+  }
+
+  // Asks the filter about a 1-MiB pod pinned to `uuid` (not created) until its answer for the
+  // node names CardCordoned exactly when `cordoned`; at most 5 s. A scheduler that never sees it
+  // is then caught by invariant 5, not by this wait.
+  void WaitForFilterToSeeCordon(const std::string& node, const std::string& uuid, bool cordoned) {
+    PodSpec spec;
+    spec.name = "vgpu-sim-cordon-probe";
+    spec.gpus = 1;
+    spec.mem_mib = 1;
+    spec.annotations["nvidia.com/use-gpuuuid"] = uuid;
+    json probe = PodObject(spec, policy_);
+    probe["metadata"]["uid"] = "vgpu-sim-cordon-probe-" + std::to_string(++probes_);
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (Clock::now() < deadline) {
+      auto f = http_->Filter(probe, {node});
+      if (f.ok()) {
+        auto it = f->failed.find(node);
+        const bool seen =
+            it != f->failed.end() && it->second.find("CardCordoned") != std::string::npos;
+        if (seen == cordoned) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    log::Warn("the extender's filter did not report GPU " + uuid + " of node " + node +
+              (cordoned ? " cordoned" : " uncordoned") + " within 5 s; going on");
   }
 
   Status Depart(size_t idx) {
@@ -356,17 +426,16 @@ class Run {
     for (const std::string& u : (*answer)[best]) {
       auto it = by_uid.find(u);
       if (it == by_uid.end() || pods_[it->second].phase != PodPhase::kBound) {
-        result_.invariants.violations.push_back("preemption for " + spec.name +
-                                                " named a victim that is not a running pod: " + u);
+        violations_.push_back("preemption for " + spec.name +
+                              " named a victim that is not a running pod: " + u);
         continue;
       }
       const size_t v = it->second;
       const PodSpec& victim = sc_.pods[v];
       if (victim.priority.value_or(0) >= priority) {
-        result_.invariants.violations.push_back("preemption for " + spec.name + " (priority " +
-                                                std::to_string(priority) + ") evicted " +
-                                                victim.name + " of priority " +
-                                                std::to_string(victim.priority.value_or(0)));
+        violations_.push_back("preemption for " + spec.name + " (priority " +
+                              std::to_string(priority) + ") evicted " + victim.name +
+                              " of priority " + std::to_string(victim.priority.value_or(0)));
       }
       auto deleted = api_->store().Delete(*FindResource("v1", "pods"), victim.ns, victim.name);
       if (!deleted.ok()) return deleted.status().WithContext("evicting " + victim.name);
@@ -418,9 +487,69 @@ class Run {
       if (spec.duration_s) {
         clock_.Add(clock_.now() + *spec.duration_s, SimEventKind::kDeparture, d.job.idx);
       }
+      if (!quotas_.empty()) CheckQuotasNow();
+      CheckPlacementNow(d.job.idx);
       Progress();
     }
     return Status::Ok();
+  }
+
+  // Invariant 4 after each bind: the end state alone would miss a quota passed by pods that
+  // left before the end. Each sentence is kept once, with the virtual time it was first seen.
+  void CheckQuotasNow() {
+    ++placements_checked_;
+    std::vector<PodState> live;
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      if (pods_[i].phase != PodPhase::kBound) continue;
+      const PodPlacement& pl = result_.placements[pods_[i].placement];
+      live.push_back(PodState{pl.ns, pl.name, pl.node, {}, {}, pl.devices});
+    }
+    for (const std::string& v : CheckQuotas(live, quotas_)) {
+      // "namespace a: GPU memory quota exceeded": once per namespace and resource, not again
+      // for every later bind while it stays over.
+      if (quota_violations_seen_.insert(v.substr(0, v.find(','))).second) {
+        violations_.push_back(v + AtVirtualTime());
+      }
+    }
+  }
+
+  // Where a violation found during the run happened, for its sentence.
+  std::string AtVirtualTime() const {
+    return " (at virtual " + FormatFixed(clock_.now(), 3) + " s)";
+  }
+
+  // Invariant 5 at each bind: against the node's hami.io/device-cordon as stored now (binds are
+  // drained before a cordon changes), and for a mutex pod against the pods placed before it.
+  // Nothing is read where the scenario has no cordons and the pod does not ask for mutex.
+  void CheckPlacementNow(size_t idx) {
+    const PodPlacement& pl = result_.placements[pods_[idx].placement];
+    PodState pod{pl.ns, pl.name, pl.node, {}, {}, pl.devices};
+    const json::json_pointer policy_ptr("/metadata/annotations/hami.io~1gpu-scheduler-policy");
+    if (pods_[idx].object.contains(policy_ptr) && pods_[idx].object.at(policy_ptr).is_string()) {
+      pod.annotations[std::string(annotations::kGpuSchedulerPolicy)] =
+          pods_[idx].object.at(policy_ptr).get<std::string>();
+    }
+    std::set<std::string> cordoned;
+    if (!sc_.cordons.empty()) {
+      ++cordon_checks_;
+      auto node = api_->Get("nodes", "", pl.node);
+      const json::json_pointer ptr("/metadata/annotations/hami.io~1device-cordon");
+      if (node.ok() && node->contains(ptr) && node->at(ptr).is_string()) {
+        cordoned = CordonedUuids(node->at(ptr).get<std::string>());
+      }
+    }
+    std::vector<PodState> placed;
+    if (AsksForIdleGpu(pod)) {
+      ++mutex_checks_;
+      for (size_t i = 0; i < pods_.size(); ++i) {
+        if (i == idx || pods_[i].phase != PodPhase::kBound) continue;
+        const PodPlacement& other = result_.placements[pods_[i].placement];
+        placed.push_back(PodState{other.ns, other.name, other.node, {}, {}, other.devices});
+      }
+    }
+    for (const std::string& v : CheckPlacement(pod, cordoned, placed)) {
+      violations_.push_back(v + AtVirtualTime());
+    }
   }
 
   // kube-scheduler stops looking after numFeasibleNodesToFind nodes (percentageOfNodesToScore,
@@ -479,8 +608,20 @@ class Run {
     }
     auto snapshot = SnapshotFromObjects(nodes.items, pods.items, o_.defaults);
     if (!snapshot.ok()) return snapshot.status().WithContext("reading the end state");
+    snapshot->quotas = quotas_;
     result_.gpu_usage = ComputeGpuUsage(*snapshot);
     result_.invariants = CheckInvariants(*snapshot);
+    // Those seen during the run (preemption victims, quotas between binds) come first; the end
+    // state's check replaces the report, so they are added back here. A quota still over at the
+    // end was reported when it was first passed.
+    std::erase_if(result_.invariants.violations, [&](const std::string& v) {
+      return quota_violations_seen_.contains(v.substr(0, v.find(',')));
+    });
+    result_.invariants.placements_checked = placements_checked_;
+    result_.invariants.cordon_checks = cordon_checks_;
+    result_.invariants.mutex_checks = mutex_checks_;
+    result_.invariants.violations.insert(result_.invariants.violations.begin(), violations_.begin(),
+                                         violations_.end());
     for (const std::string& f : hub_->failures()) {
       result_.invariants.violations.push_back("kubelet Allocate failed for " + f);
     }
@@ -514,6 +655,14 @@ class Run {
   std::vector<std::string> node_names_;
   size_t next_start_ = 0;
   int lowest_priority_ = std::numeric_limits<int>::max();  // of the scenario's pods
+  std::vector<QuotaState> quotas_;                         // the scenario's, per namespace
+  std::vector<std::string> violations_;                    // seen during the run
+  std::set<std::string> quota_violations_seen_;
+  int placements_checked_ = 0;
+  int cordon_checks_ = 0;
+  int mutex_checks_ = 0;
+  std::vector<bool> cordon_active_;  // per entry of the scenario's cordons
+  int probes_ = 0;
 };
 
 }  // namespace

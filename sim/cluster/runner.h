@@ -25,6 +25,9 @@ struct ExtenderSetup {
   PolicyPair policy;  // default node / GPU policy
   std::string scheduler_name = "hami-scheduler";
   RequestDefaults defaults;
+  // Namespaces with a ResourceQuota in the API server: the extender watches quotas only when
+  // there are some, and is ready once its model holds every one of these namespaces' quotas.
+  std::vector<std::string> quota_namespaces;
 };
 
 class ExtenderHandle {

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/codec/quantity.h"
+#include "core/sched/policy.h"
 #include "sim/cluster/gpu_uuid.h"
 
 namespace vgpu::sim {
@@ -236,10 +238,92 @@ Status ParsePolicies(const YAML::Node& list, Scenario& sc) {
   return Status::Ok();
 }
 
+// The quota keys the extender reads (HAMi's default resource names, which the sim's pods use).
+bool IsQuotaKey(const std::string& key, bool* memory) {
+  for (const char* prefix : {"limits.", "requests.", ""}) {
+    for (const bool mem : {true, false}) {
+      if (key == std::string(prefix) + (mem ? "nvidia.com/gpumem" : "nvidia.com/gpucores")) {
+        *memory = mem;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Status ParseQuotas(const YAML::Node& list, Scenario& sc) {
+  if (!list || list.IsNull()) return Status::Ok();
+  if (!list.IsSequence()) return InvalidArgument("quotas: expected a list of {namespace, hard}");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node q = list[i];
+    const std::string where = "quotas[" + std::to_string(i) + "]";
+    if (!q.IsMap()) return InvalidArgument(where + ": expected a map with namespace and hard");
+    VGPU_RETURN_IF_ERROR(CheckKeys(q, where, {"name", "namespace", "hard"}));
+    QuotaSpec spec;
+    VGPU_RETURN_IF_ERROR(WithDefault(q, "namespace", where, spec.ns));
+    spec.name = "quota-" + std::to_string(i);
+    VGPU_RETURN_IF_ERROR(WithDefault(q, "name", where, spec.name));
+    const YAML::Node hard = q["hard"];
+    if (!hard || !hard.IsMap() || hard.size() == 0) {
+      return InvalidArgument(where +
+                             ".hard: expected a map such as {limits.nvidia.com/gpumem: "
+                             "20000}");
+    }
+    for (const auto& kv : hard) {
+      const std::string key = kv.first.Scalar();
+      std::string kw = where;
+      kw.append(".hard.").append(key);
+      bool memory = false;
+      if (!IsQuotaKey(key, &memory)) {
+        return InvalidArgument(kw +
+                               ": not a vGPU quota key ([limits.|requests.]nvidia.com/gpumem "
+                               "or .../gpucores)");
+      }
+      Result<std::string> v = Scalar<std::string>(kv.second, kw);
+      if (!v.ok()) return v.status();
+      // Read as the extender reads it, so that a typo is an error here, not a quota it ignores.
+      Result<int64_t> n = memory ? codec::ParseMemoryMiB(*v) : codec::ParseQuantity(*v);
+      if (!n.ok()) return n.status().WithContext(kw);
+      spec.hard[key] = *v;
+    }
+    sc.quotas.push_back(std::move(spec));
+  }
+  return Status::Ok();
+}
+
+Status ParseCordons(const YAML::Node& list, Scenario& sc) {
+  if (!list || list.IsNull()) return Status::Ok();
+  if (!list.IsSequence()) {
+    return InvalidArgument("cordons: expected a list of {node, gpus, at, until}");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node c = list[i];
+    const std::string where = "cordons[" + std::to_string(i) + "]";
+    if (!c.IsMap()) return InvalidArgument(where + ": expected a map with node and gpus");
+    VGPU_RETURN_IF_ERROR(CheckKeys(c, where, {"node", "gpus", "at", "until"}));
+    CordonSpec spec;
+    VGPU_RETURN_IF_ERROR(WithDefault(c, "node", where, spec.node));
+    VGPU_RETURN_IF_ERROR(WithDefault(c, "at", where, spec.at_s));
+    VGPU_RETURN_IF_ERROR(Optional(c, "until", where, spec.until_s));
+    const YAML::Node gpus = c["gpus"];
+    if (!gpus || !gpus.IsSequence() || gpus.size() == 0) {
+      return InvalidArgument(where + ".gpus: expected a non-empty list of the node's GPU UUIDs");
+    }
+    for (size_t k = 0; k < gpus.size(); ++k) {
+      Result<std::string> uuid = Scalar<std::string>(gpus[k], where + ".gpus");
+      if (!uuid.ok()) return uuid.status();
+      spec.gpus.push_back(*uuid);
+    }
+    sc.cordons.push_back(std::move(spec));
+  }
+  return Status::Ok();
+}
+
 Result<Scenario> ParseDocument(const YAML::Node& root) {
   if (!root.IsMap()) return InvalidArgument("scenario: expected a YAML map at the top level");
-  VGPU_RETURN_IF_ERROR(CheckKeys(
-      root, "scenario", {"name", "description", "deviceSplitCount", "policies", "nodes", "pods"}));
+  VGPU_RETURN_IF_ERROR(CheckKeys(root, "scenario",
+                                 {"name", "description", "deviceSplitCount", "policies", "nodes",
+                                  "pods", "quotas", "cordons"}));
   Scenario sc;
   VGPU_RETURN_IF_ERROR(WithDefault(root, "name", "scenario", sc.name));
   VGPU_RETURN_IF_ERROR(WithDefault(root, "description", "scenario", sc.description));
@@ -247,6 +331,8 @@ Result<Scenario> ParseDocument(const YAML::Node& root) {
   VGPU_RETURN_IF_ERROR(ParsePolicies(root["policies"], sc));
   VGPU_RETURN_IF_ERROR(ParseNodes(root["nodes"], sc));
   VGPU_RETURN_IF_ERROR(ParsePods(root["pods"], sc));
+  VGPU_RETURN_IF_ERROR(ParseQuotas(root["quotas"], sc));
+  VGPU_RETURN_IF_ERROR(ParseCordons(root["cordons"], sc));
   if (sc.policies.empty()) sc.policies.push_back(PolicyPair{});
   std::stable_sort(sc.pods.begin(), sc.pods.end(),
                    [](const PodSpec& a, const PodSpec& b) { return a.arrival_s < b.arrival_s; });
@@ -280,7 +366,8 @@ bool IsKnownNodePolicy(std::string_view policy) {
 }
 
 bool IsKnownGpuPolicy(std::string_view policy) {
-  return policy == "binpack" || policy == "spread" || policy == "topology-aware";
+  // The scheduler's own parser, so the sim accepts exactly the combinations a pod may ask for.
+  return sched::ParseGpuPolicy(policy).ok();
 }
 
 Result<Scenario> ParseScenarioYaml(std::string_view text) {
@@ -358,13 +445,45 @@ Status ValidateScenario(const Scenario& sc) {
       return InvalidArgument(who + ": gpucores must be 0..100");
     }
   }
+  for (size_t i = 0; i < sc.cordons.size(); ++i) {
+    const CordonSpec& c = sc.cordons[i];
+    const std::string who = "cordons[" + std::to_string(i) + "]";
+    auto node = std::find_if(sc.nodes.begin(), sc.nodes.end(),
+                             [&](const NodeSpec& n) { return n.name == c.node; });
+    if (node == sc.nodes.end()) {
+      return InvalidArgument(who + ".node: no node '" + c.node + "' in the scenario");
+    }
+    if (c.gpus.empty()) return InvalidArgument(who + ".gpus: names no GPU");
+    for (const std::string& uuid : c.gpus) {
+      auto gpu = std::find_if(node->gpus.begin(), node->gpus.end(),
+                              [&](const GpuSpec& g) { return g.uuid == uuid; });
+      if (gpu == node->gpus.end()) {
+        std::string message = who;
+        message.append(".gpus: '").append(uuid).append("' is not a GPU of node ").append(c.node);
+        message.append(" (its first is ").append(node->gpus.front().uuid);
+        message.append("; give the node's GPUs uuids: to name them)");
+        return InvalidArgument(message);
+      }
+    }
+    VGPU_RETURN_IF_ERROR(CheckSeconds(who + ".at", c.at_s));
+    if (c.until_s) {
+      VGPU_RETURN_IF_ERROR(CheckSeconds(who + ".until", *c.until_s));
+      if (*c.until_s <= c.at_s) return InvalidArgument(who + ".until: must be after at");
+    }
+  }
+  names.clear();
+  for (const QuotaSpec& q : sc.quotas) {
+    if (q.name.empty()) return InvalidArgument("a quota of namespace " + q.ns + " has no name");
+    if (!names.insert(q.ns + "/" + q.name).second) {
+      return InvalidArgument("quota '" + q.ns + "/" + q.name + "' is repeated");
+    }
+  }
   for (const PolicyPair& pp : sc.policies) {
     if (!IsKnownNodePolicy(pp.node_policy)) {
       return InvalidArgument("unknown node policy '" + pp.node_policy + "' (binpack or spread)");
     }
-    if (!IsKnownGpuPolicy(pp.gpu_policy)) {
-      return InvalidArgument("unknown GPU policy '" + pp.gpu_policy +
-                             "' (binpack, spread or topology-aware)");
+    if (Result<sched::GpuPolicy> gp = sched::ParseGpuPolicy(pp.gpu_policy); !gp.ok()) {
+      return gp.status();
     }
   }
   return Status::Ok();

@@ -64,7 +64,28 @@ struct PodSpec {
   std::map<std::string, std::string> annotations;
 };
 
-// A node policy / GPU policy pair (hami-compat §1: binpack | spread). Each pair is one run.
+// A ResourceQuota created in the API server before the pods arrive: the extender watches it and
+// charges the namespace's pods per GPU (docs/scheduler.md "Quotas"); a pod over it is denied by
+// the webhook (a rejection in the report) or, for a percentage ask, left pending by the filter.
+struct QuotaSpec {
+  std::string ns = "default";
+  std::string name;
+  // spec.hard: keys [limits.|requests.]nvidia.com/gpumem (MiB) and .../gpucores (percent).
+  std::map<std::string, std::string> hard;
+};
+
+// hami.io/device-cordon on a node over virtual time (docs/scheduler.md "Per-GPU gates"): the
+// listed GPUs take no new pods from `at` until `until` (absent: the rest of the run); pods
+// already on them keep running. A node's annotation is the union of its entries in force.
+struct CordonSpec {
+  std::string node;
+  std::vector<std::string> gpus;  // UUIDs of the node's GPUs
+  double at_s = 0;
+  std::optional<double> until_s;
+};
+
+// A node policy / GPU policy pair (hami-compat §1: node binpack | spread; GPU a comma-separated
+// list such as "binpack,mutex", see sched::ParseGpuPolicy). Each pair is one run.
 struct PolicyPair {
   std::string node_policy = "binpack";
   std::string gpu_policy = "spread";
@@ -80,6 +101,8 @@ struct Scenario {
   std::vector<NodeSpec> nodes;
   std::vector<PodSpec> pods;  // sorted by arrival (stable) after parsing
   std::vector<PolicyPair> policies;
+  std::vector<QuotaSpec> quotas;
+  std::vector<CordonSpec> cordons;
 };
 
 // What one `vgpu sim` run is sized for (docs/sim.md, "Limits"): bounds on operator input, so that
@@ -104,7 +127,7 @@ Result<Scenario> ParseScenarioYaml(std::string_view text);
 // policies, percentages and cores within 0-100, finite times, ScenarioLimits. Sorts nothing.
 Status ValidateScenario(const Scenario& scenario);
 
-// True for the policy words HAMi accepts for nodes / GPUs.
+// True for the policy words HAMi accepts for nodes / GPUs (GPU: also their combinations).
 bool IsKnownNodePolicy(std::string_view policy);
 bool IsKnownGpuPolicy(std::string_view policy);
 

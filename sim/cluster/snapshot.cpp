@@ -37,8 +37,13 @@ Result<NodeInventory> NodeFromObject(const json& node) {
   if (it == ann.end()) return inv;
   Result<codec::NodeInventory> devices = codec::DecodeInventory(it->second);
   if (!devices.ok()) return devices.status().WithContext("node " + inv.name + " inventory");
+  std::set<std::string> cordoned;
+  if (auto c = ann.find(std::string(annotations::kDeviceCordon)); c != ann.end()) {
+    cordoned = CordonedUuids(c->second);
+  }
   for (const codec::DeviceInfo& d : *devices) {
-    inv.gpus.push_back(GpuInventory{d.id, d.type, d.count, d.devmem, d.devcore, d.numa, d.health});
+    inv.gpus.push_back(GpuInventory{d.id, d.type, d.count, d.devmem, d.devcore, d.numa, d.health,
+                                    cordoned.contains(d.id)});
   }
   return inv;
 }

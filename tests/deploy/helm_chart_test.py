@@ -553,6 +553,10 @@ def case_default(kube):
     sargs = container(dep, "vgpu-scheduler")["command"][1:]
     F.equal(flag_value(sargs, "--node-scheduler-policy", "default"), "binpack", "default: node policy")
     F.equal(flag_value(sargs, "--gpu-scheduler-policy", "default"), "spread", "default: gpu policy")
+    # A combined GPU policy (HAMi's comma-separated list) reaches the flag whole.
+    combined = render(kube=kube, sets=["scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy=binpack\\,mutex"])
+    cargs = container(one(combined, "Deployment", "-scheduler"), "vgpu-scheduler")["command"][1:]
+    F.equal(flag_value(cargs, "--gpu-scheduler-policy", "combined"), "binpack,mutex", "combined gpu policy")
     F.check("--legacy-metrics" not in sargs, "default: --legacy-metrics")
     F.check(not flag_values(sargs, "--node-lock-expiry"), "default: --node-lock-expiry passed")
     # docs/security.md: the verbs answer kube-scheduler beside them only; the webhook lets pods set
@@ -1089,6 +1093,8 @@ def case_bad_values():
     cases = [
         (["scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy=fancy"], "nodeSchedulerPolicy"),
         (["scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy=fancy"], "gpuSchedulerPolicy"),
+        (["scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy=binpack\\,mutx"], 'unknown word "mutx"'),
+        (["scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy=spread\\,binpack"], "opposite orders"),
         (["devices.nvidia.gpuCorePolicy=sometimes"], "gpuCorePolicy"),
         (["devicePlugin.inventoryFormat=xml"], "inventoryFormat"),
         (["scheduler.replicas=2"], "leaderElect"),

@@ -1,6 +1,10 @@
 #include "deviceplugin/fake_gpus.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace vgpu::deviceplugin {
 namespace {
@@ -63,6 +67,8 @@ TEST(ParseFakeGpus, InvalidSpecsNameTheProblem) {
       {"count=1,colour=red", "colour"},
       {"count=1,memory=0", "memory"},
       {"count", "key=value"},
+      {"count=1,faults=relative/dir", "absolute folder"},
+      {"count=1,faults=", "absolute folder"},
   };
   for (const auto& [spec, fragment] : cases) {
     auto g = ParseFakeGpus(spec, "n");
@@ -84,6 +90,29 @@ TEST(FakeGpuBackend, DeliversInjectedXidsAndResponsiveness) {
   EXPECT_TRUE(b.Responds("GPU-fake-n-0"));
   b.SetResponding("GPU-fake-n-0", false);
   EXPECT_FALSE(b.Responds("GPU-fake-n-0"));
+}
+
+// A file named after a GPU in the faults folder silences just that GPU, for as long as it exists.
+TEST(FakeGpuBackend, FaultsFolderSilencesAGpuWhileItsFileExists) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("vgpu-fake-faults-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Result<FakeGpus> spec = ParseFakeGpuSpec("count=2,faults=" + dir.string() + ",numa=0", "n");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->faults_dir, dir.string());
+  FakeGpuBackend b(std::move(*spec));
+  // No folder yet: every GPU answers.
+  EXPECT_TRUE(b.Responds("GPU-fake-n-0"));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "GPU-fake-n-0").put('\n');
+  EXPECT_FALSE(b.Responds("GPU-fake-n-0"));
+  EXPECT_TRUE(b.Responds("GPU-fake-n-1"));
+  std::filesystem::remove(dir / "GPU-fake-n-0");
+  EXPECT_TRUE(b.Responds("GPU-fake-n-0"));
+  // The folder does not override a GPU silenced by the test hook.
+  b.SetResponding("GPU-fake-n-1", false);
+  EXPECT_FALSE(b.Responds("GPU-fake-n-1"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -247,6 +247,42 @@ TEST_F(MetricsTest, CoreScalingAndQuotaWithoutPods) {
   }
 }
 
+// A GPU the device plugin reports unhealthy and one the node's cordon annotation names are 0 with
+// their reason word; the rest 1. Health wins where both hold (the filter checks it first). The
+// annotation lifted and health back, every GPU is 1 again: the gauge follows the node live.
+TEST_F(MetricsTest, GpuSchedulableFollowsHealthAndCordon) {
+  json node = testing::GpuNode("n3", 3);
+  json inv = json::parse(
+      node["metadata"]["annotations"]["hami.io/node-nvidia-register"].get<std::string>());
+  inv[0]["health"] = false;
+  node["metadata"]["annotations"]["hami.io/node-nvidia-register"] = inv.dump();
+  node["metadata"]["annotations"]["hami.io/device-cordon"] = "GPU-n3-1, GPU-n3-0";
+  model_.UpsertNode(node);
+  const auto samples = [&] {
+    std::set<std::string> out;
+    for (const std::string& l : SampleLines(metrics_.Render(model_, false))) {
+      if (l.starts_with("vgpu_scheduler_gpu_schedulable{") && l.find("\"n3\"") != l.npos) {
+        out.insert(l);
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(
+      samples(),
+      (std::set<std::string>{
+          R"(vgpu_scheduler_gpu_schedulable{device_uuid="GPU-n3-0",node="n3",reason="CardNotHealth"} 0)",
+          R"(vgpu_scheduler_gpu_schedulable{device_uuid="GPU-n3-1",node="n3",reason="CardCordoned"} 0)",
+          R"(vgpu_scheduler_gpu_schedulable{device_uuid="GPU-n3-2",node="n3",reason="none"} 1)"}));
+
+  model_.UpsertNode(testing::GpuNode("n3", 3));
+  EXPECT_EQ(
+      samples(),
+      (std::set<std::string>{
+          R"(vgpu_scheduler_gpu_schedulable{device_uuid="GPU-n3-0",node="n3",reason="none"} 1)",
+          R"(vgpu_scheduler_gpu_schedulable{device_uuid="GPU-n3-1",node="n3",reason="none"} 1)",
+          R"(vgpu_scheduler_gpu_schedulable{device_uuid="GPU-n3-2",node="n3",reason="none"} 1)"}));
+}
+
 TEST_F(MetricsTest, EveryFamilyHasHelpAndTypeOnce) {
   metrics_.filter.Observe(std::chrono::microseconds(300));
   metrics_.Reject(sched::Reason::kCardInsufficientMemory);

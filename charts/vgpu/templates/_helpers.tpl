@@ -332,9 +332,24 @@ nvidia:
 {{- if not (has $np (list "binpack" "spread")) -}}
 {{- fail (printf "scheduler.defaultSchedulerPolicy.nodeSchedulerPolicy %q: want binpack or spread" $np) -}}
 {{- end -}}
-{{- $gp := .Values.scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy -}}
-{{- if not (has $gp (list "binpack" "spread" "topology-aware")) -}}
-{{- fail (printf "scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy %q: want binpack, spread or topology-aware" $gp) -}}
+{{- /* A GPU policy is a comma-separated list of words, as hami.io/gpu-scheduler-policy
+     (docs/scheduler.md); the scheduler's --gpu-scheduler-policy refuses the same values. */ -}}
+{{- $gp := .Values.scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy | toString -}}
+{{- $gpWords := list -}}
+{{- range splitList "," $gp -}}
+{{- $w := trim . | lower -}}
+{{- if $w -}}
+{{- if not (has $w (list "binpack" "spread" "topology-aware" "mutex" "numa")) -}}
+{{- fail (printf "scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy %q: unknown word %q; want binpack or spread, numa, topology-aware, mutex, comma-separated" $gp $w) -}}
+{{- end -}}
+{{- $gpWords = append $gpWords $w -}}
+{{- end -}}
+{{- end -}}
+{{- if empty $gpWords -}}
+{{- fail "scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy is empty: want binpack, spread, topology-aware, mutex, numa or a comma-separated list of them" -}}
+{{- end -}}
+{{- if and (has "binpack" $gpWords) (has "spread" $gpWords) -}}
+{{- fail (printf "scheduler.defaultSchedulerPolicy.gpuSchedulerPolicy %q: binpack and spread rank GPUs in opposite orders; pick one" $gp) -}}
 {{- end -}}
 {{- $cp := .Values.devices.nvidia.gpuCorePolicy -}}
 {{- if not (has $cp (list "default" "force" "disable")) -}}

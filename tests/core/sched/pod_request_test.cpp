@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/sched/policy.h"
+
 namespace vgpu::sched {
 namespace {
 
@@ -105,6 +107,15 @@ TEST(PodRequest, Annotations) {
   EXPECT_EQ(r->weights, (ScoringWeights{0, 2, 3}));
 }
 
+TEST(PodRequest, CombinedGpuPolicyAnnotation) {
+  Result<PodRequest> r = ParsePodRequest(
+      PodWith({{"nvidia.com/gpu", "1"}}, {{"hami.io/gpu-scheduler-policy", "binpack, mutex"}}), {},
+      {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(GpuPolicyName(r->gpu_policy), "binpack,mutex");
+  EXPECT_TRUE(r->gpu_policy.mutex);
+}
+
 TEST(PodRequest, PolicyDefaultsFromConfig) {
   RequestDefaults d;
   d.node_policy = NodePolicy::kSpread;
@@ -135,11 +146,20 @@ TEST(PodRequest, BadInputIsAClearError) {
        PodWith({{"nvidia.com/gpu", "1"}}, {{"hami.io/node-scheduler-policy", "fast"}}),
        "hami.io/node-scheduler-policy"},
       {"unknown gpu policy",
-       PodWith({{"nvidia.com/gpu", "1"}}, {{"hami.io/gpu-scheduler-policy", "x"}}),
-       "binpack, spread or topology-aware"},
+       PodWith({{"nvidia.com/gpu", "1"}}, {{"hami.io/gpu-scheduler-policy", "binpack,x"}}),
+       "pod annotation hami.io/gpu-scheduler-policy: GPU scheduler policy \"binpack,x\" has the "
+       "unknown word \"x\""},
+      {"contradicting gpu policy",
+       PodWith({{"nvidia.com/gpu", "1"}}, {{"hami.io/gpu-scheduler-policy", "spread,binpack"}}),
+       "hami.io/gpu-scheduler-policy: GPU scheduler policy \"spread,binpack\" asks for both"},
       {"bad weights",
        PodWith({{"nvidia.com/gpu", "1"}}, {{"hami.io/device-scoring-weights", "a=b"}}),
-       "hami.io/device-scoring-weights"},
+       "pod annotation hami.io/device-scoring-weights: device scoring weights \"a=b\": unknown "
+       "weight \"a\""},
+      {"all-zero weights",
+       PodWith({{"nvidia.com/gpu", "1"}},
+               {{"hami.io/device-scoring-weights", "slot=0,core=0,memory=0"}}),
+       "\"slot=0,core=0,memory=0\": at least one weight must be > 0"},
       {"bad numa", PodWith({{"nvidia.com/gpu", "1"}}, {{"nvidia.com/numa-bind", "maybe"}}),
        "want true or false"},
       {"annotation not a string",

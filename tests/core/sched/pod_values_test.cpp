@@ -257,20 +257,28 @@ TEST(PodValues, PlacementAnnotations) {
   };
   const AnnotationCase cases[] = {
       {"weights", {{"hami.io/device-scoring-weights", "slot=1,core=2,memory=3"}}, nullptr},
-      {"weight negative", {{"hami.io/device-scoring-weights", "slot=-1"}}, "integer 0..100"},
+      {"weight negative", {{"hami.io/device-scoring-weights", "slot=-1"}}, "integer 0..1000000"},
       {"weight huge",
        {{"hami.io/device-scoring-weights", "memory=99999999999999999999"}},
-       "integer 0..100"},
-      {"weight fraction", {{"hami.io/device-scoring-weights", "core=0.5"}}, "integer 0..100"},
-      {"weight unknown", {{"hami.io/device-scoring-weights", "luck=7"}}, "unknown device scoring"},
+       "integer 0..1000000"},
+      {"weight fraction", {{"hami.io/device-scoring-weights", "core=0.5"}}, "integer 0..1000000"},
+      {"weight unknown", {{"hami.io/device-scoring-weights", "luck=7"}}, "unknown weight \"luck\""},
       {"weight not key=value", {{"hami.io/device-scoring-weights", "slot"}}, "not key=value"},
-      {"weights all 0", {{"hami.io/device-scoring-weights", "slot=0,core=0,memory=0"}}, nullptr},
+      // HAMi refuses an all-zero weighting (it would rank nothing) when it filters; vgpu at once.
+      {"weights all 0",
+       {{"hami.io/device-scoring-weights", "slot=0,core=0,memory=0"}},
+       "at least one weight must be > 0"},
+      {"weight above 100", {{"hami.io/device-scoring-weights", "memory=1000"}}, nullptr},
       {"uuid list with blanks", {{"nvidia.com/use-gpuuuid", " GPU-a, ,,GPU-b "}}, nullptr},
       {"numa-bind maybe", {{"nvidia.com/numa-bind", "maybe"}}, "want true or false"},
       {"node policy unknown",
        {{"hami.io/node-scheduler-policy", "random"}},
        "want binpack or spread"},
       {"gpu policy unknown", {{"hami.io/gpu-scheduler-policy", "fastest"}}, "topology-aware"},
+      {"gpu policy combined", {{"hami.io/gpu-scheduler-policy", "binpack,numa,mutex"}}, nullptr},
+      {"gpu policy contradicting",
+       {{"hami.io/gpu-scheduler-policy", "binpack,spread"}},
+       "both binpack and spread"},
       {"not a string", {{"hami.io/gpu-scheduler-policy", 3}}, "is not a string"},
   };
   for (const AnnotationCase& c : cases) {

@@ -172,13 +172,18 @@ TEST(Admission, QuotaDenialAndAllowance) {
   AdmissionConfig cfg;
   NamespaceQuota q;
   q.limit.mem_mib = 10000;
+  q.limit.mem_source = "ResourceQuota gpu limits.nvidia.com/gpumem";
   q.used.mem_mib = 4000;
   const json fits = Pod(C({{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "3000"}}));
   const json too_big = Pod(C({{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem", "3001"}}));
   EXPECT_TRUE(AdmitPod(fits, cfg, q).allowed);
   AdmissionDecision d = AdmitPod(too_big, cfg, q);
   EXPECT_FALSE(d.allowed);
-  EXPECT_NE(d.message.find("namespace team GPU memory quota is 10000 MiB"), std::string::npos)
+  // Object, key, resource and the three amounts; 2 GPUs x 3001 MiB is the pod's charge.
+  EXPECT_NE(d.message.find("ResourceQuotaExceeded: namespace team: GPU memory quota is 10000 MiB "
+                           "(ResourceQuota gpu limits.nvidia.com/gpumem), 4000 MiB in use, this "
+                           "pod asks 6002 MiB"),
+            std::string::npos)
       << d.message;
 }
 

@@ -105,6 +105,10 @@ chart_images() {
     $(($(stat -c %s "$img") / 1048576)); done)"
 }
 
+# The fake GPUs' faults folder (vgpu.sh, E2E_FAULTS_HAND) as the device plugin pods see it: inside
+# the hook folder they mount, which is each node's own folder (node_chart_hook_dir) on the host.
+E2E_CHART_FAULTS=$E2E_CHART_HOOK/vgpu/fake-faults
+
 # The run's values on top of the HAMi-style file: fake GPUs for the device plugin, the node's
 # hook folder, no NVML for the monitor, kube-scheduler's preemption on (E2E_KUBE_PREEMPTION=1,
 # the default: this cluster's kube-scheduler carries the backported fixes; the chart's auto keeps
@@ -114,12 +118,13 @@ chart_images() {
 chart_run_values() {
   local extra=${1:-} preemption=auto
   [[ ${E2E_KUBE_PREEMPTION:-1} == 1 ]] && preemption=true
-  jq -n --arg fake "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB$extra" \
-    --argjson split "$E2E_SPLIT_COUNT" --arg hook "$E2E_CHART_HOOK" --arg preemption "$preemption" '
+  jq -n --arg fake "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB,faults=$E2E_CHART_FAULTS$extra" \
+    --argjson split "$E2E_SPLIT_COUNT" --arg hook "$E2E_CHART_HOOK" --arg preemption "$preemption" \
+    --arg recovery "--health-recovery-seconds=$E2E_HEALTH_RECOVERY_S" '
     {global: {gpuHookPath: $hook},
      scheduler: {kubeScheduler: {preemption: $preemption}},
      devicePlugin: {deviceSplitCount: $split, libPath: ($hook + "/vgpu"), advertiseExtendedResources: true,
-                    extraArgs: ["--fake-gpus=" + $fake],
+                    extraArgs: ["--fake-gpus=" + $fake, $recovery],
                     monitor: {ctrPath: ($hook + "/vgpu/containers"), nvmlLibrary: ""}}}'
 }
 

@@ -753,6 +753,208 @@ scenario_preemption() {
   k delete priorityclass vgpu-e2e-low vgpu-e2e-mid vgpu-e2e-high >/dev/null 2>&1 || true
 }
 
+# ---- 17: namespace quota ------------------------------------------------------------------------
+# quota_metric <family> <resource>: the value of the scheduler's row for namespace $E2E_NS.
+quota_metric() {
+  local page
+  page=$(scheduler_metrics) || return 1
+  grep -E "^$1[{]" <<<"$page" | grep -F "namespace=\"$E2E_NS\"" |
+    grep -F "quota_name=\"$2\"" | awk 'NR == 1 {print $NF}'
+}
+# quota_metrics_are <used MiB> <used cores>: hami_resource_quota_used/limit against the quota below.
+quota_metrics_are() {
+  [[ $(quota_metric hami_resource_quota_used nvidia.com/gpumem) == "$1" &&
+    $(quota_metric hami_resource_quota_used nvidia.com/gpucores) == "$2" &&
+    $(quota_metric hami_resource_quota_limit nvidia.com/gpumem) == 20000 &&
+    $(quota_metric hami_resource_quota_limit nvidia.com/gpucores) == 150 ]]
+}
+quota_limits_seen() {
+  [[ $(quota_metric hami_resource_quota_limit nvidia.com/gpumem) == 20000 &&
+    $(quota_metric hami_resource_quota_limit nvidia.com/gpucores) == 150 ]]
+}
+quota_metrics_report() {
+  scheduler_metrics | grep -E '^hami_resource_quota_' | tr '\n' ' '
+}
+
+# A ResourceQuota of 20000 MiB and 150 % in HAMi's form (limits.<resource>; kube's own admission
+# does not count that prefix for extended resources, so only the webhook and the filter enforce
+# it). A pod's charge is its per-GPU amount x GPUs, as HAMi's quota manager counts it.
+scenario_quota() {
+  local f=$E2E_WORK/quota.jsonl out rc=0 want
+  # Also when an assertion stops the scenario: the scenarios after it run in this namespace.
+  trap 'k delete resourcequota -n "$E2E_NS" vgpu-e2e-quota --ignore-not-found >/dev/null 2>&1' EXIT
+  k delete resourcequota -n "$E2E_NS" vgpu-e2e-quota --ignore-not-found >/dev/null 2>&1
+  jq -n --arg ns "$E2E_NS" '{apiVersion: "v1", kind: "ResourceQuota",
+    metadata: {name: "vgpu-e2e-quota", namespace: $ns},
+    spec: {hard: {"limits.nvidia.com/gpumem": "20000", "limits.nvidia.com/gpucores": "150"}}}' |
+    k create -f - >/dev/null || fail "could not create the ResourceQuota"
+  # The scheduler reads quotas from its watch: the limit rows show it has this one.
+  wait_until 20 "the quota in the scheduler's metrics" quota_limits_seen ||
+    fail "the scheduler's /metrics has no hami_resource_quota_limit row for $E2E_NS 20 s after" \
+      "the ResourceQuota was created: $(quota_metrics_report)"
+
+  # 2 GPUs x 4000 MiB, 20 % charge 8000 MiB, 40 %; then 8000 MiB, 20 %: 16000 MiB, 60 % in use.
+  pod_json quota-1 quota 2 4000 20 >"$f"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f"
+  wait_bind_success quota 1 60 "$E2E_TIMINGS/quota.ms" || return 1
+  pod_json quota-2 quota 1 8000 20 >"$f"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f"
+  wait_bind_success quota 2 60 "$E2E_TIMINGS/quota.ms" || return 1
+  wait_until 15 "quota used 16000 MiB, 60 %" quota_metrics_are 16000 60 ||
+    fail "after two pods (8000 + 8000 MiB, 40 + 20 %), /metrics shows: $(quota_metrics_report)"
+
+  # 6000 MiB more would make 22000 > 20000: the webhook refuses it, naming quota, key and amounts.
+  pod_json quota-3 quota 1 6000 20 >"$f"
+  out=$(create_pods "$f" 2>&1) || rc=$?
+  want="ResourceQuotaExceeded: namespace $E2E_NS: GPU memory quota is 20000 MiB (ResourceQuota vgpu-e2e-quota limits.nvidia.com/gpumem), 16000 MiB in use, this pod asks 6000 MiB"
+  ((rc != 0)) || fail "a pod over the namespace's GPU memory quota was admitted"
+  [[ $out == *"denied the request"*"$want"* ]] ||
+    fail "the webhook's refusal does not read \"$want\": $out"
+  log "refused: ${out##*denied the request: }"
+  pod_gone quota-3 || fail "quota-3 exists although it was refused"
+
+  # Room again: quota-2 gone (8000 MiB, 20 % in use), quota-3 fits and is bound.
+  k delete pod -n "$E2E_NS" quota-2 --grace-period=0 --force >/dev/null 2>&1
+  wait_until 30 "quota-2 gone" pod_gone quota-2 || fail "quota-2 was not deleted"
+  wait_until 15 "quota used 8000 MiB, 40 %" quota_metrics_are 8000 40 ||
+    fail "after quota-2 was deleted, /metrics shows: $(quota_metrics_report)"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f" || fail "quota-3 (6000 MiB, 14000 of 20000 in use after) was refused"
+  wait_bind_success quota 2 60 "$E2E_TIMINGS/quota.ms" || return 1
+  wait_until 15 "quota used 14000 MiB, 60 %" quota_metrics_are 14000 60 ||
+    fail "after quota-3 was bound, /metrics shows: $(quota_metrics_report)"
+  log "quota: $(quota_metrics_report)"
+  # run_scenario deletes the pods afterwards; the trap deletes the quota.
+}
+
+# ---- 18: per-GPU cordon ------------------------------------------------------------------------
+# The annotation HAMi's #2298 reads: comma-separated GPU UUIDs taken out of new placements live.
+E2E_CORDON_ANNOTATION=hami.io/device-cordon
+cordon_gpus() {
+  if [[ -z $2 ]]; then
+    k annotate node "$1" "$E2E_CORDON_ANNOTATION-" >/dev/null 2>&1 || true
+  else
+    k annotate node "$1" --overwrite "$E2E_CORDON_ANNOTATION=$2" >/dev/null
+  fi
+}
+# fake_faults_dir <node>: on the host, the faults folder of the node's device plugin of this mode
+# (vgpu.sh, chart.sh): the chart's pods see their node's own hook folder at $E2E_CHART_HOOK.
+fake_faults_dir() {
+  if [[ $E2E_MODE == chart ]]; then
+    echo "$(node_chart_hook_dir "$1")${E2E_CHART_FAULTS#"$E2E_CHART_HOOK"}"
+  else
+    echo "$E2E_FAULTS_HAND"
+  fi
+}
+# gpu_health_is <node> <uuid> <true|false>: the node's inventory annotation says so.
+gpu_health_is() {
+  k get node "$1" -o json | jq -r '.metadata.annotations["hami.io/node-nvidia-register"] // "[]"' |
+    jq -e --arg g "$2" --argjson h "$3" 'any(.[]; .id == $g and .health == $h)' >/dev/null
+}
+# gpu_schedulable_is <node> <uuid> <reason> <0|1>: the scheduler's gauge for that GPU.
+gpu_schedulable_is() {
+  local page
+  page=$(scheduler_metrics) || return 1
+  grep -Fqx "vgpu_scheduler_gpu_schedulable{device_uuid=\"$2\",node=\"$1\",reason=\"$3\"} $4" \
+    <<<"$page"
+}
+failed_scheduling_says() {
+  k get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -q -- "$2"
+}
+
+# One GPU of node 1 cordoned with a pod on it: the pod stays; new pods of node 1 go to its other
+# GPU, and a pod that asks for that GPU alone waits with CardCordoned. The annotation removed, the
+# waiting pod is placed on that GPU at once (the node's update frees capacity in the extender's
+# model, which re-queues the pods it turned away). Then health drives the same gate: the other GPU
+# stops answering its device plugin's probe (a file in the fake GPUs' faults folder), the plugin
+# marks it unhealthy in the node's inventory, a pod asking for it waits with CardNotHealth while
+# the pods on it keep running; the GPU answering again, the plugin marks it healthy and the pod is
+# placed there. vgpu_scheduler_gpu_schedulable shows each state.
+scenario_cordon() {
+  ((E2E_FAKE_GPUS >= 2)) || fail "needs 2 GPUs per node"
+  local gpu=GPU-fake-$E2E_NODE1-0 other=GPU-fake-$E2E_NODE1-1 f=$E2E_WORK/cordon.jsonl state i
+  local faults
+  faults=$(fake_faults_dir "$E2E_NODE1")
+  # Also when an assertion stops the scenario: node 1 and its GPUs back as they were.
+  # shellcheck disable=SC2064 # expanded now: the locals are gone when the subshell exits
+  trap "cordon_gpus '$E2E_NODE1' ''; rm -f '$faults/$other'" EXIT
+  rm -f "$faults/$other"
+  local binpack='{"hami.io/gpu-scheduler-policy": "binpack"}' pin
+  pin=$(jq -nc --arg g "$gpu" '{"nvidia.com/use-gpuuuid": $g}')
+  cordon_gpus "$E2E_NODE1" ""
+  pod_json cordon-run cordon 1 4000 10 "$pin" "$E2E_NODE1" >"$f"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f"
+  wait_bind_success cordon 1 60 "$E2E_TIMINGS/cordon.ms" || return 1
+
+  cordon_gpus "$E2E_NODE1" "$gpu"
+  # binpack would put them beside cordon-run on $gpu, the fuller card.
+  : >"$f"
+  for i in 1 2 3; do pod_json "cordon-new-$i" cordon 1 2000 10 "$binpack" "$E2E_NODE1" >>"$f"; done
+  pod_json cordon-pin cordon-pin 1 2000 10 "$pin" "$E2E_NODE1" >>"$f"
+  E2E_T0_MS=$(now_ms)
+  create_pods "$f"
+  wait_bind_success cordon 4 60 "$E2E_TIMINGS/cordon.ms" || return 1
+  state=$(pods_state cordon)
+  [[ $(jq -r '.[] | select(.name | startswith("cordon-new")) | .allocated' <<<"$state" |
+    grep -c -- "$gpu") == 0 ]] ||
+    fail "a pod created after $gpu was cordoned was placed on it: $(gpu_usage cordon)"
+  [[ $(jq -r '.[] | select(.name == "cordon-run") | "\(.phase) \(.allocated)"' <<<"$state") == Running*"$gpu"* ]] ||
+    fail "cordon-run, on $gpu before the cordon, is not Running there: $state"
+  wait_until 30 "FailedScheduling CardCordoned for cordon-pin" failed_scheduling_says cordon-pin CardCordoned ||
+    fail "cordon-pin (asks for $gpu only) has no FailedScheduling naming CardCordoned:" \
+      "$(k get events --field-selector involvedObject.name=cordon-pin -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}')"
+  [[ -z $(pods_state cordon-pin | jq -r '.[0].node') ]] || fail "cordon-pin was bound to a cordoned GPU"
+  wait_until 15 "$gpu CardCordoned in /metrics" gpu_schedulable_is "$E2E_NODE1" "$gpu" CardCordoned 0 ||
+    fail "/metrics: $(scheduler_metrics | grep "^vgpu_scheduler_gpu_schedulable.*$E2E_NODE1" | tr '\n' ' ')"
+  log "cordoned $gpu: new pods on $(gpu_usage cordon | jq -c 'map_values(.pods)'), cordon-pin pending"
+
+  cordon_gpus "$E2E_NODE1" ""
+  E2E_T0_MS=$(now_ms)
+  wait_bind_success cordon-pin 1 60 "$E2E_TIMINGS/cordon.ms" || return 1
+  local waited=$(($(now_ms) - E2E_T0_MS))
+  [[ $(pods_state cordon-pin | jq -r '.[0].allocated') == *"$gpu"* ]] ||
+    fail "cordon-pin was not placed on $gpu: $(pods_state cordon-pin)"
+  log "uncordoned $gpu: cordon-pin placed on it ${waited} ms later"
+  ((waited <= ${E2E_FREED_MAX_MS:-20000})) ||
+    fail "cordon-pin waited ${waited} ms for the uncordoned GPU (limit ${E2E_FREED_MAX_MS:-20000})"
+  gpu_schedulable_is "$E2E_NODE1" "$gpu" none 1 || fail "/metrics does not show $gpu schedulable again"
+
+  # Health: $other holds the three cordon-new pods.
+  local hpin
+  hpin=$(jq -nc --arg g "$other" '{"nvidia.com/use-gpuuuid": $g}')
+  mkdir -p "$faults"
+  : >"$faults/$other"
+  wait_until 20 "$other unhealthy in $E2E_NODE1's inventory" gpu_health_is "$E2E_NODE1" "$other" false ||
+    fail "the device plugin did not mark $other unhealthy 20 s after it stopped answering"
+  wait_until 15 "$other CardNotHealth in /metrics" gpu_schedulable_is "$E2E_NODE1" "$other" CardNotHealth 0 ||
+    fail "/metrics: $(scheduler_metrics | grep "^vgpu_scheduler_gpu_schedulable.*$E2E_NODE1" | tr '\n' ' ')"
+  pod_json health-pin health-pin 1 2000 10 "$hpin" "$E2E_NODE1" >"$f"
+  create_pods "$f"
+  wait_until 30 "FailedScheduling CardNotHealth for health-pin" failed_scheduling_says health-pin CardNotHealth ||
+    fail "health-pin (asks for $other only) has no FailedScheduling naming CardNotHealth:" \
+      "$(k get events --field-selector involvedObject.name=health-pin -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}')"
+  [[ -z $(pods_state health-pin | jq -r '.[0].node') ]] || fail "health-pin was bound to an unhealthy GPU"
+  state=$(pods_state cordon)
+  [[ $(jq '[.[] | select(.allocated | contains($g)) | select(.phase == "Running")] | length' \
+    --arg g "$other" <<<"$state") == 3 ]] ||
+    fail "the pods on $other did not all keep running while it was unhealthy: $state"
+  rm -f "$faults/$other"
+  E2E_T0_MS=$(now_ms)
+  wait_bind_success health-pin 1 60 "$E2E_TIMINGS/cordon.ms" || return 1
+  waited=$(($(now_ms) - E2E_T0_MS))
+  [[ $(pods_state health-pin | jq -r '.[0].allocated') == *"$other"* ]] ||
+    fail "health-pin was not placed on $other: $(pods_state health-pin)"
+  gpu_health_is "$E2E_NODE1" "$other" true || fail "$other is not healthy in the inventory"
+  wait_until 15 "$other schedulable in /metrics" gpu_schedulable_is "$E2E_NODE1" "$other" none 1 ||
+    fail "/metrics does not show $other schedulable again"
+  log "$other answered again: health-pin placed on it ${waited} ms later (probe 5 s + quiet ${E2E_HEALTH_RECOVERY_S} s)"
+  # run_scenario deletes every e2e pod afterwards, all three tags in one call.
+}
+
 scenario_needs_scheduler() { fail "vgpu-scheduler is not built ($(scheduler_bin))"; }
 
 report_timings() {
@@ -782,7 +984,8 @@ E2E_SCENARIOS=(1-inventory:scenario_inventory 2-single-pod:scenario_single_pod
   5-burst-30:scenario_burst 6-restarts:scenario_restarts
   7-scheduler-restart:scenario_scheduler_restart 8-monitor:scenario_monitor
   9-churn:scenario_churn 10-topology:scenario_topology 11-leader-kill:scenario_leader_kill
-  16-preemption:scenario_preemption)
+  16-preemption:scenario_preemption 17-quota:scenario_quota 18-cordon:scenario_cordon
+  19-policies:scenario_policies)
 E2E_SCENARIOS+=(20-extended-resources:scenario_extended_resources) # scenarios_extres.sh
 
 run_all_scenarios() {

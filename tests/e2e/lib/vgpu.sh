@@ -5,6 +5,12 @@ E2E_FAKE_GPUS=${E2E_FAKE_GPUS:-2}
 E2E_FAKE_GPU_MEMORY=${E2E_FAKE_GPU_MEMORY:-16384}
 E2E_SPLIT_COUNT=${E2E_SPLIT_COUNT:-16}
 
+# Scenario 18 breaks a fake GPU by creating a file named after it in the device plugin's faults
+# folder (--fake-gpus faults=); the plugin reports it unhealthy at its next probe (5 s) and
+# healthy again once the file is gone and E2E_HEALTH_RECOVERY_S more seconds passed quietly.
+E2E_FAULTS_HAND=${E2E_FAULTS_HAND:-$E2E_WORK/fake-faults}
+E2E_HEALTH_RECOVERY_S=${E2E_HEALTH_RECOVERY_S:-2}
+
 # Locations of the binaries once built; E2E_SCHEDULER_BIN / E2E_DEVICE_PLUGIN_BIN override.
 scheduler_bin() { echo "${E2E_SCHEDULER_BIN:-$E2E_VGPU_BUILD/scheduler/vgpu-scheduler}"; }
 device_plugin_bin() { echo "${E2E_DEVICE_PLUGIN_BIN:-$E2E_VGPU_BUILD/deviceplugin/vgpu-device-plugin}"; }
@@ -80,7 +86,8 @@ start_device_plugin() {
   start_daemon "device-plugin-$node" "$(device_plugin_bin)" \
     --kubeconfig "$E2E_WORK/kubeconfig/hami-device-plugin.kubeconfig" \
     --node-name "$node" \
-    --fake-gpus "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB${E2E_FAKE_TOPOLOGY:+,topology=$E2E_FAKE_TOPOLOGY}" \
+    --fake-gpus "count=$E2E_FAKE_GPUS,memory=$E2E_FAKE_GPU_MEMORY,model=NVIDIA A100-SXM4-16GB,faults=$E2E_FAULTS_HAND${E2E_FAKE_TOPOLOGY:+,topology=$E2E_FAKE_TOPOLOGY}" \
+    --health-recovery-seconds "$E2E_HEALTH_RECOVERY_S" \
     --device-split-count "$E2E_SPLIT_COUNT" \
     --device-plugin-path "$(node_device_plugin_dir "$node")/" \
     --pod-resources-socket "$(node_pod_resources_dir "$node")/kubelet.sock" \

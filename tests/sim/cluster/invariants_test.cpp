@@ -126,6 +126,16 @@ TEST(Invariants, Table) {
       {"pending: numa-bind needs both GPUs in one NUMA node",
        {Pending("p", VgpuRequest{2, 100, 0, 0}, {{"nvidia.com/numa-bind", "true"}})},
        {}},
+      {"pending: mutex wants an idle GPU and every GPU holds a vGPU",
+       {Placed("a", "n", {{"GPU-a", 1, 0}}), Placed("b", "n", {{"GPU-b", 1, 0}}),
+        Placed("c", "m", {{"GPU-t", 1, 0}}),
+        Pending("p", VgpuRequest{1, 100, 0, 0},
+                {{"hami.io/gpu-scheduler-policy", "binpack,mutex"}})},
+       {}},
+      {"pending: mutex but an idle GPU is left",
+       {Placed("a", "n", {{"GPU-a", 1, 0}}),
+        Pending("p", VgpuRequest{1, 100, 0, 0}, {{"hami.io/gpu-scheduler-policy", "Mutex"}})},
+       {"default/p is pending but fits node n"}},
       {"pending: percentage of a card that is half used",
        {Placed("a", "n", {{"GPU-a", 5001, 0}}), Placed("b", "n", {{"GPU-b", 5001, 0}}),
         Placed("c", "m", {{"GPU-t", 5001, 0}}), Pending("p", VgpuRequest{1, 0, 50, 0})},
@@ -157,6 +167,106 @@ TEST(Invariants, UnhealthyGpuIsNotCapacity) {
   s.pods.push_back(Pending("p", VgpuRequest{1, 1, 0, 0}));
   EXPECT_TRUE(CheckInvariants(s).ok());
   s.nodes[1].gpus[0].healthy = true;
+  EXPECT_FALSE(CheckInvariants(s).ok());
+}
+
+// Invariant 4: a namespace's placed vGPUs, summed per GPU, within its quota; pods of other
+// namespaces and pending pods are not charged.
+TEST(Invariants, QuotaIsNeverExceeded) {
+  ClusterSnapshot s = Cluster();
+  s.quotas = {QuotaState{"team", 10000, 50}};
+  PodState a = Placed("a", "n", {{"GPU-a", 4000, 10}, {"GPU-b", 4000, 10}});
+  PodState b = Placed("b", "m", {{"GPU-t", 2000, 30}});
+  a.ns = b.ns = "team";
+  PodState elsewhere = Placed("c", "n", {{"GPU-a", 5000, 40}});
+  s.pods = {a, b, elsewhere};
+  EXPECT_TRUE(CheckInvariants(s).ok()) << testing::PrintToString(CheckInvariants(s).violations);
+
+  b.allocated = {{"GPU-t", 2001, 31}};
+  s.pods = {a, b, elsewhere};
+  const InvariantReport r = CheckInvariants(s);
+  ASSERT_EQ(r.violations.size(), 2u) << testing::PrintToString(r.violations);
+  EXPECT_EQ(r.violations[0],
+            "namespace team: GPU memory quota exceeded, 10001 MiB placed of 10000 held by "
+            "team/a, team/b");
+  EXPECT_EQ(r.violations[1],
+            "namespace team: GPU cores quota exceeded, 51% placed of 50 held by team/a, team/b");
+
+  // Only the limit that is set binds.
+  s.quotas = {QuotaState{"team", std::nullopt, 50}};
+  EXPECT_EQ(CheckInvariants(s).violations.size(), 1u);
+}
+
+// Invariant 3 with a quota: a pending pod that fits a GPU but not its namespace's quota is
+// rightly pending; the same pod within the quota is not.
+TEST(Invariants, PendingOverQuotaIsNoViolation) {
+  ClusterSnapshot s = Cluster();
+  PodState a = Placed("a", "n", {{"GPU-a", 6000, 10}});
+  PodState p = Pending("p", VgpuRequest{1, 0, 50, 0});  // 50 % of a 10000-MiB card
+  a.ns = p.ns = "team";
+  s.pods = {a, p};
+  s.quotas = {QuotaState{"team", 10000, std::nullopt}};
+  EXPECT_TRUE(CheckInvariants(s).ok()) << testing::PrintToString(CheckInvariants(s).violations);
+  s.quotas = {QuotaState{"team", 11000, std::nullopt}};
+  const InvariantReport r = CheckInvariants(s);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_NE(r.violations[0].find("team/p is pending but fits node n"), std::string::npos);
+}
+
+TEST(Invariants, QuotaStatesTakeTheSmallestOfEveryKeyAndQuota) {
+  auto q = QuotaStatesOf({QuotaSpec{"a",
+                                    "q1",
+                                    {{"limits.nvidia.com/gpumem", "20Gi"},
+                                     {"requests.nvidia.com/gpumem", "30000"},
+                                     {"nvidia.com/gpucores", "200"}}},
+                          QuotaSpec{"a", "q2", {{"limits.nvidia.com/gpucores", "150"}}},
+                          QuotaSpec{"b", "q", {{"nvidia.com/gpumem", "1000"}}}});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  ASSERT_EQ(q->size(), 2u);
+  EXPECT_EQ((*q)[0].ns, "a");
+  EXPECT_EQ((*q)[0].mem_mib, 20480);
+  EXPECT_EQ((*q)[0].cores, 150);
+  EXPECT_EQ((*q)[1].mem_mib, 1000);
+  EXPECT_EQ((*q)[1].cores, std::nullopt);
+  auto bad = QuotaStatesOf({QuotaSpec{"a", "q1", {{"nvidia.com/gpumem", "lots"}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("quota a/q1 nvidia.com/gpumem"), std::string::npos)
+      << bad.status().ToString();
+}
+
+// Invariant 5: what a bind had to respect when it was made. Both checks fail where they should.
+TEST(Invariants, PlacementAvoidsCordonedGpusAndMutexSharesNothing) {
+  PodState p = Placed("p", "n", {{"GPU-a", 1, 0}});
+  const PodState other = Placed("o", "n", {{"GPU-a", 1, 0}});
+  const PodState elsewhere = Placed("e", "n", {{"GPU-b", 1, 0}});
+  EXPECT_TRUE(CheckPlacement(p, {}, {}).empty());
+  EXPECT_TRUE(CheckPlacement(p, {"GPU-b"}, {}).empty());
+  std::vector<std::string> v = CheckPlacement(p, {"GPU-b", "GPU-a"}, {});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0],
+            "pod default/p on n: placed on GPU-a, which the node's hami.io/device-cordon named");
+  // Without mutex, sharing is what vGPUs are for.
+  EXPECT_FALSE(AsksForIdleGpu(p));
+  EXPECT_TRUE(CheckPlacement(p, {}, {other}).empty());
+  p.annotations["hami.io/gpu-scheduler-policy"] = "binpack, Mutex";
+  EXPECT_TRUE(AsksForIdleGpu(p));
+  EXPECT_TRUE(CheckPlacement(p, {}, {elsewhere, p}).empty());
+  v = CheckPlacement(p, {}, {elsewhere, other});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], "pod default/p on n: its GPU policy names mutex but GPU-a was held by default/o");
+  EXPECT_EQ(CordonedUuids(" GPU-a, GPU-b ,,"), (std::set<std::string>{"GPU-a", "GPU-b"}));
+  EXPECT_TRUE(CordonedUuids("").empty());
+}
+
+// Invariant 3: a cordoned GPU is no capacity for a pending pod.
+TEST(Invariants, CordonedGpuIsNotCapacity) {
+  ClusterSnapshot s = Cluster();
+  for (NodeInventory& n : s.nodes) {
+    for (GpuInventory& g : n.gpus) g.cordoned = true;
+  }
+  s.pods.push_back(Pending("p", VgpuRequest{1, 1, 0, 0}));
+  EXPECT_TRUE(CheckInvariants(s).ok());
+  s.nodes[1].gpus[0].cordoned = false;
   EXPECT_FALSE(CheckInvariants(s).ok());
 }
 

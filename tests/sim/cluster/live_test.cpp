@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -205,6 +207,160 @@ TEST(SimLive, PreemptionEvictsOnlyTheLowerPriorityPodsThatMakeRoom) {
     ASSERT_EQ(run->pods_pending, 1) << RenderRunText(*run);
     EXPECT_EQ(run->rejections.back().name, "peer");
   }
+}
+
+// sim/scenarios/quota.yaml: team-a's pods are charged per GPU x GPUs against its ResourceQuota;
+// the one that would pass 20000 MiB is denied by the webhook naming the quota, and a later pod
+// fits once an earlier one has left. team-b, without a quota, is not limited.
+TEST(SimLive, QuotaDeniesThePodOverItAndAdmitsOneAfterADeparture) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/quota.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.async_bind = false;
+  auto run = RunScenario(*sc, sc->policies[0], o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::string report = RenderRunText(*run);
+  EXPECT_TRUE(run->invariants.ok()) << report;
+  EXPECT_EQ(run->pods_denied, 1) << report;
+  EXPECT_EQ(run->pods_pending, 0) << report;
+  ASSERT_EQ(run->rejections.size(), 1u) << report;
+  const PodRejection& r = run->rejections[0];
+  EXPECT_EQ(r.ns + "/" + r.name, "team-a/notebook-1");
+  EXPECT_TRUE(r.denied);
+  EXPECT_NE(r.reason.find("ResourceQuotaExceeded: namespace team-a: GPU memory quota is 20000 MiB "
+                          "(ResourceQuota gpu-quota limits.nvidia.com/gpumem), 18000 MiB in use, "
+                          "this pod asks 4000 MiB"),
+            std::string::npos)
+      << r.reason;
+  std::set<std::string> placed;
+  for (const PodPlacement& pl : run->placements) {
+    placed.insert(pl.name);
+    // Turned away by the filter at 3 (quota), placed when short left at 1 + 5.
+    if (pl.name == "late") {
+      EXPECT_DOUBLE_EQ(pl.placed_at_s, 6.0) << report;
+    }
+  }
+  EXPECT_EQ(placed, (std::set<std::string>{"train", "short", "notebook-0", "late", "other"}))
+      << report;
+  EXPECT_EQ(run->invariants.quotas_checked, 1);
+  EXPECT_EQ(run->invariants.placements_checked, 5);
+}
+
+// The quota invariant can fail: the same scenario against an extender that never watches
+// ResourceQuotas (as one started without quota support) places notebook-1 too, and the check
+// after each bind names the namespace, the amounts and the pods.
+TEST(SimLive, QuotaInvariantCatchesAnExtenderBlindToQuotas) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/quota.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.async_bind = false;
+  o.extender = [real = RealExtenderFactory()](const ExtenderSetup& setup) {
+    ExtenderSetup blind = setup;
+    blind.quota_namespaces.clear();  // no quota watch: the model holds no quota
+    return real(blind);
+  };
+  auto run = RunScenario(*sc, sc->policies[0], o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->pods_denied, 0) << RenderRunText(*run);
+  ASSERT_EQ(run->invariants.violations.size(), 1u) << RenderRunText(*run);
+  EXPECT_EQ(run->invariants.violations[0].find(
+                "namespace team-a: GPU memory quota exceeded, 22000 MiB placed of 20000 held by "
+                "team-a/train, team-a/short, team-a/notebook-0, team-a/notebook-1 (at virtual "),
+            0u)
+      << run->invariants.violations[0];
+}
+
+// sim/scenarios/policies.yaml: every "binpack,mutex" pod is alone on its GPU (nothing leaves and
+// no later pod shares, so any other pod there would have been there first); those that find no
+// idle GPU wait with HAMi's word; the numa-bound 2-GPU pod keeps both GPUs on one NUMA node.
+TEST(SimLive, PoliciesScenarioMutexAndNumaBind) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/policies.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->policies.size(), 2u);
+  const int want_pending[] = {1, 3};  // binpack packs node-a and leaves 2 of its GPUs idle
+  for (size_t i = 0; i < sc->policies.size(); ++i) {
+    const PolicyPair& p = sc->policies[i];
+    auto run = RunScenario(*sc, p, Options(PluginMode::kInProcess));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    SCOPED_TRACE(p.Label());
+    const std::string report = RenderRunText(*run);
+    EXPECT_TRUE(run->invariants.ok()) << report;
+    std::map<std::string, int> pods_on_gpu;
+    for (const PodPlacement& pl : run->placements) {
+      for (const AllocatedVgpu& d : pl.devices) ++pods_on_gpu[d.uuid];
+    }
+    int solos = 0;
+    for (const PodPlacement& pl : run->placements) {
+      if (pl.name.rfind("solo-", 0) == 0) {
+        ++solos;
+        ASSERT_EQ(pl.devices.size(), 1u) << pl.name;
+        EXPECT_EQ(pods_on_gpu[pl.devices[0].uuid], 1) << pl.name << " shares its GPU\n" << report;
+      }
+      if (pl.name == "pair-0" || pl.name == "pair") {
+        ASSERT_EQ(pl.devices.size(), 2u) << report;
+        const auto numa = [](const std::string& uuid) { return uuid.substr(0, 11); };
+        EXPECT_EQ(numa(pl.devices[0].uuid), numa(pl.devices[1].uuid)) << report;
+      }
+    }
+    EXPECT_EQ(solos, 7 - want_pending[i]) << report;
+    // Invariant 5 checked each placed mutex pod against the pods already there when it bound.
+    EXPECT_EQ(run->invariants.mutex_checks, 7 - want_pending[i]) << report;
+    ASSERT_EQ(run->pods_pending, want_pending[i]) << report;
+    for (const PodRejection& r : run->rejections) {
+      EXPECT_EQ(r.name.rfind("solo-", 0), 0u) << r.name;
+      EXPECT_NE(r.reason.find("ExclusiveDeviceAllocateConflict"), std::string::npos) << r.reason;
+    }
+  }
+}
+
+// sim/scenarios/cordon.yaml: hami.io/device-cordon from the start (GPU-a-0) and from 10 s to
+// 20 s (GPU-b-0). No pod lands on a GPU while it is cordoned (invariant 5 at every bind, besides
+// the placement times checked here), the pod already on GPU-b-0 keeps running, the pod pinned to
+// GPU-b-0 is placed when the cordon is lifted, the one pinned to GPU-a-0 never.
+TEST(SimLive, CordonKeepsNewPodsOffTheGpuWhileItLasts) {
+  std::ifstream in(std::string(VGPU_SCENARIO_DIR) + "/cordon.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto sc = ParseScenarioYaml(text.str());
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  RunOptions o = Options(PluginMode::kInProcess);
+  o.async_bind = false;
+  auto run = RunScenario(*sc, sc->policies[0], o);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::string report = RenderRunText(*run);
+  EXPECT_TRUE(run->invariants.ok()) << report;
+  EXPECT_EQ(run->invariants.cordon_checks, 7) << report;
+  EXPECT_EQ(run->pods_placed, 7) << report;
+  EXPECT_EQ(run->pods_pending, 2) << report;
+  std::map<std::string, const PodPlacement*> by_name;
+  for (const PodPlacement& pl : run->placements) {
+    by_name[pl.name] = &pl;
+    for (const AllocatedVgpu& d : pl.devices) {
+      EXPECT_NE(d.uuid, "GPU-a-0") << pl.name << "\n" << report;
+      if (d.uuid == "GPU-b-0" && pl.name != "keep") {
+        EXPECT_GE(pl.placed_at_s, 20.0) << pl.name << "\n" << report;
+      }
+    }
+  }
+  ASSERT_TRUE(by_name.contains("keep") && by_name.contains("back")) << report;
+  EXPECT_EQ(by_name["keep"]->devices[0].uuid, "GPU-b-0");
+  EXPECT_TRUE(by_name["keep"]->running && !by_name["keep"]->completed) << report;
+  EXPECT_EQ(by_name["back"]->devices[0].uuid, "GPU-b-0");
+  EXPECT_DOUBLE_EQ(by_name["back"]->placed_at_s, 20.0) << report;
+  bool blocked_cordoned = false;
+  for (const PodRejection& r : run->rejections) {
+    if (r.name == "blocked") blocked_cordoned = r.reason.find("CardCordoned") != std::string::npos;
+  }
+  EXPECT_TRUE(blocked_cordoned) << report;
 }
 
 // Acceptance: 100 binds to one node at once all succeed; the node lock queues them.

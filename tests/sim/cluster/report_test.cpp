@@ -56,6 +56,30 @@ TEST(Report, ViolationsAreListed) {
   EXPECT_FALSE(RunToJson(r)["invariants"]["ok"].get<bool>());
 }
 
+TEST(Report, QuotaChecksAreCountedOnlyWhereThereAreQuotas) {
+  RunResult r = SmallRun("binpack");
+  EXPECT_EQ(RenderRunText(r).find("quota"), std::string::npos);
+  r.invariants.quotas_checked = 2;
+  r.invariants.placements_checked = 7;
+  EXPECT_NE(
+      RenderRunText(r).find(", 2 namespace quota(s) never exceeded at 7 binds and at the end"),
+      std::string::npos)
+      << RenderRunText(r);
+  EXPECT_EQ(RunToJson(r)["invariants"]["placements_checked"].get<int>(), 7);
+}
+
+TEST(Report, CordonAndMutexChecksAreCounted) {
+  RunResult r = SmallRun("binpack");
+  EXPECT_EQ(RenderRunText(r).find("cordoned"), std::string::npos);
+  r.invariants.cordon_checks = 3;
+  r.invariants.mutex_checks = 2;
+  const std::string text = RenderRunText(r);
+  EXPECT_NE(text.find(", 3 binds on no cordoned GPU, 2 mutex pods alone on their GPUs when placed"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(RunToJson(r)["invariants"]["mutex_checks"].get<int>(), 2);
+}
+
 TEST(Report, ComparisonPutsPoliciesSideBySide) {
   RunResult spread = SmallRun("spread");
   spread.placements[0].node = "n2";

@@ -68,6 +68,45 @@ struct BadCase {
   const char* message_part;
 };
 
+// quotas: every key form the extender reads, values kept as written, names defaulted by position.
+TEST(Scenario, ParsesQuotas) {
+  Result<Scenario> sc = ParseScenarioYaml(R"(
+nodes: [{name: a, gpus: [{model: m, memory: 1}]}]
+quotas:
+  - {namespace: team-a, name: gpu, hard: {limits.nvidia.com/gpumem: 20Gi, requests.nvidia.com/gpucores: "100"}}
+  - {hard: {nvidia.com/gpumem: 1000}}
+)");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->quotas.size(), 2u);
+  EXPECT_EQ(sc->quotas[0].ns, "team-a");
+  EXPECT_EQ(sc->quotas[0].name, "gpu");
+  EXPECT_EQ(sc->quotas[0].hard,
+            (std::map<std::string, std::string>{{"limits.nvidia.com/gpumem", "20Gi"},
+                                                {"requests.nvidia.com/gpucores", "100"}}));
+  EXPECT_EQ(sc->quotas[1].ns, "default");
+  EXPECT_EQ(sc->quotas[1].name, "quota-1");
+  EXPECT_EQ(sc->quotas[1].hard.at("nvidia.com/gpumem"), "1000");
+}
+
+// cordons: a node's GPUs by UUID, from `at` (default 0) until `until` (absent: the end).
+TEST(Scenario, ParsesCordons) {
+  Result<Scenario> sc = ParseScenarioYaml(R"(
+nodes: [{name: a, gpus: [{model: m, memory: 1, count: 2, uuids: [GPU-0, GPU-1]}]}]
+cordons:
+  - {node: a, gpus: [GPU-1]}
+  - {node: a, gpus: [GPU-0, GPU-1], at: 2.5, until: 7}
+)");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->cordons.size(), 2u);
+  EXPECT_EQ(sc->cordons[0].node, "a");
+  EXPECT_EQ(sc->cordons[0].gpus, (std::vector<std::string>{"GPU-1"}));
+  EXPECT_EQ(sc->cordons[0].at_s, 0);
+  EXPECT_FALSE(sc->cordons[0].until_s);
+  EXPECT_EQ(sc->cordons[1].gpus.size(), 2u);
+  EXPECT_EQ(sc->cordons[1].at_s, 2.5);
+  EXPECT_EQ(sc->cordons[1].until_s, 7);
+}
+
 TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
   const BadCase cases[] = {
       {"[1, 2", "not valid YAML"},
@@ -86,7 +125,9 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
       {"policies: [{node: tightest}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
        "unknown node policy 'tightest'"},
       {"policies: [{gpu: random}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
-       "unknown GPU policy 'random'"},
+       "GPU scheduler policy \"random\" has the unknown word \"random\""},
+      {"policies: [{gpu: \"binpack,spread\"}]\nnodes: [{name: a, gpus: [{model: m, memory: 1}]}]",
+       "both binpack and spread"},
       {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, gpucores: 101}]",
        "gpucores"},
       {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\npods: [{name: p, gpumem-percentage: "
@@ -106,6 +147,38 @@ TEST(Scenario, BadInputGivesErrorNamingTheProblem) {
       {"nodes: [{name: a, gpus: [{model: m, memory: 1, count: 2}], topology: 0-2=nv4}]",
        "beyond the 2 GPUs"},
       {"nodes: [{name: a, gpus: [{model: m, memory: 1}], topology: [x]}]", "topology"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\nquotas: {a: 1}", "quotas: expected"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\nquotas: [{namespace: x}]",
+       "quotas[0].hard"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\nquotas: [{hard: {pods: 3}}]",
+       "quotas[0].hard.pods: not a vGPU quota key"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\n"
+       "quotas: [{hard: {limits.nvidia.com/gpumem: lots}}]",
+       "quotas[0].hard.limits.nvidia.com/gpumem"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\n"
+       "quotas: [{hard: {nvidia.com/gpucores: 10}, colour: red}]",
+       "unknown key 'colour'"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\n"
+       "quotas: [{name: q, hard: {nvidia.com/gpucores: 10}}, {name: q, hard: {nvidia.com/gpucores: "
+       "20}}]",
+       "quota 'default/q' is repeated"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\ncordons: {a: 1}", "cordons: expected"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\ncordons: [{node: b, gpus: [x]}]",
+       "cordons[0].node: no node 'b'"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1}]}]\ncordons: [{node: a}]",
+       "cordons[0].gpus: expected a non-empty list"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-9]}]",
+       "cordons[0].gpus: 'GPU-9' is not a GPU of node a (its first is GPU-0"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-0], at: 5, until: 5}]",
+       "cordons[0].until: must be after at"},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-0], at: -1}]",
+       "cordons[0].at: must be 0.."},
+      {"nodes: [{name: a, gpus: [{model: m, memory: 1, uuids: [GPU-0]}]}]\n"
+       "cordons: [{node: a, gpus: [GPU-0], from: 1}]",
+       "unknown key 'from'"},
   };
   for (const BadCase& c : cases) {
     Result<Scenario> sc = ParseScenarioYaml(c.yaml);

@@ -58,6 +58,15 @@ TEST(Snapshot, ReadsInventoriesRequestsAndPlacements) {
   EXPECT_TRUE(CheckInvariants(*s).ok()) << testing::PrintToString(CheckInvariants(*s).violations);
 }
 
+TEST(Snapshot, ReadsTheNodesDeviceCordon) {
+  json n = Node("n1", kInventoryJson);
+  n["metadata"]["annotations"]["hami.io/device-cordon"] = "GPU-x, GPU-a";
+  Result<ClusterSnapshot> s = SnapshotFromObjects({n, Node("n2", kInventoryJson)}, {});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->nodes[0].gpus[0].cordoned);
+  EXPECT_FALSE(s->nodes[1].gpus[0].cordoned);  // the same UUID, but another node's annotation
+}
+
 TEST(Snapshot, GarbageAnnotationsAreErrorsNamingTheObject) {
   Result<ClusterSnapshot> s = SnapshotFromObjects({Node("bad-node", "[{oops")}, {});
   ASSERT_FALSE(s.ok());
