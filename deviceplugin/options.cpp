@@ -68,6 +68,10 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "GPU policy; HAMi's chart sets ENABLE_TOPOLOGY_SCORE")
       ->envname("ENABLE_TOPOLOGY_SCORE")
       ->capture_default_str();
+  app.add_option("--operating-mode", f.operating_mode,
+                 "how this node's GPUs are shared: hami-core (time-sliced, libvgpu limits SMs) or "
+                 "mps (one MPS control daemon per GPU; pods become its clients). Overrides "
+                 "config.json's operatingmode; default hami-core");
   app.add_option("--mig-strategy", f.mig_strategy,
                  "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
       ->capture_default_str();
@@ -100,6 +104,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   overrides.device_memory_scaling = f.device_memory_scaling;
   overrides.device_core_scaling = f.device_cores_scaling;
   overrides.disable_core_limit = f.disable_core_limit;
+  overrides.operating_mode = f.operating_mode;
   auto settings = config::MergeNodeSettings(device_config, node_config, f.node_name, overrides);
   if (!settings.ok()) {
     return settings.status();
@@ -114,6 +119,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   o.split.split_count = settings->device_split_count;
   o.split.memory_scaling = settings->device_memory_scaling;
   o.split.core_scaling = settings->device_core_scaling;
+  o.split.mode = settings->operating_mode;
   o.filter_uuids = settings->filter_uuids;
   o.topology_score = f.topology_score;
   o.filter_indexes.assign(settings->filter_indices.begin(), settings->filter_indices.end());
