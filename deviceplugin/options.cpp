@@ -72,6 +72,11 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "how this node's GPUs are shared: hami-core (time-sliced, libvgpu limits SMs) or "
                  "mps (one MPS control daemon per GPU; pods become its clients). Overrides "
                  "config.json's operatingmode; default hami-core");
+  app.add_option("--mps-dir", f.mps_dir,
+                 "MPS mode: host directory of the control daemons (<dir>/<uuid>/pipe and log, "
+                 "<dir>/shm); pods get their GPU's pipe directory and shm/ mounted from it, so it "
+                 "must be the same path on the host and in this container")
+      ->capture_default_str();
   app.add_option("--mig-strategy", f.mig_strategy,
                  "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
       ->capture_default_str();
@@ -130,6 +135,14 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
       settings->disable_core_limit || settings->gpu_core_policy == config::kCorePolicyDisable;
   o.response.log_level = f.log_level;
   o.response.allow_disable_control = f.allow_disable_control;
+  o.response.operating_mode = settings->operating_mode;
+  o.response.mps_root = f.mps_dir;
+  if (o.split.mode == config::kOperatingModeMps) {
+    // Checked here so that a bad directory stops the plugin before it serves anything.
+    if (auto dirs = allocate::MpsDirsFor(f.mps_dir, "GPU-check"); !dirs.ok()) {
+      return dirs.status().WithContext("--mps-dir");
+    }
+  }
   // The scheduler's reading of a container's ask, to check what Allocate hands it: the same
   // device-config.yaml; the count is the resource kubelet allocates.
   o.spec.names = device_config.resource_names();
