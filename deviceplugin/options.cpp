@@ -77,6 +77,9 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "<dir>/shm); pods get their GPU's pipe directory and shm/ mounted from it, so it "
                  "must be the same path on the host and in this container")
       ->capture_default_str();
+  app.add_option("--mps-control", f.mps_control,
+                 "MPS mode: the nvidia-cuda-mps-control program (a name is searched in PATH)")
+      ->capture_default_str();
   app.add_option("--mig-strategy", f.mig_strategy,
                  "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
       ->capture_default_str();
@@ -137,6 +140,8 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   o.response.allow_disable_control = f.allow_disable_control;
   o.response.operating_mode = settings->operating_mode;
   o.response.mps_root = f.mps_dir;
+  o.mps.root = f.mps_dir;
+  o.mps.control = f.mps_control;
   if (o.split.mode == config::kOperatingModeMps) {
     // Checked here so that a bad directory stops the plugin before it serves anything.
     if (auto dirs = allocate::MpsDirsFor(f.mps_dir, "GPU-check"); !dirs.ok()) {

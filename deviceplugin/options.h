@@ -39,6 +39,7 @@ struct Flags {
   std::string lock_dir = VGPU_DEFAULT_LOCK_DIR;
   std::optional<std::string> operating_mode;  // hami-core | mps (config.json: operatingmode)
   std::string mps_dir{allocate::kDefaultMpsRoot};
+  std::string mps_control = "nvidia-cuda-mps-control";
   std::string mig_strategy = "none";  // HAMi's --mig-strategy; only "none" is supported
   bool topology_score = true;         // publish hami.io/node-nvidia-score
   daemon::CommonFlags common;         // -v

@@ -24,6 +24,7 @@
 #include "deviceplugin/gpu_backend.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/kubelet_pods.h"
+#include "deviceplugin/mps_daemon.h"
 #include "vgpu/env_contract.h"
 
 namespace grpc {
@@ -58,6 +59,8 @@ struct PluginOptions {
   bool register_with_kubelet = true;
   // Publish hami.io/node-nvidia-score from the backend's topology (when it has one).
   bool topology_score = true;
+  // split.mode == mps: the MPS control daemons' directories and program (docs/mps.md).
+  MpsOptions mps;
   // false: no gRPC socket at all (the simulated cluster calls allocator() and Replicas()
   // directly, so 100 simulated nodes need no 100 servers). Implies no kubelet registration.
   bool serve_grpc = true;
@@ -102,6 +105,8 @@ class DevicePlugin {
   void HealthLoop();
   void WatchLoop();
   void MarkChanged();
+  // XID/probe-unhealthy GPUs and, in MPS mode, those whose control daemon is down. Under mu_.
+  std::set<std::string> UnhealthyLocked() const;
   uint64_t KubeletSocketId() const;
 
   PluginOptions options_;
@@ -115,6 +120,8 @@ class DevicePlugin {
   std::condition_variable changed_cv_;
   std::vector<GpuDevice> gpus_;
   HealthTracker health_;
+  std::unique_ptr<MpsSupervisor> mps_;   // MPS mode only; set in Start before the threads
+  std::set<std::string> mps_unhealthy_;  // mps_->Unhealthy() as of the last tick, under mu_
   uint64_t generation_ = 1;
   uint64_t reported_generation_ = 0;
   std::string last_inventory_;
