@@ -83,7 +83,12 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
     const std::string key(kv.substr(0, kv.find('=')));
     if (env.count(key) == 0) env_strings.emplace_back(kv);
   }
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    env_strings.push_back(std::move(kv));
+  }
   std::vector<char*> envp;
   envp.reserve(env_strings.size() + 1);
   for (std::string& s : env_strings) envp.push_back(s.data());
