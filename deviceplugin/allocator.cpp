@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <random>
 
+#include "core/allocate/mps.h"
 #include "core/allocate/pod_lookup.h"
 #include "core/base/log.h"
 #include "core/codec/annotations.h"
@@ -109,6 +110,9 @@ Result<allocate::ContainerResponse> Allocator::AnswerFor(const allocate::PodView
   // No more than the container's own (immutable) spec asks, whoever rewrote the annotation.
   VGPU_RETURN_IF_ERROR(
       allocate::CheckEntryAgainstSpec(granted, pod, container, config_.spec.defaults, gpus_));
+  // Fail closed on the mode before anything is prepared on the host (core/allocate/mps.h).
+  VGPU_RETURN_IF_ERROR(
+      allocate::CheckModeGrant(pod, config_.response.operating_mode, granted, container.name));
   if (config_.prepare_host) {
     Status prepared = config_.prepare_host(pod.uid, container.name);
     if (!prepared.ok()) {

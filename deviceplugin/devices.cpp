@@ -32,7 +32,7 @@ codec::NodeInventory BuildInventory(const std::vector<GpuDevice>& gpus, const Sp
     d.devcore = static_cast<int32_t>(std::lround(100.0 * split.core_scaling));
     d.type = codec::NvidiaDeviceType(g.model);
     d.numa = g.numa;
-    d.mode = "hami-core";
+    d.mode = split.mode;
     d.health = !unhealthy.contains(g.uuid);
     inv.push_back(std::move(d));
   }

@@ -8,16 +8,20 @@
 #include <utility>
 #include <vector>
 
+#include "core/codec/annotations.h"
 #include "core/codec/gpu_topology.h"
 #include "core/codec/node_inventory.h"
 #include "deviceplugin/gpu_backend.h"
 
 namespace vgpu::deviceplugin {
 
+// How the node shares its GPUs: vGPUs per GPU, scaling, and the operating mode every GPU is
+// registered with (hami-core or mps: the scheduler never mixes pods of the two, docs/mps.md).
 struct SplitConfig {
   int split_count = 10;
   double memory_scaling = 1.0;
   double core_scaling = 1.0;
+  std::string mode{annotations::kModeHamiCore};
 };
 
 struct Replica {

@@ -75,8 +75,21 @@ void AddFlags(CLI::App& app, Flags& f) {
                "(or =false) those this plugin wrote before are removed (docs/scheduler.md, "
                "Extended resources)")
       ->capture_default_str();
+  app.add_option("--operating-mode", f.operating_mode,
+                 "how this node's GPUs are shared: hami-core (time-sliced, libvgpu limits SMs) or "
+                 "mps (one MPS control daemon per GPU; pods become its clients). Overrides "
+                 "config.json's operatingmode; default hami-core");
+  app.add_option("--mps-dir", f.mps_dir,
+                 "MPS mode: host directory of the control daemons (<dir>/<uuid>/pipe and log, "
+                 "<dir>/shm); pods get their GPU's pipe directory and shm/ mounted from it, so it "
+                 "must be the same path on the host and in this container")
+      ->capture_default_str();
+  app.add_option("--mps-control", f.mps_control,
+                 "MPS mode: the nvidia-cuda-mps-control program (a name is searched in PATH)")
+      ->capture_default_str();
   app.add_option("--mig-strategy", f.mig_strategy,
-                 "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted");
+                 "HAMi's MIG strategy; vgpu shares whole GPUs only, so only none is accepted")
+      ->capture_default_str();
   daemon::AddCommonFlags(app, f.common, "no line of the plugin depends on it yet");
 }
 
@@ -106,6 +119,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   overrides.device_memory_scaling = f.device_memory_scaling;
   overrides.device_core_scaling = f.device_cores_scaling;
   overrides.disable_core_limit = f.disable_core_limit;
+  overrides.operating_mode = f.operating_mode;
   auto settings = config::MergeNodeSettings(device_config, node_config, f.node_name, overrides);
   if (!settings.ok()) {
     return settings.status();
@@ -120,6 +134,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   o.split.split_count = settings->device_split_count;
   o.split.memory_scaling = settings->device_memory_scaling;
   o.split.core_scaling = settings->device_core_scaling;
+  o.split.mode = settings->operating_mode;
   o.filter_uuids = settings->filter_uuids;
   o.topology_score = f.topology_score;
   o.filter_indexes.assign(settings->filter_indices.begin(), settings->filter_indices.end());
@@ -130,6 +145,16 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
       settings->disable_core_limit || settings->gpu_core_policy == config::kCorePolicyDisable;
   o.response.log_level = f.log_level;
   o.response.allow_disable_control = f.allow_disable_control;
+  o.response.operating_mode = settings->operating_mode;
+  o.response.mps_root = f.mps_dir;
+  o.mps.root = f.mps_dir;
+  o.mps.control = f.mps_control;
+  if (o.split.mode == config::kOperatingModeMps) {
+    // Checked here so that a bad directory stops the plugin before it serves anything.
+    if (auto dirs = allocate::MpsDirsFor(f.mps_dir, "GPU-check"); !dirs.ok()) {
+      return dirs.status().WithContext("--mps-dir");
+    }
+  }
   // The scheduler's reading of a container's ask, to check what Allocate hands it: the same
   // device-config.yaml; the count is the resource kubelet allocates.
   o.spec.names = device_config.resource_names();

@@ -195,7 +195,14 @@ std::vector<GpuDevice> DevicePlugin::Gpus() {
 
 std::vector<Replica> DevicePlugin::Replicas() {
   std::lock_guard lock(mu_);
-  return BuildReplicas(gpus_, options_.split.split_count, health_.Unhealthy());
+  return BuildReplicas(gpus_, options_.split.split_count, UnhealthyLocked());
+}
+
+std::set<std::string> DevicePlugin::UnhealthyLocked() const {
+  if (mps_unhealthy_.empty()) return health_.Unhealthy();
+  std::set<std::string> out = health_.Unhealthy();
+  out.insert(mps_unhealthy_.begin(), mps_unhealthy_.end());
+  return out;
 }
 
 uint64_t DevicePlugin::WaitForChange(uint64_t seen,
@@ -240,12 +247,32 @@ Status DevicePlugin::Start() {
     VGPU_RETURN_IF_ERROR(InstallHook(layout, options_.libvgpu_source, options_.lock_dir)
                              .WithContext("installing libvgpu into " + layout.VgpuDir()));
   }
+  if (options_.split.mode == annotations::kModeMps) {
+    // Daemons before the first ListAndWatch and inventory: a GPU is offered to MPS pods only once
+    // its daemon answers.
+    std::vector<std::string> uuids;
+    uuids.reserve(kept.size());
+    for (const GpuDevice& g : kept) uuids.push_back(g.uuid);
+    auto mps = std::make_unique<MpsSupervisor>(options_.mps, std::move(uuids));
+    VGPU_RETURN_IF_ERROR(mps->Start(std::chrono::steady_clock::now())
+                             .WithContext("starting the MPS control daemons"));
+    std::lock_guard lock(mu_);
+    mps_unhealthy_ = mps->Unhealthy();
+    mps_ = std::move(mps);
+  }
   stopping_ = false;
-  if (options_.serve_grpc) VGPU_RETURN_IF_ERROR(StartServer());
+  if (options_.serve_grpc) {
+    Status served = StartServer();
+    if (!served.ok()) {
+      mps_.reset();  // quits the daemons: an error leaves nothing running
+      return served;
+    }
+  }
   if (options_.serve_grpc && options_.register_with_kubelet) {
     Status reg = RegisterWithKubelet();
     if (!reg.ok()) {
       StopServer();
+      mps_.reset();
       return reg;
     }
   }
@@ -269,6 +296,8 @@ void DevicePlugin::Stop() {
   if (health_thread_.joinable()) health_thread_.join();
   if (watch_thread_.joinable()) watch_thread_.join();
   StopServer();
+  // After the server: no Allocate sends a pod to a daemon that is going away.
+  if (mps_) mps_->StopAll();
   if (started_) log::Info("stopped", {{"node", options_.node_name}});
   started_ = false;
 }
@@ -352,7 +381,7 @@ Status DevicePlugin::ReportInventory() {
   std::string scores;
   {
     std::lock_guard lock(mu_);
-    inv = BuildInventory(gpus_, options_.split, health_.Unhealthy());
+    inv = BuildInventory(gpus_, options_.split, UnhealthyLocked());
     gen = generation_;
     scores = pair_scores_;
   }
@@ -502,6 +531,11 @@ void DevicePlugin::HealthLoop() {
           log::Warn(was_unhealthy ? "GPU recovered" : "GPU unhealthy",
                     {{"node", options_.node_name}, {"gpu", g.uuid}});
         }
+      }
+      if (mps_ && mps_->Tick(now)) {  // runs the control program: outside mu_
+        std::lock_guard lock(mu_);
+        mps_unhealthy_ = mps_->Unhealthy();
+        changed = true;
       }
     }
     if (changed) MarkChanged();

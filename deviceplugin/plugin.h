@@ -26,6 +26,7 @@
 #include "deviceplugin/gpu_backend.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/kubelet_pods.h"
+#include "deviceplugin/mps_daemon.h"
 #include "vgpu/env_contract.h"
 
 namespace grpc {
@@ -64,6 +65,8 @@ struct PluginOptions {
   // spec.names.memory / spec.names.cores (core/codec/extended_resources.h). Off: withdraw those
   // this plugin advertised before (codec::kExtendedResourcesAnnotation), touch nothing else.
   bool advertise_extended_resources = false;
+  // split.mode == mps: the MPS control daemons' directories and program (docs/mps.md).
+  MpsOptions mps;
   // false: no gRPC socket at all (the simulated cluster calls allocator() and Replicas()
   // directly, so 100 simulated nodes need no 100 servers). Implies no kubelet registration.
   bool serve_grpc = true;
@@ -109,6 +112,8 @@ class DevicePlugin {
   void HealthLoop();
   void WatchLoop();
   void MarkChanged();
+  // XID/probe-unhealthy GPUs and, in MPS mode, those whose control daemon is down. Under mu_.
+  std::set<std::string> UnhealthyLocked() const;
   uint64_t KubeletSocketId() const;
 
   PluginOptions options_;
@@ -122,6 +127,8 @@ class DevicePlugin {
   std::condition_variable changed_cv_;
   std::vector<GpuDevice> gpus_;
   HealthTracker health_;
+  std::unique_ptr<MpsSupervisor> mps_;   // MPS mode only; set in Start before the threads
+  std::set<std::string> mps_unhealthy_;  // mps_->Unhealthy() as of the last tick, under mu_
   uint64_t generation_ = 1;
   uint64_t reported_generation_ = 0;
   std::string last_inventory_;

@@ -5,10 +5,21 @@
 
 namespace vgpu::allocate {
 
-ContainerResponse BuildContainerResponse(const std::vector<GrantedDevice>& devices,
-                                         const std::string& pod_uid, const ContainerView& container,
-                                         const std::string& cache_id,
-                                         const ResponseSettings& settings) {
+Result<ContainerResponse> BuildContainerResponse(const std::vector<GrantedDevice>& devices,
+                                                 const std::string& pod_uid,
+                                                 const ContainerView& container,
+                                                 const std::string& cache_id,
+                                                 const ResponseSettings& settings) {
+  const bool mps = settings.operating_mode == annotations::kModeMps;
+  if (!mps && settings.operating_mode != annotations::kModeHamiCore) {
+    return InvalidArgument("operating mode \"" + settings.operating_mode +
+                           "\" is not one of hami-core, mps");
+  }
+  if (mps && devices.size() != 1) {
+    return FailedPrecondition("container " + container.name + " has " +
+                              std::to_string(devices.size()) +
+                              " GPUs; in MPS mode a container takes exactly one (docs/mps.md)");
+  }
   ContainerResponse r;
   const std::string vgpu_dir = settings.hook_path + "/vgpu";
   std::string visible;
@@ -35,6 +46,21 @@ ContainerResponse BuildContainerResponse(const std::vector<GrantedDevice>& devic
   }
   if (settings.log_level) {
     r.envs[VGPU_ENV_LOG_LEVEL] = *settings.log_level;
+  }
+  // Said on time-sliced nodes too: a library that reads the mode never has to guess it.
+  r.envs[VGPU_ENV_SHARING_MODE] = mps ? VGPU_SHARING_MPS : VGPU_SHARING_TIME_SLICE;
+  if (mps) {
+    Result<MpsDirs> dirs = MpsDirsFor(settings.mps_root, devices.front().uuid);
+    if (!dirs.ok()) return dirs.status().WithContext("container " + container.name);
+    // CUDA_DEVICE_SM_LIMIT_<i> stays for the monitor's display; libvgpu reads the mode and leaves
+    // the SMs to MPS. The log directory is the daemon's alone: clients never read it, and it
+    // names the other tenants' processes.
+    r.envs[VGPU_ENV_MPS_PIPE_DIRECTORY] = std::string(kClientPipeDir);
+    r.envs[VGPU_ENV_MPS_ACTIVE_THREAD_PERCENTAGE] =
+        std::to_string(ActiveThreadPercentage(devices.front().cores));
+    r.envs[VGPU_ENV_MPS_PINNED_DEVICE_MEM_LIMIT] = PinnedDeviceMemLimit(devices);
+    r.mounts.push_back({std::string(kClientPipeDir), dirs->pipe, false});
+    r.mounts.push_back({std::string(kClientShmDir), dirs->shm, false});
   }
 
   r.mounts.push_back(

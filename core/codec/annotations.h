@@ -54,6 +54,12 @@ inline constexpr std::string_view kNodeSchedulerPolicy = "hami.io/node-scheduler
 inline constexpr std::string_view kGpuSchedulerPolicy = "hami.io/gpu-scheduler-policy";
 inline constexpr std::string_view kDeviceScoringWeights = "hami.io/device-scoring-weights";
 
+// Operating modes of a GPU: the inventory's `mode` field (§2), config.json's `operatingmode` and
+// the values of kVgpuMode (a pod names the modes it accepts, comma separated). HAMi's words.
+inline constexpr std::string_view kModeHamiCore = "hami-core";  // time-sliced, libvgpu limits SMs
+inline constexpr std::string_view kModeMig = "mig";
+inline constexpr std::string_view kModeMps = "mps";  // clients of the GPU's MPS control daemon
+
 // --- Default resource names (configurable through device-config.yaml) ----------------------
 inline constexpr std::string_view kDefaultResourceCount = "nvidia.com/gpu";
 inline constexpr std::string_view kDefaultResourceMemory = "nvidia.com/gpumem";

@@ -103,6 +103,17 @@ Status ReadJson(const json& obj, const char* key, const std::string& where, std:
   return Status::Ok();
 }
 
+Status ReadJsonString(const json& obj, const char* key, const std::string& where,
+                      std::optional<std::string>& out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_string()) {
+    return InvalidArgument(where + "." + key + ": want a string, got " + it->dump());
+  }
+  out = it->get<std::string>();
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<NodeOverride>> ParseNodeConfigJson(std::string_view json_text) {
@@ -128,6 +139,7 @@ Result<std::vector<NodeOverride>> ParseNodeConfigJson(std::string_view json_text
     VGPU_RETURN_IF_ERROR(ReadJson(e, "devicesplitcount", where, o.device_split_count));
     VGPU_RETURN_IF_ERROR(ReadJson(e, "devicememoryscaling", where, o.device_memory_scaling));
     VGPU_RETURN_IF_ERROR(ReadJson(e, "devicecorescaling", where, o.device_core_scaling));
+    VGPU_RETURN_IF_ERROR(ReadJsonString(e, "operatingmode", where, o.operating_mode));
     if (auto f = e.find("filterdevices"); f != e.end() && !f->is_null()) {
       if (!f->is_object()) return InvalidArgument(where + ".filterdevices: want an object");
       if (auto u = f->find("uuid"); u != f->end() && !u->is_null()) {
@@ -171,6 +183,7 @@ Result<NodeSettings> MergeNodeSettings(const NvidiaConfig& device,
     if (o.device_core_scaling) s.device_core_scaling = *o.device_core_scaling;
     s.filter_uuids = o.filter_uuids;
     s.filter_indices = o.filter_indices;
+    if (o.operating_mode) s.operating_mode = *o.operating_mode;
     source += " + config.json node \"" + o.name + "\"";
     break;
   }
@@ -179,8 +192,9 @@ Result<NodeSettings> MergeNodeSettings(const NvidiaConfig& device,
   if (flags.device_core_scaling) s.device_core_scaling = *flags.device_core_scaling;
   if (flags.disable_core_limit) s.disable_core_limit = *flags.disable_core_limit;
   if (flags.gpu_core_policy) s.gpu_core_policy = *flags.gpu_core_policy;
+  if (flags.operating_mode) s.operating_mode = *flags.operating_mode;
   if (flags.device_split_count || flags.device_memory_scaling || flags.device_core_scaling ||
-      flags.disable_core_limit || flags.gpu_core_policy) {
+      flags.disable_core_limit || flags.gpu_core_policy || flags.operating_mode) {
     source += " + flags";
   }
   if (s.device_split_count < 1 || s.device_split_count > 1024) {
@@ -196,6 +210,15 @@ Result<NodeSettings> MergeNodeSettings(const NvidiaConfig& device,
                            std::to_string(s.device_core_scaling) + " must be > 0 and <= 100");
   }
   VGPU_RETURN_IF_ERROR(CheckCorePolicy(s.gpu_core_policy, source));
+  // Fail closed: a misspelt mode must not quietly run the node time-sliced while its pods were
+  // promised MPS (or the reverse).
+  if (s.operating_mode != kOperatingModeHamiCore && s.operating_mode != kOperatingModeMps) {
+    std::string hint = s.operating_mode == annotations::kModeMig
+                           ? " (vgpu does not create MIG instances; use hami-core or mps)"
+                           : "";
+    return InvalidArgument(source + ": operating mode \"" + s.operating_mode +
+                           "\" is not one of hami-core, mps" + hint);
+  }
   return s;
 }
 

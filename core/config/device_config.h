@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/codec/annotations.h"
 #include "core/codec/pod_resources.h"
 #include "vgpu/env_contract.h"
 
@@ -21,6 +22,12 @@ namespace vgpu::config {
 inline constexpr std::string_view kCorePolicyDefault = VGPU_CORE_POLICY_DEFAULT;
 inline constexpr std::string_view kCorePolicyForce = VGPU_CORE_POLICY_FORCE;
 inline constexpr std::string_view kCorePolicyDisable = VGPU_CORE_POLICY_DISABLE;
+
+// Operating modes this device plugin can run a node in (codec::annotations' mode words). HAMi's
+// `mig` is refused: vgpu does not partition GPUs into MIG instances, and a node that claimed it
+// would hand out whole GPUs under a MIG label.
+inline constexpr std::string_view kOperatingModeHamiCore = annotations::kModeHamiCore;
+inline constexpr std::string_view kOperatingModeMps = annotations::kModeMps;
 
 struct NvidiaConfig {
   std::string resource_count_name = "nvidia.com/gpu";
@@ -52,6 +59,9 @@ struct NodeOverride {
   std::optional<double> device_core_scaling;
   std::vector<std::string> filter_uuids;  // devices never advertised on this node
   std::vector<int32_t> filter_indices;
+  // HAMi's `operatingmode`: hami-core (time-sliced, libvgpu limits SMs) or mps (every GPU of the
+  // node runs an MPS control daemon; docs/mps.md). Checked in MergeNodeSettings.
+  std::optional<std::string> operating_mode;
 
   friend bool operator==(const NodeOverride&, const NodeOverride&) = default;
 };
@@ -65,9 +75,11 @@ struct FlagOverrides {
   std::optional<double> device_core_scaling;
   std::optional<bool> disable_core_limit;
   std::optional<std::string> gpu_core_policy;
+  std::optional<std::string> operating_mode;
 };
 
 // What applies to one node: defaults < device-config.yaml < its config.json entry < flags.
+// The operating mode must be hami-core or mps.
 struct NodeSettings {
   int32_t device_split_count = 10;
   double device_memory_scaling = 1.0;
@@ -76,6 +88,7 @@ struct NodeSettings {
   std::string gpu_core_policy{kCorePolicyDefault};
   std::vector<std::string> filter_uuids;
   std::vector<int32_t> filter_indices;
+  std::string operating_mode{kOperatingModeHamiCore};
 
   friend bool operator==(const NodeSettings&, const NodeSettings&) = default;
 };

@@ -102,6 +102,18 @@ const std::vector<ControlledName>& ControlledNames() {
       {VGPU_ENV_NVIDIA_VISIBLE_DEVICES, Kind::kEnv,
        "the container runtime may mount the GPUs named here instead of the ones the device "
        "plugin granted, and those have no limits"},
+      {VGPU_ENV_SHARING_MODE, Kind::kEnv,
+       "mps tells libvgpu.so that MPS partitions the SMs, so it stops limiting them: on a GPU "
+       "without MPS nothing limits them then"},
+      {VGPU_ENV_MPS_ACTIVE_THREAD_PERCENTAGE, Kind::kEnv,
+       "competes with the SM share the device plugin sets from the pod's cores resource on an MPS "
+       "node"},
+      {VGPU_ENV_MPS_PINNED_DEVICE_MEM_LIMIT, Kind::kEnv,
+       "competes with the pinned-memory limit the device plugin sets from the pod's memory "
+       "resource on an MPS node"},
+      {VGPU_ENV_MPS_PIPE_DIRECTORY, Kind::kEnv,
+       "points the container away from its GPU's MPS daemon: it then runs outside MPS, where "
+       "libvgpu.so in MPS mode limits no SMs"},
   };
   return names;
 }

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "core/base/strings.h"
+#include "core/codec/annotations.h"
 
 namespace vgpu::sched {
 namespace {
@@ -29,6 +30,31 @@ bool TypeAllowed(const GpuDevice& gpu, const PodRequest& pod) {
 bool UuidAllowed(const GpuDevice& gpu, const PodRequest& pod) {
   if (!pod.use_uuids.empty() && pod.use_uuids.count(gpu.uuid) == 0) return false;
   return pod.nouse_uuids.empty() || pod.nouse_uuids.count(gpu.uuid) == 0;
+}
+
+// The no-mixing rule of docs/mps.md: a pod that names modes gets GPUs of those modes only. And an
+// MPS client process reaches one control daemon (one pipe directory), while each daemon serves
+// one GPU, so an MPS GPU takes containers of one vGPU only, whatever the pod asked.
+bool ModeAllowed(const GpuDevice& gpu, const ContainerRequest& req, const PodRequest& pod) {
+  const std::string& mode = gpu.mode.empty() ? std::string(annotations::kModeHamiCore) : gpu.mode;
+  if (!pod.modes.empty() && pod.modes.count(mode) == 0) return false;
+  return !(mode == annotations::kModeMps && req.count > 1);
+}
+
+// HAMi counts a mode mismatch as CardTypeMismatch; this says which rule it was.
+std::string ModeHint(const NodeView& node, const ContainerRequest& req, const PodRequest& pod) {
+  std::string hint;
+  if (!pod.modes.empty()) {
+    std::string list;
+    for (const std::string& m : pod.modes) list += (list.empty() ? "" : ",") + m;
+    hint = " (pod asks nvidia.com/vgpu-mode " + list + ")";
+  }
+  if (req.count > 1 && std::any_of(node.gpus.begin(), node.gpus.end(), [](const GpuDevice& g) {
+        return g.mode == annotations::kModeMps;
+      })) {
+    hint += " (MPS GPUs take containers of one vGPU only)";
+  }
+  return hint;
 }
 
 int PairScore(const PairScores& scores, const std::string& a, const std::string& b) {
@@ -141,6 +167,9 @@ ContainerFit FitContainer(const NodeView& node, const std::vector<DeviceUsage>& 
                   " needs " + std::to_string(want) + " GPU(s), " + why;
     const std::string t = Tally(local);
     if (!t.empty()) fit.message += "; GPUs rejected: " + t;
+    if (local[static_cast<size_t>(Reason::kCardTypeMismatch)] > 0) {
+      fit.message += ModeHint(node, req, pod);
+    }
     return fit;
   };
   if (candidates.size() < want) {
@@ -239,6 +268,7 @@ std::optional<Reason> CheckGpu(const GpuDevice& gpu, const DeviceUsage& used, bo
   if (cordoned) return Reason::kCardCordoned;
   if (!TypeAllowed(gpu, pod)) return Reason::kCardTypeMismatch;
   if (!UuidAllowed(gpu, pod)) return Reason::kCardUuidMismatch;
+  if (!ModeAllowed(gpu, req, pod)) return Reason::kCardTypeMismatch;
   if (used.slots >= gpu.slots) return Reason::kCardTimeSlicingExhausted;
   // HAMi's mutex: only a GPU nobody uses, not even an earlier container of the same pod; HAMi
   // counts it under the same word as an exclusive (100-core) ask meeting a shared card.

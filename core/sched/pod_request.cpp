@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/strings.h"
+#include "core/codec/annotations.h"
 #include "core/sched/policy.h"
 
 namespace vgpu::sched {
@@ -114,6 +115,20 @@ Result<PodRequest> ParsePodRequest(const json& pod, const ResourceNames& names,
     } else if (!(b.empty() || b == "false" || b == "0" || b == "f")) {
       return InvalidArgument(std::string("pod annotation ") + kAnnoNumaBind + " is \"" + *v +
                              "\", want true or false");
+    }
+  }
+  {
+    // HAMi matches the value by substring; here each comma-separated word must be a mode, so that
+    // a typo keeps the pod Pending with this message instead of matching nothing or anything.
+    Result<std::string> v = get(kAnnoVgpuMode);
+    if (!v.ok()) return v.status();
+    for (std::string& m : SplitList(*v)) {
+      if (m != annotations::kModeHamiCore && m != annotations::kModeMig &&
+          m != annotations::kModeMps) {
+        return InvalidArgument(std::string("pod annotation ") + kAnnoVgpuMode + " names mode \"" +
+                               m + "\", want a comma list of hami-core, mig, mps");
+      }
+      req.modes.insert(std::move(m));
     }
   }
   {

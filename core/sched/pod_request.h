@@ -30,6 +30,7 @@ inline constexpr const char* kAnnoNoUseGpuType = "nvidia.com/nouse-gputype";
 inline constexpr const char* kAnnoUseGpuUuid = "nvidia.com/use-gpuuuid";
 inline constexpr const char* kAnnoNoUseGpuUuid = "nvidia.com/nouse-gpuuuid";
 inline constexpr const char* kAnnoNumaBind = "nvidia.com/numa-bind";
+inline constexpr const char* kAnnoVgpuMode = "nvidia.com/vgpu-mode";
 inline constexpr const char* kAnnoNodePolicy = "hami.io/node-scheduler-policy";
 inline constexpr const char* kAnnoGpuPolicy = "hami.io/gpu-scheduler-policy";
 inline constexpr const char* kAnnoScoringWeights = "hami.io/device-scoring-weights";

@@ -23,7 +23,8 @@ struct GpuDevice {
   int cores = 100;      // 100 x core scaling
   std::string type;     // codec::NvidiaDeviceType of the model, e.g. "NVIDIA H100 80GB HBM3"
   int numa = 0;
-  std::string mode = "hami-core";
+  std::string mode =
+      "hami-core";  // hami-core | mig | mps (inventory `mode`; empty reads hami-core)
   bool healthy = true;
 };
 
@@ -124,6 +125,9 @@ struct PodRequest {
   std::set<std::string> use_uuids;
   std::set<std::string> nouse_uuids;
   bool numa_bind = false;
+  // nvidia.com/vgpu-mode: the GPU modes the pod accepts (hami-core, mig, mps); empty = any. A pod
+  // without the annotation may land on an MPS GPU and then runs as an MPS client (docs/mps.md).
+  std::set<std::string> modes;
   NodePolicy node_policy = NodePolicy::kBinpack;
   GpuPolicy gpu_policy = GpuPolicy::kSpread;
   ScoringWeights weights;

@@ -1122,6 +1122,54 @@ def case_bad_values():
                 f"values {sets!r}: want a failure naming {words!r}; exit {p.returncode}, stderr {p.stderr.strip()[:300]!r}")
 
 
+def case_mps():
+    # docs/mps.md: off by default (no MPS flag, mount or compute capability); enabled puts every
+    # node in MPS mode with the daemons' host directory at the same path in the plugin and the
+    # shared /dev/shm; perNode leaves the mode to config.json (and keeps the plumbing); a node
+    # config that asks mps without the plumbing, or a relative hostDir, fails the install.
+    what = "mps"
+    docs = render()
+    ds = one(docs, "DaemonSet", "-device-plugin")
+    dp = container(ds, "device-plugin")
+    F.check(not flag_values(dp["command"], "--operating-mode"), f"{what}: default passes --operating-mode")
+    F.check(not flag_values(dp["command"], "--mps-dir"), f"{what}: default passes --mps-dir")
+    F.equal(env_of(dp).get("NVIDIA_DRIVER_CAPABILITIES"), "utility", f"{what}: default capabilities")
+    F.check(volume_for_mount(ds, dp, "/dev/shm") is None, f"{what}: default mounts /dev/shm")
+
+    for sets, want_mode in ((["devicePlugin.mps.enabled=true", "devicePlugin.mps.hostDir=/run/vgpu-mps/"], ["mps"]),
+                            (["devicePlugin.mps.enabled=true", "devicePlugin.mps.perNode=true",
+                              "devicePlugin.mps.hostDir=/run/vgpu-mps"], [])):
+        docs = render(sets=sets)
+        check_system(docs, "1.30.0", DEFAULT_NAMES, "hami-scheduler", f"{what} {sets}")
+        ds = one(docs, "DaemonSet", "-device-plugin")
+        dp = container(ds, "device-plugin")
+        check_flags_exist("vgpu-device-plugin", dp["command"][1:], f"{what} {sets}")
+        F.equal(flag_values(dp["command"], "--operating-mode"), want_mode, f"{what} {sets}: --operating-mode")
+        F.equal(flag_value(dp["command"], "--mps-dir", what), "/run/vgpu-mps", f"{what} {sets}: --mps-dir")
+        F.equal(env_of(dp).get("NVIDIA_DRIVER_CAPABILITIES"), "compute,utility",
+                f"{what} {sets}: capabilities (the MPS programs come with compute)")
+        mps = volume_for_mount(ds, dp, "/run/vgpu-mps")
+        F.equal((mps or {}).get("hostPath"), {"path": "/run/vgpu-mps", "type": "DirectoryOrCreate"},
+                f"{what} {sets}: MPS directory at the host's path")
+        shm = volume_for_mount(ds, dp, "/dev/shm")
+        F.equal((shm or {}).get("hostPath"), {"path": "/run/vgpu-mps/shm", "type": "DirectoryOrCreate"},
+                f"{what} {sets}: the daemons' /dev/shm is the clients'")
+
+    per_node = 'devicePlugin:\n  nodeConfiguration:\n    config: |\n      {"nodeconfig": [{"name": "gpu-1", "operatingmode": "mps"}]}\n'
+    bad = render_fails(values_text=per_node)
+    F.check(bad.returncode != 0 and "devicePlugin.mps.enabled is false" in bad.stderr,
+            f"{what}: operatingmode mps without the plumbing: rc {bad.returncode}, {bad.stderr.strip()[-200:]}")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write(per_node)
+        f.flush()
+        docs = render(values=[f.name], sets=["devicePlugin.mps.enabled=true", "devicePlugin.mps.perNode=true"])
+        dp = container(one(docs, "DaemonSet", "-device-plugin"), "device-plugin")
+        F.equal(flag_values(dp["command"], "--operating-mode"), [], f"{what}: perNode with a node entry")
+    bad = render_fails(sets=["devicePlugin.mps.enabled=true", "devicePlugin.mps.hostDir=vgpu-mps"])
+    F.check(bad.returncode != 0 and "devicePlugin.mps.hostDir" in bad.stderr,
+            f"{what}: relative hostDir: rc {bad.returncode}, {bad.stderr.strip()[-200:]}")
+
+
 CASES = {
     "lint": case_lint,
     "webhook-mode": case_webhook_mode,
@@ -1143,6 +1191,7 @@ CASES = {
     "images": case_images,
     "variants": case_variants,
     "overrides": case_overrides,
+    "mps": case_mps,
     "bad-values": case_bad_values,
     "extended-resources": case_extended_resources,
 }

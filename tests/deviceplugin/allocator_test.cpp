@@ -435,5 +435,58 @@ TEST(NewUuid4, IsVersion4AndUnique) {
   EXPECT_NE(a, b);
 }
 
+// MPS node: the container is answered as an MPS client; a pod that asked hami-core, or a
+// container granted two GPUs, is refused before anything is prepared on the host and the bind
+// fails (the scheduler never places them here: such an entry was written by someone else).
+TEST(Allocator, MpsNodeAnswersClientsAndRefusesWhatItCannotServe) {
+  struct Case {
+    const char* name;
+    const char* to_allocate;
+    const char* vgpu_mode;  // nullptr: no annotation
+    std::vector<std::vector<std::string>> replicas;
+    const char* want_error;  // nullptr: answered
+  };
+  const Case cases[] = {
+      {"one vGPU", "GPU-a,NVIDIA,3000,30:;", nullptr, {{"GPU-a-0"}}, nullptr},
+      {"asks mps", "GPU-a,NVIDIA,3000,30:;", "mps", {{"GPU-a-0"}}, nullptr},
+      {"asks hami-core",
+       "GPU-a,NVIDIA,3000,30:;",
+       "hami-core",
+       {{"GPU-a-0"}},
+       "this node runs its GPUs in mode mps"},
+      {"two GPUs",
+       "GPU-a,NVIDIA,3000,30:GPU-b,NVIDIA,3000,30:;",
+       nullptr,
+       {{"GPU-a-0", "GPU-b-0"}},
+       "granted 2 GPUs on an MPS node"},
+  };
+  for (const Case& c : cases) {
+    Fixture f;
+    AllocatorConfig cfg = f.Config();
+    cfg.response.operating_mode = "mps";
+    cfg.response.mps_root = "/run/vgpu-mps";
+    Allocator mps(f.cluster, cfg);
+    mps.SetNodeGpus(Registered({"GPU-a", "GPU-b"}));
+    nlohmann::json pod = PodJson("p", c.to_allocate);
+    if (c.vgpu_mode != nullptr)
+      pod["metadata"]["annotations"]["nvidia.com/vgpu-mode"] = c.vgpu_mode;
+    f.cluster.PutPod(pod);
+    auto r = mps.Allocate(c.replicas);
+    if (c.want_error == nullptr) {
+      ASSERT_TRUE(r.ok()) << c.name << ": " << r.status().ToString();
+      EXPECT_EQ((*r)[0].envs.at("VGPU_SHARING_MODE"), "mps") << c.name;
+      EXPECT_EQ((*r)[0].envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30") << c.name;
+      EXPECT_EQ((*r)[0].envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=3000M") << c.name;
+      EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "success") << c.name;
+      continue;
+    }
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_NE(r.status().message().find(c.want_error), std::string::npos)
+        << c.name << ": " << r.status().message();
+    EXPECT_TRUE(f.prepared.empty()) << c.name;
+    EXPECT_EQ(f.PodAnn("hami.io/bind-phase"), "failed") << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace vgpu::deviceplugin

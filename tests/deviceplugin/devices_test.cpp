@@ -24,7 +24,7 @@ TEST(BuildReplicas, SplitCountReplicasPerGpuWithHealthAndNuma) {
 }
 
 TEST(BuildInventory, ScalesMemoryAndCoresAndRoundTripsBothFormats) {
-  SplitConfig split{10, 1.5, 2.0};
+  SplitConfig split{10, 1.5, 2.0, "hami-core"};
   auto inv = BuildInventory(TwoGpus(), split, {"GPU-a"});
   ASSERT_EQ(inv.size(), 2u);
   EXPECT_EQ(inv[0].devmem, 122339);  // 81559 * 1.5 rounded
@@ -35,12 +35,27 @@ TEST(BuildInventory, ScalesMemoryAndCoresAndRoundTripsBothFormats) {
   EXPECT_TRUE(inv[1].health);
   EXPECT_EQ(inv[1].index, 1);
   EXPECT_EQ(inv[1].numa, 1);
+  EXPECT_EQ(inv[0].mode, "hami-core");
   for (auto format : {codec::InventoryFormat::kJson, codec::InventoryFormat::kLegacyText}) {
     const std::string text = codec::EncodeInventory(inv, format);
     EXPECT_EQ(text.front() == '[', format == codec::InventoryFormat::kJson) << text;
     auto back = codec::DecodeInventory(text);
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(*back, inv) << text;
+  }
+}
+
+// A node in MPS mode registers every GPU with mode "mps", in both inventory forms (the legacy
+// text form carries the mode in its ninth field), so the scheduler can keep MPS pods apart.
+TEST(BuildInventory, MpsNodeRegistersEveryGpuAsMps) {
+  SplitConfig split{4, 1.0, 1.0, "mps"};
+  auto inv = BuildInventory(TwoGpus(), split, {});
+  ASSERT_EQ(inv.size(), 2u);
+  for (const auto& d : inv) EXPECT_EQ(d.mode, "mps") << d.id;
+  for (auto format : {codec::InventoryFormat::kJson, codec::InventoryFormat::kLegacyText}) {
+    auto back = codec::DecodeInventory(codec::EncodeInventory(inv, format));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ((*back)[1].mode, "mps");
   }
 }
 

@@ -75,6 +75,41 @@ TEST(ResolveOptions, FlagsMapOntoPluginOptions) {
   EXPECT_EQ(o->split.split_count, 10);
 }
 
+// The operating mode reaches the inventory's SplitConfig: config.json's operatingmode per node,
+// --operating-mode over it; a mode vgpu cannot run refuses to start, naming its source.
+TEST(ResolveOptions, OperatingModeFromNodeConfigOrFlag) {
+  auto nodes = config::ParseNodeConfigJson(R"({"nodeconfig": [
+    {"name": "mps-node", "operatingmode": "mps"}, {"name": "mig-node", "operatingmode": "mig"}]})");
+  ASSERT_TRUE(nodes.ok());
+  struct Case {
+    const char* node;
+    std::optional<std::string> flag;
+    const char* want;  // nullptr: refused
+  };
+  const std::vector<Case> cases = {
+      {"plain", std::nullopt, "hami-core"},
+      {"mps-node", std::nullopt, "mps"},
+      {"plain", "mps", "mps"},
+      {"mps-node", "hami-core", "hami-core"},
+      {"mig-node", std::nullopt, nullptr},
+      {"plain", "time-slice", nullptr},
+  };
+  for (const auto& c : cases) {
+    Flags f;
+    f.node_name = c.node;
+    f.operating_mode = c.flag;
+    auto o = ResolveOptions(f, {}, *nodes, "1");
+    if (c.want == nullptr) {
+      ASSERT_FALSE(o.ok()) << c.node;
+      EXPECT_NE(o.status().message().find("operating mode"), std::string::npos)
+          << o.status().message();
+      continue;
+    }
+    ASSERT_TRUE(o.ok()) << c.node << ": " << o.status().ToString();
+    EXPECT_EQ(o->split.mode, c.want) << c.node;
+  }
+}
+
 // docs/security.md: the plugin's only listener is kubelet's device-plugin socket, a Unix socket
 // in kubelet's directory (root on the node), named after the resource.
 TEST(ResolveOptions, DefaultListenerIsAUnixSocketInKubeletsDirectory) {

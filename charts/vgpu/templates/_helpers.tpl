@@ -368,6 +368,13 @@ nvidia:
 {{- if and (gt (int .Values.scheduler.replicas) 1) (not .Values.scheduler.leaderElect) -}}
 {{- fail "scheduler.replicas > 1 needs scheduler.leaderElect: true (only the elected vgpu-scheduler binds; without leader election two replicas would place pods on the same GPUs)" -}}
 {{- end -}}
+{{- $mps := .Values.devicePlugin.mps | default dict -}}
+{{- if and $mps.enabled (not (hasPrefix "/" (toString $mps.hostDir))) -}}
+{{- fail (printf "devicePlugin.mps.hostDir %q: want an absolute host path" (toString $mps.hostDir)) -}}
+{{- end -}}
+{{- if and (not $mps.enabled) (regexMatch "\"operatingmode\"\\s*:\\s*\"mps\"" (toString .Values.devicePlugin.nodeConfiguration.config)) -}}
+{{- fail "devicePlugin.nodeConfiguration puts a node in \"operatingmode\": \"mps\" but devicePlugin.mps.enabled is false: set devicePlugin.mps.enabled=true (with perNode=true to keep the other nodes hami-core), or the daemons' directories would not reach the pods" -}}
+{{- end -}}
 {{- $hook := include "vgpu.hookDir" . -}}
 {{- if ne (trimSuffix "/" .Values.devicePlugin.libPath) $hook -}}
 {{- fail (printf "devicePlugin.libPath %q must be <global.gpuHookPath>/vgpu (%q): the device plugin hands kubelet host paths equal to the paths it sees" .Values.devicePlugin.libPath $hook) -}}

@@ -98,8 +98,8 @@ TEST(NodeConfigTest, ParsesEntries) {
     {"name":"node-b"}]})");
   ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
   ASSERT_EQ(nodes->size(), 2u);
-  EXPECT_EQ((*nodes)[0], (NodeOverride{"node-a", 4, 1.5, 1.0, {"GPU-x"}, {3, 5}}));
-  EXPECT_EQ((*nodes)[1], (NodeOverride{"node-b", {}, {}, {}, {}, {}}));
+  EXPECT_EQ((*nodes)[0], (NodeOverride{"node-a", 4, 1.5, 1.0, {"GPU-x"}, {3, 5}, "hami-core"}));
+  EXPECT_EQ((*nodes)[1], (NodeOverride{"node-b", {}, {}, {}, {}, {}, {}}));
   EXPECT_TRUE(ParseNodeConfigJson("{}")->empty());
 }
 
@@ -121,6 +121,8 @@ TEST(NodeConfigTest, BadValuesNameTheKey) {
        "filterdevices.index: want integers"},
       {R"({"nodeconfig":[{"name":"n","filterdevices":{"uuid":"GPU-a"}}]})",
        "filterdevices.uuid: want a list"},
+      {R"({"nodeconfig":[{"name":"n","operatingmode":1}]})",
+       "nodeconfig \"n\".operatingmode: want a string, got 1"},
   };
   for (const auto& c : cases) {
     auto r = ParseNodeConfigJson(c.json);
@@ -135,8 +137,8 @@ TEST(MergeTest, PrecedenceTable) {
   device.device_split_count = 8;
   device.device_memory_scaling = 1.2;
   device.gpu_core_policy = "force";
-  std::vector<NodeOverride> nodes{{"node-a", 4, {}, 2.0, {"GPU-x"}, {1}},
-                                  {"node-b", {}, 3.0, {}, {}, {}}};
+  std::vector<NodeOverride> nodes{{"node-a", 4, {}, 2.0, {"GPU-x"}, {1}, {}},
+                                  {"node-b", {}, 3.0, {}, {}, {}, {}}};
   struct Case {
     const char* node;
     FlagOverrides flags;
@@ -170,7 +172,7 @@ TEST(MergeTest, PrecedenceTable) {
 }
 
 TEST(MergeTest, OutOfRangeNamesSource) {
-  std::vector<NodeOverride> nodes{{"node-a", 0, {}, {}, {}, {}}};
+  std::vector<NodeOverride> nodes{{"node-a", 0, {}, {}, {}, {}, {}}};
   auto r = MergeNodeSettings(NvidiaConfig{}, nodes, "node-a", {});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("config.json node \"node-a\""), std::string::npos);
@@ -183,6 +185,48 @@ TEST(MergeTest, OutOfRangeNamesSource) {
   FlagOverrides bad_policy;
   bad_policy.gpu_core_policy = "x";
   EXPECT_FALSE(MergeNodeSettings(NvidiaConfig{}, {}, "x", bad_policy).ok());
+}
+
+// The node's operating mode: hami-core unless config.json's entry or the flag says otherwise; a
+// word other than hami-core or mps refuses to start the node (its pods were promised a mode).
+TEST(MergeTest, OperatingModeTable) {
+  std::vector<NodeOverride> nodes{{"mps-node", {}, {}, {}, {}, {}, "mps"},
+                                  {"core-node", {}, {}, {}, {}, {}, "hami-core"},
+                                  {"mig-node", {}, {}, {}, {}, {}, "mig"},
+                                  {"typo-node", {}, {}, {}, {}, {}, "MPS"}};
+  FlagOverrides mps_flag;
+  mps_flag.operating_mode = "mps";
+  FlagOverrides core_flag;
+  core_flag.operating_mode = "hami-core";
+  struct Case {
+    const char* node;
+    FlagOverrides flags;
+    const char* want_mode;   // nullptr: an error
+    const char* want_error;  // substring of the error
+  };
+  const Case cases[] = {
+      {"other", {}, "hami-core", nullptr},
+      {"mps-node", {}, "mps", nullptr},
+      {"core-node", {}, "hami-core", nullptr},
+      {"other", mps_flag, "mps", nullptr},
+      {"mps-node", core_flag, "hami-core", nullptr},
+      {"mig-node", {}, nullptr, "vgpu does not create MIG instances"},
+      {"typo-node", {}, nullptr, "operating mode \"MPS\" is not one of hami-core, mps"},
+      {"mig-node", mps_flag, "mps", nullptr},
+  };
+  for (const auto& c : cases) {
+    auto s = MergeNodeSettings(NvidiaConfig{}, nodes, c.node, c.flags);
+    if (c.want_mode == nullptr) {
+      ASSERT_FALSE(s.ok()) << c.node;
+      EXPECT_NE(s.status().message().find(c.want_error), std::string::npos) << s.status().message();
+      EXPECT_NE(s.status().message().find(std::string("config.json node \"") + c.node),
+                std::string::npos)
+          << s.status().message();
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << c.node << ": " << s.status().ToString();
+    EXPECT_EQ(s->operating_mode, c.want_mode) << c.node;
+  }
 }
 
 }  // namespace

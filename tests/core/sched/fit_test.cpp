@@ -186,6 +186,104 @@ TEST(FitPod, NodeReasons) {
   }
 }
 
+GpuDevice ModeGpu(const std::string& uuid, const std::string& mode) {
+  GpuDevice g = Gpu(uuid);
+  g.mode = mode;
+  return g;
+}
+
+// The no-mixing rule (docs/mps.md) over one GPU: which pod annotations a GPU of each mode takes.
+TEST(CheckGpu, ModeTable) {
+  struct Case {
+    const char* gpu_mode;
+    std::set<std::string> pod_modes;
+    int count;
+    bool fits;
+  };
+  const Case cases[] = {
+      {"mps", {"mps"}, 1, true},
+      {"mps", {"hami-core"}, 1, false},
+      {"mps", {}, 1, true},  // no annotation: either mode; the pod runs as an MPS client
+      {"mps", {"hami-core", "mps"}, 1, true},
+      {"mps", {"mps"}, 2, false},  // a client reaches one daemon, and a daemon serves one GPU
+      {"mps", {}, 2, false},
+      {"hami-core", {"mps"}, 1, false},
+      {"hami-core", {"hami-core"}, 1, true},
+      {"hami-core", {}, 2, true},
+      {"", {"hami-core"}, 1, true},  // a writer that left the mode out means hami-core
+      {"", {"mps"}, 1, false},
+      {"mig", {"mps"}, 1, false},
+  };
+  for (const Case& c : cases) {
+    PodRequest pod;
+    pod.modes = c.pod_modes;
+    const auto got =
+        CheckGpu(ModeGpu("GPU-a", c.gpu_mode), {}, false, {c.count, 1000, -1, 10}, pod);
+    EXPECT_EQ(!got.has_value(), c.fits) << c.gpu_mode << " count " << c.count;
+    if (got) {
+      EXPECT_EQ(*got, Reason::kCardTypeMismatch) << c.gpu_mode;  // HAMi's word for it
+    }
+  }
+}
+
+// Over a node snapshot: the pod lands on GPUs of the mode it asks and the message says why the
+// others were refused.
+TEST(FitPod, ModeSelectionOverASnapshot) {
+  struct Case {
+    const char* name;
+    NodeView node;
+    std::set<std::string> modes;
+    int count;
+    std::vector<std::string> want;  // empty: refused
+    const char* message;
+  };
+  const Case cases[] = {
+      {"mps pod picks the mps GPU",
+       Node({ModeGpu("GPU-a", "hami-core"), ModeGpu("GPU-b", "mps")}),
+       {"mps"},
+       1,
+       {"GPU-b"},
+       ""},
+      {"hami-core pod picks the time-sliced GPU",
+       Node({ModeGpu("GPU-a", "mps"), ModeGpu("GPU-b", "hami-core")}),
+       {"hami-core"},
+       1,
+       {"GPU-b"},
+       ""},
+      {"mps pod on a time-sliced node",
+       Node({ModeGpu("GPU-a", "hami-core")}),
+       {"mps"},
+       1,
+       {},
+       "1 CardTypeMismatch (pod asks nvidia.com/vgpu-mode mps)"},
+      {"hami-core pod on an mps node",
+       Node({ModeGpu("GPU-a", "mps"), ModeGpu("GPU-b", "mps")}),
+       {"hami-core"},
+       1,
+       {},
+       "2 CardTypeMismatch (pod asks nvidia.com/vgpu-mode hami-core)"},
+      {"two vGPUs on an mps node",
+       Node({ModeGpu("GPU-a", "mps"), ModeGpu("GPU-b", "mps")}),
+       {},
+       2,
+       {},
+       "(MPS GPUs take containers of one vGPU only)"},
+      {"no annotation on an mps node", Node({ModeGpu("GPU-a", "mps")}), {}, 1, {"GPU-a"}, ""},
+  };
+  for (const Case& c : cases) {
+    PodRequest pod = Ask({{c.count, 1000, -1, 0}});
+    pod.modes = c.modes;
+    NodeFit fit = FitPod(c.node, pod);
+    EXPECT_EQ(fit.ok, !c.want.empty()) << c.name << ": " << fit.message;
+    if (fit.ok) {
+      EXPECT_EQ(Uuids(fit.allocation.containers[0]), c.want) << c.name;
+    } else {
+      EXPECT_EQ(fit.reason, Reason::kCardTypeMismatch) << c.name;
+      EXPECT_NE(fit.message.find(c.message), std::string::npos) << c.name << ": " << fit.message;
+    }
+  }
+}
+
 TEST(FitPod, NumaBindKeepsContainerOnOneNumaNode) {
   NodeView node = Node({Gpu("GPU-a", 24000, 0), Gpu("GPU-b", 24000, 1), Gpu("GPU-c", 24000, 1)});
   PodRequest pod = Ask({{2, 1000, -1, 0}});

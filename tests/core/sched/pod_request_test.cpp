@@ -116,6 +116,27 @@ TEST(PodRequest, CombinedGpuPolicyAnnotation) {
   EXPECT_TRUE(r->gpu_policy.mutex);
 }
 
+// nvidia.com/vgpu-mode: a comma list of HAMi's mode words; absent = any mode.
+TEST(PodRequest, VgpuModeTable) {
+  struct Case {
+    json annos;
+    std::set<std::string> want;
+  };
+  const Case cases[] = {
+      {json::object(), {}},
+      {{{"nvidia.com/vgpu-mode", "mps"}}, {"mps"}},
+      {{{"nvidia.com/vgpu-mode", "hami-core"}}, {"hami-core"}},
+      {{{"nvidia.com/vgpu-mode", " hami-core , mps "}}, {"hami-core", "mps"}},
+      {{{"nvidia.com/vgpu-mode", "mig"}}, {"mig"}},
+      {{{"nvidia.com/vgpu-mode", ""}}, {}},
+  };
+  for (const Case& c : cases) {
+    Result<PodRequest> r = ParsePodRequest(PodWith({{"nvidia.com/gpu", "1"}}, c.annos), {}, {});
+    ASSERT_TRUE(r.ok()) << c.annos.dump() << ": " << r.status().ToString();
+    EXPECT_EQ(r->modes, c.want) << c.annos.dump();
+  }
+}
+
 TEST(PodRequest, PolicyDefaultsFromConfig) {
   RequestDefaults d;
   d.node_policy = NodePolicy::kSpread;
@@ -160,6 +181,11 @@ TEST(PodRequest, BadInputIsAClearError) {
        PodWith({{"nvidia.com/gpu", "1"}},
                {{"hami.io/device-scoring-weights", "slot=0,core=0,memory=0"}}),
        "\"slot=0,core=0,memory=0\": at least one weight must be > 0"},
+      {"unknown vgpu mode", PodWith({{"nvidia.com/gpu", "1"}}, {{"nvidia.com/vgpu-mode", "MPS"}}),
+       "names mode \"MPS\", want a comma list of hami-core, mig, mps"},
+      {"time-slice is not a pod mode",
+       PodWith({{"nvidia.com/gpu", "1"}}, {{"nvidia.com/vgpu-mode", "mps,time-slice"}}),
+       "nvidia.com/vgpu-mode"},
       {"bad numa", PodWith({{"nvidia.com/gpu", "1"}}, {{"nvidia.com/numa-bind", "maybe"}}),
        "want true or false"},
       {"annotation not a string",
