@@ -13,6 +13,7 @@
 #include "core/allocate/container_entry.h"
 #include "core/allocate/pod_view.h"
 #include "core/base/status.h"
+#include "vgpu/env_contract.h"
 
 namespace vgpu::allocate {
 
@@ -21,7 +22,7 @@ namespace vgpu::allocate {
 inline constexpr std::string_view kDefaultMpsRoot = "/tmp/vgpu-mps";
 // Where a client container sees its GPU's pipe directory: MPS's own default, so that a process
 // that lost CUDA_MPS_PIPE_DIRECTORY (a shell that scrubs its environment) still finds the daemon.
-inline constexpr std::string_view kClientPipeDir = "/tmp/nvidia-mps";
+inline constexpr std::string_view kClientPipeDir = VGPU_DEFAULT_MPS_PIPE_DIRECTORY;
 // MPS clients and their server exchange work through POSIX shared memory: the clients' /dev/shm
 // must be the server's, so the host's <root>/shm is mounted over both.
 inline constexpr std::string_view kClientShmDir = "/dev/shm";

@@ -11,6 +11,7 @@
 
 #include "env_config.h"
 #include "log.h"
+#include "mps_probe.h"
 #include "nvml_types.h"
 #include "real_driver.h"
 #include "sm_attach.h"
@@ -44,6 +45,18 @@ static void read_settings_locked(void) {
   if (vgpu_read_settings(env_lookup, NULL, VGPU_REGION_MAX_DEVICES, &g_vgpu.settings, err,
                          sizeof(err)) != 0) {
     VGPU_ERROR("%s", err);
+  }
+  if (g_vgpu.settings.sharing_mps) {
+    const char* pipe = getenv(VGPU_ENV_MPS_PIPE_DIRECTORY);
+    if (!vgpu_mps_daemon_answers(pipe)) {
+      /* CUDA would run this process outside MPS with every SM: keep the time-slice limit. */
+      VGPU_ERROR(
+          "%s=%s but no MPS control daemon answers in %s: the compute limit is enforced by "
+          "time-slicing",
+          VGPU_ENV_SHARING_MODE, VGPU_SHARING_MPS,
+          pipe != NULL && pipe[0] != '\0' ? pipe : VGPU_DEFAULT_MPS_PIPE_DIRECTORY);
+      g_vgpu.settings.sharing_mps = 0;
+    }
   }
   STORE(&g_vgpu.settings_ready, 1);
 }

@@ -83,5 +83,7 @@
 #define VGPU_DEFAULT_LOCK_DIR "/tmp/vgpulock"
 #define VGPU_DEFAULT_HOOK_PATH "/usr/local"
 #define VGPU_PRELOAD_FILE "/etc/ld.so.preload"
+/* MPS's own default pipe directory: where an MPS client container sees its GPU's daemon. */
+#define VGPU_DEFAULT_MPS_PIPE_DIRECTORY "/tmp/nvidia-mps"
 
 #endif /* VGPU_ENV_CONTRACT_H_ */

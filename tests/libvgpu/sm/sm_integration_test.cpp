@@ -8,10 +8,14 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -391,13 +395,33 @@ TEST_F(SmLimitTest, DisabledOrFullLimitsAreUnlimited) {
 }
 
 // VGPU_SHARING_MODE=mps: MPS partitions the SMs, so libvgpu must not throttle as well (the share
-// would be charged twice): a saturating tenant at 30 runs as one without a limit. A mode libvgpu
-// does not know keeps the time-slice limit (fail closed). The fake GPU does not partition SMs.
-TEST_F(SmLimitTest, MpsModeIsNotThrottledAndAnUnknownModeKeepsTheLimit) {
+// would be charged twice): a saturating tenant at 30 whose pipe directory has a daemon (here a
+// listening socket) runs as one without a limit. Fail closed otherwise: without a daemon CUDA runs
+// the process outside MPS with every SM, and a mode libvgpu does not know is a typo; both keep the
+// time-slice limit. The fake GPU does not partition SMs.
+TEST_F(SmLimitTest, MpsModeIsNotThrottledOnlyWhereADaemonAnswers) {
+  const std::string pipe = dir_ + "/mps-pipe";
+  ASSERT_EQ(::mkdir(pipe.c_str(), 0700), 0);
+  const int daemon = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(daemon, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/control", pipe.c_str());
+  ASSERT_EQ(::bind(daemon, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(daemon, 64), 0);
+
   const auto base = RunTogether({Tenant{}});
-  auto r = RunTogether({Tenant{.limit = 30, .extra = {{"VGPU_SHARING_MODE", "mps"}}}});
+  auto r = RunTogether({Tenant{
+      .limit = 30, .extra = {{"VGPU_SHARING_MODE", "mps"}, {"CUDA_MPS_PIPE_DIRECTORY", pipe}}}});
   EXPECT_GT(r[0].share, base[0].share - 5) << Describe(r);
   EXPECT_EQ(r[0].stats, "") << Describe(r);
+  ::close(daemon);
+
+  r = RunTogether({Tenant{
+      .limit = 30,
+      .extra = {{"VGPU_SHARING_MODE", "mps"}, {"CUDA_MPS_PIPE_DIRECTORY", dir_ + "/no-daemon"}}}});
+  EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
+  EXPECT_NE(r[0].err.find("no MPS control daemon answers"), std::string::npos) << r[0].err;
   r = RunTogether({Tenant{.limit = 30, .extra = {{"VGPU_SHARING_MODE", "mps-please"}}}});
   EXPECT_NEAR(r[0].share, 30, 3.0) << Describe(r);
   EXPECT_NE(r[0].err.find("invalid VGPU_SHARING_MODE"), std::string::npos) << r[0].err;
