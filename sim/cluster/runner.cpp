@@ -381,7 +381,9 @@ class Run {
 
   // kube-scheduler's PostFilter (defaultpreemption, 1.20) as far as the extender sees it. Its
   // dry run ignores vGPU resources, so every node holding a pod of lower priority is a candidate
-  // with no victims of its own (at most max(100, 10% of the nodes), as its numCandidates); the
+  // with no victims of its own (at most max(100, 10% of the nodes), as its numCandidates, taken
+  // from an offset that moves on at each attempt, as 1.20's random offset does: a cluster larger
+  // than the cap still offers every node in turn); the
   // extender answers the victims per node; the node is picked as pickOneNodeForPreemption does
   // (lowest highest-priority victim, then lowest priority sum, then fewest victims; 1.20 drops
   // the PDB count an extender returns), its victims deleted, and the pod tried again first.
@@ -390,12 +392,18 @@ class Run {
     if (priority <= lowest_priority_) return Status::Ok();  // nobody to evict: no dry run
     std::map<std::string, std::vector<std::string>> candidates;
     const size_t cap = std::max<size_t>(100, node_names_.size() / 10);
-    for (size_t i = 0; i < pods_.size() && candidates.size() < cap; ++i) {
-      if (pods_[i].phase != PodPhase::kBound || sc_.pods[i].priority.value_or(0) >= priority) {
-        continue;
+    std::set<std::string> holding_lower;
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      if (pods_[i].phase == PodPhase::kBound && sc_.pods[i].priority.value_or(0) < priority) {
+        holding_lower.insert(result_.placements[pods_[i].placement].node);
       }
-      candidates[result_.placements[pods_[i].placement].node];
     }
+    const size_t n = node_names_.size();
+    for (size_t i = 0; i < n && candidates.size() < cap; ++i) {
+      const std::string& node = node_names_[(preempt_offset_ + i) % n];
+      if (holding_lower.count(node) != 0) candidates[node];
+    }
+    preempt_offset_ = n == 0 ? 0 : (preempt_offset_ + cap) % n;
     if (candidates.empty()) return Status::Ok();
     PodRun& run = pods_[idx];
     const PodSpec& spec = sc_.pods[idx];
@@ -654,6 +662,7 @@ class Run {
   KubeletHub* hub_ = nullptr;
   std::vector<std::string> node_names_;
   size_t next_start_ = 0;
+  size_t preempt_offset_ = 0;  // where the next preemption's candidates start in node_names_
   int lowest_priority_ = std::numeric_limits<int>::max();  // of the scenario's pods
   std::vector<QuotaState> quotas_;                         // the scenario's, per namespace
   std::vector<std::string> violations_;                    // seen during the run
