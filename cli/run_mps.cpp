@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli/run_files.h"
@@ -133,8 +134,9 @@ Status EnsureMpsDaemon(const std::string& pipe_dir, uint32_t uid,
       const auto deadline = std::chrono::steady_clock::now() + kStartWait;
       while (result.ok() && !MpsDaemonAnswers(pipe_dir)) {
         if (std::chrono::steady_clock::now() > deadline) {
-          result = DeadlineExceeded("the MPS control daemon started for " + pipe_dir +
-                                    " does not answer; its log is in " + log_dir);
+          std::string message = "the MPS control daemon started for " + pipe_dir;
+          message += " does not answer; its log is in " + log_dir;
+          result = DeadlineExceeded(std::move(message));
         }
         std::this_thread::sleep_for(kPoll);
       }

@@ -40,10 +40,10 @@ struct Flags {
   std::optional<std::string> operating_mode;  // hami-core | mps (config.json: operatingmode)
   std::string mps_dir{allocate::kDefaultMpsRoot};
   std::string mps_control = "nvidia-cuda-mps-control";
-  std::string mig_strategy = "none";  // HAMi's --mig-strategy; only "none" is supported
-  bool topology_score = true;         // publish hami.io/node-nvidia-score
+  std::string mig_strategy = "none";          // HAMi's --mig-strategy; only "none" is supported
+  bool topology_score = true;                 // publish hami.io/node-nvidia-score
   bool advertise_extended_resources = false;  // gpumem/gpucores in the Node's status.capacity
-  daemon::CommonFlags common;         // -v
+  daemon::CommonFlags common;                 // -v
 };
 
 // Registers every flag (each with --help text) on `app`, writing into `flags`.

@@ -406,7 +406,8 @@ TEST_F(SmLimitTest, MpsModeIsNotThrottledOnlyWhereADaemonAnswers) {
   ASSERT_GE(daemon, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/control", pipe.c_str());
+  ASSERT_LT(std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/control", pipe.c_str()),
+            static_cast<int>(sizeof(addr.sun_path)));
   ASSERT_EQ(::bind(daemon, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
   ASSERT_EQ(::listen(daemon, 64), 0);
 
