@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/run_files.h"
+#include "mps_probe.h"
 #include "vgpu/env_contract.h"
 
 extern char** environ;
@@ -92,16 +93,7 @@ std::string MpsPipeDirectory(const std::string& flag, const std::string& env_val
 }
 
 bool MpsDaemonAnswers(const std::string& pipe_dir) {
-  const std::string path = pipe_dir + "/control";
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) return false;
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
+  return !pipe_dir.empty() && vgpu_mps_daemon_answers(pipe_dir.c_str()) == 1;
 }
 
 Status EnsureMpsDaemon(const std::string& pipe_dir, uint32_t uid,

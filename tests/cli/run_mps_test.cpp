@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +85,31 @@ TEST_F(EnsureMpsDaemonTest, StartsOneDaemonThatLaterRunsReuse) {
   EXPECT_EQ(Starts(), 1);
   EXPECT_EQ(fs::status(root_ / "mps" / "pipe").permissions() & fs::perms::all,
             fs::perms::owner_all);
+}
+
+// The control daemon's listener type is not documented, and a connect of another type fails
+// (EPROTOTYPE) although the daemon is there: on an H100 with driver 580 every `vgpu run --mode mps`
+// took a running daemon for absent and failed starting a second one.
+TEST_F(EnsureMpsDaemonTest, ADaemonAnswersWhateverItsSocketType) {
+  for (const int type : {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM}) {
+    const fs::path pipe = root_ / ("pipe-" + std::to_string(type));
+    fs::create_directories(pipe);
+    EXPECT_FALSE(MpsDaemonAnswers(pipe.string())) << type;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string path = (pipe / "control").string();
+    ASSERT_LT(path.size(), sizeof(addr.sun_path));
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, type, 0);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+    if (type != SOCK_DGRAM) {
+      ASSERT_EQ(::listen(fd, 4), 0);
+    }
+    EXPECT_TRUE(MpsDaemonAnswers(pipe.string())) << type;
+    ::close(fd);
+    EXPECT_FALSE(MpsDaemonAnswers(pipe.string())) << type;  // the file stays, nobody listens
+  }
 }
 
 TEST_F(EnsureMpsDaemonTest, RunsStartedTogetherStartOneDaemon) {
