@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/base/log.h"
@@ -49,6 +51,26 @@ class FileActions {
 
  private:
   posix_spawn_file_actions_t fa_;
+};
+
+// The children RunCommand is waiting for: ReapOrphans leaves them to it. Spawning and adding the
+// pid happen under the lock, so the reaper never sees a RunCommand child it does not know.
+std::mutex g_children_mu;
+std::set<pid_t> g_awaited;
+
+// Takes a RunCommand child off the list once RunCommand has reaped it.
+class Awaited {
+ public:
+  explicit Awaited(pid_t pid) : pid_(pid) {}
+  ~Awaited() {
+    std::lock_guard lock(g_children_mu);
+    g_awaited.erase(pid_);
+  }
+  Awaited(const Awaited&) = delete;
+  Awaited& operator=(const Awaited&) = delete;
+
+ private:
+  pid_t pid_;
 };
 
 std::string Errno(const std::string& what) {
@@ -121,11 +143,17 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
     ::posix_spawn_file_actions_addopen(fa.get(), 2, "/dev/null", O_WRONLY, 0);
   }
   pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, argp[0], fa.get(), nullptr, argp.data(), envp.data());
+  int rc = 0;
+  {
+    std::lock_guard lock(g_children_mu);
+    rc = ::posix_spawnp(&pid, argp[0], fa.get(), nullptr, argp.data(), envp.data());
+    if (rc == 0) g_awaited.insert(pid);
+  }
   if (rc != 0) {
     return Unavailable("cannot run " + argv[0] + ": " + std::strerror(rc) +
                        " (is it installed, or in PATH?)");
   }
+  const Awaited awaited(pid);
   in_read.Reset();
   out_write.Reset();
   // Commands are a few bytes: the socket buffer takes them; never block on a program that does
@@ -177,6 +205,21 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+int ReapOrphans() {
+  std::lock_guard lock(g_children_mu);
+  int reaped = 0;
+  for (;;) {
+    siginfo_t info{};
+    // WNOWAIT: look first; a RunCommand child is its own to reap (it does within milliseconds, and
+    // the orphans behind it wait for the next round).
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
+    if (g_awaited.contains(info.si_pid)) break;
+    if (::waitpid(info.si_pid, nullptr, WNOHANG) != info.si_pid) break;
+    ++reaped;
+  }
+  return reaped;
 }
 
 MpsSupervisor::MpsSupervisor(MpsOptions options, std::vector<std::string> gpu_uuids)
@@ -256,6 +299,9 @@ Status MpsSupervisor::Start(Clock::time_point now) {
 }
 
 bool MpsSupervisor::Tick(Clock::time_point now) {
+  if (const int reaped = ReapOrphans(); reaped > 0) {
+    log::VInfo(2, "reaped exited MPS processes", {{"count", reaped}});
+  }
   std::vector<Gpu> snapshot;
   {
     std::lock_guard lock(mu_);

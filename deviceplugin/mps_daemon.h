@@ -43,6 +43,11 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                  const std::string& input, std::chrono::milliseconds timeout,
                                  bool capture);
 
+// Reaps children that exited and that no RunCommand is waiting for: control daemons and their
+// servers, which `-d` orphans onto this process when it is PID 1 of its container (or a subreaper)
+// and which would otherwise stay zombies. Returns how many it reaped.
+int ReapOrphans();
+
 class MpsSupervisor {
  public:
   using Clock = MpsDaemonState::Clock;
@@ -58,7 +63,8 @@ class MpsSupervisor {
   // leaves its GPU unhealthy and is retried by Tick.
   Status Start(Clock::time_point now);
 
-  // One round: checks every daemon that is up and starts every one that is due. True when any
+  // One round: reaps orphans (ReapOrphans), checks every daemon that is up and starts every one
+  // that is due. True when any
   // GPU's health differs from before the round (a daemon found dead and restarted at once does
   // not count). Runs the control program, so never under the caller's locks.
   bool Tick(Clock::time_point now);

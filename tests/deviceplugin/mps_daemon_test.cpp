@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,6 +122,26 @@ TEST_F(MpsSupervisorTest, CrashedDaemonIsRestartedAndHealthFollows) {
   EXPECT_TRUE(sup.Unhealthy().empty());
   EXPECT_TRUE(Running("GPU-a"));
   EXPECT_TRUE(Running("GPU-b"));  // the other GPU's daemon never noticed
+}
+
+// As PID 1 of its container the plugin inherits every daemon `-d` orphans; one that crashes stays
+// a zombie unless the plugin reaps it. A subreaper stands in for PID 1 here.
+TEST_F(MpsSupervisorTest, ACrashedDaemonIsReapedNotLeftAZombie) {
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  MpsSupervisor sup(options_, {"GPU-a"});
+  const Clock::time_point t0 = Clock::now();
+  ASSERT_TRUE(sup.Start(t0).ok());
+  const pid_t first = DaemonPid("GPU-a");
+  ASSERT_GT(first, 0);
+  Crash("GPU-a");  // a zombie of this process now: dead, not gone
+  EXPECT_TRUE(fs::exists("/proc/" + std::to_string(first)));
+  sup.Tick(t0 + 1s);
+  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(first)));
+  EXPECT_TRUE(Running("GPU-a"));  // and restarted
+  sup.StopAll();
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+  for (int i = 0; i < 100 && Running("GPU-a"); ++i) ::usleep(10000);
+  ReapOrphans();  // what the quit left
 }
 
 TEST_F(MpsSupervisorTest, DaemonThatCannotStartKeepsItsGpuUnhealthy) {
