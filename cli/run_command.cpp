@@ -168,7 +168,7 @@ Action RegisterRun(CLI::App& parent, Io io) {
                   "How the GPU is shared: time-slice (libvgpu throttles to --gpucores) or mps (an "
                   "NVIDIA MPS client: MPS gives it --gpucores of the SMs, runs side by side with "
                   "other MPS runs; a fault of one MPS client can end the others)")
-      ->check(CLI::IsMember({VGPU_SHARING_TIME_SLICE, VGPU_SHARING_MPS}));
+      ->check(OneOf({VGPU_SHARING_TIME_SLICE, VGPU_SHARING_MPS}));
   cmd->add_option("--mps-pipe", state->mps_pipe,
                   "--mode mps: the MPS control daemon's pipe directory (default "
                   "$CUDA_MPS_PIPE_DIRECTORY, else /tmp/vgpu-mps-<uid>/pipe); one is started there "

@@ -58,6 +58,8 @@ TEST(Cli, InputErrorsSayWhatIsWrong) {
       {{"run", "--bogus", "--", "true"}, "vgpu run: unknown flag --bogus (see 'vgpu run --help')"});
   cases.push_back({{"run", "--gpu", "1", "--", "true"}, "unknown flag --gpu (see"});
   cases.push_back({{"run", "--bogus", "true"}, "the command and its own flags go after --"});
+  cases.push_back(
+      {{"run", "--mode", "mpss", "--", "true"}, "--mode: 'mpss' is not one of time-slice, mps"});
 #ifdef VGPU_CLI_HAS_TOP
   cases.push_back(
       {{"top", "--once", "extra"}, "unexpected argument 'extra': 'vgpu top' takes no such word"});
