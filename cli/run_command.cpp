@@ -168,7 +168,7 @@ Action RegisterRun(CLI::App& parent, Io io) {
                   "How the GPU is shared: time-slice (libvgpu throttles to --gpucores) or mps (an "
                   "NVIDIA MPS client: MPS gives it --gpucores of the SMs, runs side by side with "
                   "other MPS runs; a fault of one MPS client can end the others)")
-      ->check(CLI::IsMember({VGPU_SHARING_TIME_SLICE, VGPU_SHARING_MPS}));
+      ->check(OneOf({VGPU_SHARING_TIME_SLICE, VGPU_SHARING_MPS}));
   cmd->add_option("--mps-pipe", state->mps_pipe,
                   "--mode mps: the MPS control daemon's pipe directory (default "
                   "$CUDA_MPS_PIPE_DIRECTORY, else /tmp/vgpu-mps-<uid>/pipe); one is started there "
@@ -189,20 +189,20 @@ Action RegisterRun(CLI::App& parent, Io io) {
       ->check(NotEmpty());
   cmd->add_option("command", state->command, "The command and its arguments (after --)");
   cmd->prefix_command();
+  // The first word that is not one of run's options starts the command; all after it, flags
+  // included, are the command's, in order (without this CLI11 2.1 moved a flag after the command's
+  // name, `vgpu run python -v x.py`, behind its other words). Unknown flags before it stay in
+  // remaining() (run::CommandWords refuses them).
+  cmd->positionals_at_end(true);
   return [cmd, state, io]() {
     if (!cmd->parsed()) return kNotSelected;
-    // After "--" CLI11 fills the positional; without it, the first word ends option parsing.
-    std::vector<std::string> command = state->command;
-    for (const auto& word : cmd->remaining()) command.push_back(word);
-    if (!command.empty() && command.front() == "--") command.erase(command.begin());
-    // CLI11 reports the "--" separator once more at the end of remaining(): drop that echo.
-    if (!state->command.empty() && !cmd->remaining().empty() && command.back() == "--") {
-      command.pop_back();
-    }
     auto fail = [&io](int rc, const std::string& message) {
       io.err << "vgpu run: " << message << "\n";
       return rc;
     };
+    auto words = run::CommandWords(state->command, cmd->remaining());
+    if (!words.ok()) return fail(kExitUsage, words.status().message());
+    const std::vector<std::string>& command = *words;
     if (command.empty()) {
       return fail(kExitUsage, "no command given (usage: vgpu run [options] -- CMD [ARGS...])");
     }

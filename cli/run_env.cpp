@@ -170,6 +170,18 @@ std::vector<std::string> InheritedLimitsToDrop(const std::vector<std::string>& i
   return drop;
 }
 
+Result<std::vector<std::string>> CommandWords(const std::vector<std::string>& positional,
+                                              const std::vector<std::string>& remaining) {
+  for (const std::string& word : remaining) {
+    if (word == "--") continue;  // the separator, which CLI11 reports as not taken
+    std::string flag = word.substr(0, word.find('='));
+    return InvalidArgument("unknown flag " + flag +
+                           " (see 'vgpu run --help'); the command and its own flags go after "
+                           "--, e.g. vgpu run --gpumem 4g -- python train.py --epochs 3");
+  }
+  return positional;
+}
+
 Result<std::string> FindLibrary(const std::string& flag, const std::string& env_value,
                                 const std::string& binary_dir, const std::string& build_tree_path,
                                 bool (*exists)(const std::string&)) {

@@ -56,6 +56,15 @@ Result<EnvMap> BuildRunEnvironment(const RunOptions& options, const std::string&
 std::vector<std::string> InheritedLimitsToDrop(const std::vector<std::string>& inherited_names,
                                                const EnvMap& env);
 
+// The command `vgpu run` starts, from what CLI11 parsed (run_command.cpp: positionals at the end,
+// so the first word that is not one of run's options starts the command and every word after it,
+// flags and "--" included, is the command's, in order). `positional`: those words; `remaining`:
+// the words CLI11 did not take, i.e. the "--" separator and any flag of run's options it does not
+// know. Such a flag is refused, not passed to the command or dropped: `vgpu run --oom-kill -- cmd`
+// (a typo of --oom-killer) must not run cmd without it. Empty: no command given.
+Result<std::vector<std::string>> CommandWords(const std::vector<std::string>& positional,
+                                              const std::vector<std::string>& remaining);
+
 // First existing candidate for libvgpu.so: --lib, $VGPU_LIBRARY, <bin>/../lib/libvgpu.so,
 // <bin>/../lib/vgpu/libvgpu.so, the build tree. `exists` is injected for tests.
 Result<std::string> FindLibrary(const std::string& flag, const std::string& env_value,

@@ -590,6 +590,9 @@ Result<std::chrono::milliseconds> ParseInterval(std::string_view text) {
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 
+// What a monitor URL looks like, after each complaint about one.
+constexpr std::string_view kUrlExample = " (e.g. http://gpu-node-1:9394 or gpu-node-1:9394)";
+
 Result<MonitorUrl> ParseMonitorUrl(std::string_view url) {
   const std::string_view u = TrimSpace(url);
   if (u.empty()) return InvalidArgument("monitor URL is empty");
@@ -600,7 +603,8 @@ Result<MonitorUrl> ParseMonitorUrl(std::string_view url) {
     rest = u.substr(pos + 3);
   }
   if (scheme != "http" && scheme != "https") {
-    return InvalidArgument("monitor URL '" + std::string(u) + "': scheme must be http or https");
+    return InvalidArgument("monitor URL '" + std::string(u) + "': scheme must be http or https" +
+                           std::string(kUrlExample));
   }
   const size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
@@ -613,10 +617,15 @@ Result<MonitorUrl> ParseMonitorUrl(std::string_view url) {
     host = authority.substr(0, colon);
     const auto port = ParseInt<uint32_t>(authority.substr(colon + 1));
     if (!port || *port == 0 || *port > 65535) {
-      return InvalidArgument("monitor URL '" + std::string(u) + "': bad port");
+      return InvalidArgument("monitor URL '" + std::string(u) + "': port '" +
+                             std::string(authority.substr(colon + 1)) +
+                             "' is not a number from 1 to 65535" + std::string(kUrlExample));
     }
   }
-  if (host.empty()) return InvalidArgument("monitor URL '" + std::string(u) + "': no host");
+  if (host.empty()) {
+    return InvalidArgument("monitor URL '" + std::string(u) + "': no host" +
+                           std::string(kUrlExample));
+  }
   MonitorUrl out;
   out.base = scheme + "://" + std::string(authority);
   out.path = path.empty() || path == "/" ? "/api/v1/snapshot" : std::string(path);

@@ -43,7 +43,13 @@ class BoundedDomSax {
   }
   template <class Exception>
   bool parse_error(size_t /*position*/, const std::string& /*token*/, const Exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, ...": the bracketed id is the
+    // library's, not the reader's; the rest says where and what.
     syntax_error_ = e.what();
+    if (syntax_error_.starts_with("[json.exception.")) {
+      const size_t end = syntax_error_.find("] ");
+      if (end != std::string::npos) syntax_error_.erase(0, end + 2);
+    }
     return dom_.parse_error(0, "", e);
   }
 

@@ -52,6 +52,14 @@ TEST(Cli, InputErrorsSayWhatIsWrong) {
       {{"version", "--bogus"},
        "unknown flag --bogus for 'vgpu version' (see 'vgpu version --help')"},
   };
+  // A flag vgpu run does not know, before the command: named, the command not run with it as an
+  // argument (or as the program).
+  cases.push_back(
+      {{"run", "--bogus", "--", "true"}, "vgpu run: unknown flag --bogus (see 'vgpu run --help')"});
+  cases.push_back({{"run", "--gpu", "1", "--", "true"}, "unknown flag --gpu (see"});
+  cases.push_back({{"run", "--bogus", "true"}, "the command and its own flags go after --"});
+  cases.push_back(
+      {{"run", "--mode", "mpss", "--", "true"}, "--mode: 'mpss' is not one of time-slice, mps"});
 #ifdef VGPU_CLI_HAS_TOP
   cases.push_back(
       {{"top", "--once", "extra"}, "unexpected argument 'extra': 'vgpu top' takes no such word"});

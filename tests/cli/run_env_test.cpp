@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace vgpu::run {
 namespace {
@@ -201,6 +202,50 @@ TEST(InheritedLimitsToDrop, LimitVariablesTheRunDoesNotSet) {
 std::set<std::string>* g_files;
 bool Exists(const std::string& p) {
   return g_files->count(p) != 0;
+}
+
+// What CLI11 2.1 (positionals at the end) hands vgpu run for each way of writing the command, and
+// the command that runs: in order, a "--" after the command's name kept, a flag run does not know
+// before it refused by name.
+TEST(CommandWords, Table) {
+  using Words = std::vector<std::string>;
+  struct Case {
+    const char* line;  // vgpu run ...
+    Words positional;
+    Words remaining;
+    Words command;        // empty: refused when `refused` is set, else no command
+    std::string refused;  // part of the message
+  } const cases[] = {
+      {"-- python x.py", {"python", "x.py"}, {"--"}, {"python", "x.py"}, ""},
+      {"python -v x.py --epochs 3",
+       {"python", "-v", "x.py", "--epochs", "3"},
+       {},
+       {"python", "-v", "x.py", "--epochs", "3"},
+       ""},
+      {"--gpumem 1g python --flag -- x.py",
+       {"python", "--flag", "--", "x.py"},
+       {},
+       {"python", "--flag", "--", "x.py"},
+       ""},
+      {"-- -- true", {"--", "true"}, {"--"}, {"--", "true"}, ""},
+      {"--gpumem 1g --", {}, {"--"}, {}, ""},
+      {"", {}, {}, {}, ""},
+      {"--bogus -- true", {"true"}, {"--bogus", "--"}, {}, "unknown flag --bogus (see 'vgpu run"},
+      {"--gpu 1 -- python x.py", {"1", "--", "python", "x.py"}, {"--gpu"}, {}, "--gpu "},
+      {"--bogus=3 true", {"true"}, {"--bogus=3"}, {}, "unknown flag --bogus "},
+      {"-x true", {"true"}, {"-x"}, {}, "go after --"},
+  };
+  for (const Case& c : cases) {
+    auto got = CommandWords(c.positional, c.remaining);
+    if (!c.refused.empty()) {
+      ASSERT_FALSE(got.ok()) << c.line;
+      EXPECT_NE(got.status().message().find(c.refused), std::string::npos)
+          << c.line << ": " << got.status().message();
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << c.line << ": " << got.status().message();
+    EXPECT_EQ(*got, c.command) << c.line;
+  }
 }
 
 TEST(FindLibrary, Precedence) {

@@ -102,6 +102,13 @@ TEST(TopCommand, FileErrorsExitOneNamingTheFile) {
     }
   }
   EXPECT_TRUE(Contains(RunVgpu({"top", "--once", "--file", bad}).err, "index is not a number"));
+  // A file cut short: where and what, without the JSON library's error id.
+  const std::string cut = dir + "/top-command-cut.json";
+  std::ofstream(cut) << R"({"node": 3)";
+  const std::string err = RunVgpu({"top", "--once", "--file", cut}).err;
+  EXPECT_TRUE(Contains(err, cut + ": snapshot is not valid JSON: parse error at line 1, column 11"))
+      << err;
+  EXPECT_FALSE(Contains(err, "json.exception")) << err;
 }
 
 TEST(TopCommand, UnreachableMonitorExitsOneNamingTheUrl) {

@@ -124,13 +124,14 @@ class TopTty : public testing::Test {
 
   // Starts `vgpu top ARGS` in a 120x30 terminal, from a shell that records the terminal's
   // settings before and after it, and its exit status.
-  void Start(const std::string& args) {
+  // `env`: variables for the command alone ("NO_COLOR=1 ").
+  void Start(const std::string& args, const std::string& env = "") {
     const std::string script = dir_ + "/run.sh";
     // The shell catches SIGINT (it would die of Ctrl-C otherwise, as the whole foreground group
     // gets it); its child starts with the default action, as from an interactive shell.
     std::ofstream(script) << "trap : INT\n"
                           << "stty -g > " << Quote(dir_ + "/stty.before") << "\n"
-                          << Quote(VGPU_BINARY) << " top " << args << "\n"
+                          << env << Quote(VGPU_BINARY) << " top " << args << "\n"
                           << "echo $? > " << Quote(dir_ + "/rc.tmp") << "\n"
                           << "stty -g > " << Quote(dir_ + "/stty.after") << "\n"
                           << "mv " << Quote(dir_ + "/rc.tmp") << " " << Quote(dir_ + "/rc") << "\n";
@@ -185,6 +186,40 @@ TEST_F(TopTty, ShowsFollowsTheSnapshotAndQuitsOnQ) {
 
   ASSERT_EQ((*tmux_)("send-keys -t top q"), 0);
   ExpectEndedWith("0");
+}
+
+// On a terminal a person reads bars and colours; NO_COLOR (no-color.org) keeps the bars and drops
+// the colours, --plain gives the table a pipe gets (top_command_test: no escape code there).
+TEST_F(TopTty, BarsAndColoursOnATerminalNotWithNoColorOrPlain) {
+  struct Case {
+    const char* name;
+    std::string env;
+    std::string flags;
+    bool bars;
+    bool colour;
+  };
+  const Case cases[] = {
+      {"terminal", "TERM=xterm-256color ", "", true, true},
+      {"NO_COLOR=1", "TERM=xterm-256color NO_COLOR=1 ", "", true, false},
+      {"--no-color", "TERM=xterm-256color ", " --no-color", true, false},
+      {"--plain", "TERM=xterm-256color ", " --plain", false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    (*tmux_)("kill-session -t top >/dev/null 2>&1");
+    fs::remove(dir_ + "/rc");
+    Start("--file " + Quote(snapshot_) + " --interval 200ms" + c.flags, c.env);
+    ASSERT_TRUE(ScreenShows({"0 GPU-8f3a2c1d NVIDIA-H100", "default/train-0/main"}));
+    std::string screen;  // with the cells' attributes as escape sequences
+    (*tmux_)("capture-pane -p -e -t top", &screen);
+    EXPECT_EQ(Contains(screen, "\u2588"), c.bars) << screen;  // a bar's full cell
+    // Green, yellow or red bars and the problem line; bold headers.
+    const bool coloured = Contains(screen, "\x1b[32m") || Contains(screen, "\x1b[33m") ||
+                          Contains(screen, "\x1b[31m") || Contains(screen, "\x1b[1m");
+    EXPECT_EQ(coloured, c.colour) << screen;
+    ASSERT_EQ((*tmux_)("send-keys -t top q"), 0);
+    ExpectEndedWith("0");
+  }
 }
 
 TEST_F(TopTty, CtrlCQuitsAndRestoresTheTerminal) {

@@ -578,9 +578,26 @@ TEST(TopView, ParseMonitorUrl) {
     EXPECT_EQ(got->path, c.path) << c.url;
     EXPECT_EQ(got->Full(), c.base + c.path);
   }
-  for (const char* bad : {"", "ftp://x:1", "http://", "http://:9394", "http://h:0", "http://h:x",
-                          "http://h:65536", "http://h:"}) {
-    EXPECT_FALSE(ParseMonitorUrl(bad).ok()) << bad;
+  // Each refusal says what is wrong with the URL and what one looks like.
+  const struct {
+    const char* url;
+    const char* says;
+  } bad[] = {
+      {"", "monitor URL is empty"},
+      {"ftp://x:1", "'ftp://x:1': scheme must be http or https (e.g. http://gpu-node-1:9394"},
+      {"http://", "'http://': no host (e.g."},
+      {"http://:9394", "no host"},
+      {"http://h:0", "port '0' is not a number from 1 to 65535 (e.g."},
+      {"http://h:x", "port 'x' is not a number from 1 to 65535"},
+      {"http://h:65536", "port '65536' is not"},
+      {"http://h:", "port '' is not"},
+      {"::bad", "'::bad': port 'bad' is not a number"},
+  };
+  for (const auto& c : bad) {
+    const auto got = ParseMonitorUrl(c.url);
+    ASSERT_FALSE(got.ok()) << c.url;
+    EXPECT_NE(got.status().message().find(c.says), std::string::npos)
+        << c.url << ": " << got.status().message();
   }
 }
 

@@ -331,6 +331,14 @@ TEST(MonitorMetrics, LegacyNamesComeAsWellWithTheFlag) {
   // Upper-case names sort first, as in Go.
   EXPECT_LT(page.find("# TYPE Device_last_kernel_of_container"),
             page.find("# TYPE hami_build_info"));
+  // Added, never instead: every line of the page without the flag (current names, HELP and TYPE
+  // included) is on the page with it, as vGPUmonitor writes both (issue 46 item 4).
+  std::istringstream current(RenderMetrics(Sample(), kScrapeMs));
+  size_t lines = 0;
+  for (std::string line; std::getline(current, line); ++lines) {
+    EXPECT_TRUE(HasLine(page, line)) << "missing with --legacy-metrics: " << line;
+  }
+  EXPECT_GT(lines, 40u);
 }
 
 TEST(MonitorMetrics, DuplicateSeriesAreWrittenOnce) {
