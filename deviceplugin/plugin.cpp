@@ -239,7 +239,8 @@ Status DevicePlugin::Start() {
   log::Info("discovered GPUs", {{"node", options_.node_name},
                                 {"gpus", gpus->size()},
                                 {"kept", kept.size()},
-                                {"split", options_.split.split_count}});
+                                {"split", options_.split.split_count},
+                                {"numa_topology", options_.numa_topology}});
   ComputePairScores(kept);
 
   if (options_.install_hook) {
