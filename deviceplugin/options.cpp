@@ -68,6 +68,10 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "GPU policy; HAMi's chart sets ENABLE_TOPOLOGY_SCORE")
       ->envname("ENABLE_TOPOLOGY_SCORE")
       ->capture_default_str();
+  app.add_option("--numa-topology", f.numa_topology,
+                 "tell kubelet each GPU's NUMA node (its Topology Manager aligns CPUs and GPUs "
+                 "by it); default true, or what device-config.yaml's enableNumaTopology or this "
+                 "node's config.json enablenumatopology says (HAMi's keys)");
   app.add_flag("--advertise-extended-resources", f.advertise_extended_resources,
                "write the healthy GPUs' memory (MiB x memory scaling) and cores (100 x core "
                "scaling each) into the Node's status.capacity under device-config.yaml's "
@@ -120,6 +124,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   overrides.device_core_scaling = f.device_cores_scaling;
   overrides.disable_core_limit = f.disable_core_limit;
   overrides.operating_mode = f.operating_mode;
+  overrides.numa_topology = f.numa_topology;
   auto settings = config::MergeNodeSettings(device_config, node_config, f.node_name, overrides);
   if (!settings.ok()) {
     return settings.status();
@@ -137,6 +142,7 @@ Result<PluginOptions> ResolveOptions(const Flags& f, const config::NvidiaConfig&
   o.split.mode = settings->operating_mode;
   o.filter_uuids = settings->filter_uuids;
   o.topology_score = f.topology_score;
+  o.numa_topology = settings->numa_topology;
   o.filter_indexes.assign(settings->filter_indices.begin(), settings->filter_indices.end());
   o.response.hook_path = f.hook_path;
   o.response.libvgpu_version = f.libvgpu_version.empty() ? default_version : f.libvgpu_version;

@@ -42,6 +42,7 @@ struct Flags {
   std::string mps_control = "nvidia-cuda-mps-control";
   std::string mig_strategy = "none";          // HAMi's --mig-strategy; only "none" is supported
   bool topology_score = true;                 // publish hami.io/node-nvidia-score
+  std::optional<bool> numa_topology;          // NUMA node per device to kubelet (default on)
   bool advertise_extended_resources = false;  // gpumem/gpucores in the Node's status.capacity
   daemon::CommonFlags common;                 // -v
 };

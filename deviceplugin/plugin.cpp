@@ -91,7 +91,7 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
         auto* d = resp.add_devices();
         d->set_id(r.id);
         d->set_health(r.healthy ? kHealthy : kUnhealthy);
-        d->mutable_topology()->add_nodes()->set_id(r.numa);
+        if (plugin_.options().numa_topology) d->mutable_topology()->add_nodes()->set_id(r.numa);
       }
       if (!writer->Write(resp)) break;  // kubelet went away
       log::Info("ListAndWatch sent",
@@ -239,7 +239,8 @@ Status DevicePlugin::Start() {
   log::Info("discovered GPUs", {{"node", options_.node_name},
                                 {"gpus", gpus->size()},
                                 {"kept", kept.size()},
-                                {"split", options_.split.split_count}});
+                                {"split", options_.split.split_count},
+                                {"numa_topology", options_.numa_topology}});
   ComputePairScores(kept);
 
   if (options_.install_hook) {

@@ -61,6 +61,10 @@ struct PluginOptions {
   bool register_with_kubelet = true;
   // Publish hami.io/node-nvidia-score from the backend's topology (when it has one).
   bool topology_score = true;
+  // ListAndWatch gives each device its GPU's NUMA node (TopologyInfo), for kubelet's Topology
+  // Manager. Off (HAMi's enableNumaTopology: false): no topology, so a single-numa-node policy
+  // admits vGPU pods whatever their CPUs' NUMA node, as under HAMi.
+  bool numa_topology = true;
   // Advertise the healthy GPUs' memory and cores as node extended resources under
   // spec.names.memory / spec.names.cores (core/codec/extended_resources.h). Off: withdraw those
   // this plugin advertised before (codec::kExtendedResourcesAnnotation), touch nothing else.

@@ -74,6 +74,11 @@ Result<NvidiaConfig> ParseDeviceConfigYaml(std::string_view yaml) {
   VGPU_RETURN_IF_ERROR(ReadYaml(n, "deviceCoreScaling", "a number", c.device_core_scaling));
   VGPU_RETURN_IF_ERROR(ReadYaml(n, "disableCoreLimit", "true or false", c.disable_core_limit));
   VGPU_RETURN_IF_ERROR(ReadYaml(n, "gpuCorePolicy", "a string", c.gpu_core_policy));
+  if (YAML::Node numa = n["enableNumaTopology"]; numa.IsDefined() && !numa.IsNull()) {
+    bool on = false;
+    VGPU_RETURN_IF_ERROR(ReadYaml(n, "enableNumaTopology", "true or false", on));
+    c.enable_numa_topology = on;
+  }
 
   const std::string where = "device-config.yaml: nvidia";
   if (c.default_memory < 0) return InvalidArgument(where + ".defaultMemory must be >= 0");
@@ -100,6 +105,17 @@ Status ReadJson(const json& obj, const char* key, const std::string& where, std:
                            it->dump());
   }
   out = it->get<T>();
+  return Status::Ok();
+}
+
+Status ReadJsonBool(const json& obj, const char* key, const std::string& where,
+                    std::optional<bool>& out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (!it->is_boolean()) {
+    return InvalidArgument(where + "." + key + ": want true or false, got " + it->dump());
+  }
+  out = it->get<bool>();
   return Status::Ok();
 }
 
@@ -140,6 +156,7 @@ Result<std::vector<NodeOverride>> ParseNodeConfigJson(std::string_view json_text
     VGPU_RETURN_IF_ERROR(ReadJson(e, "devicememoryscaling", where, o.device_memory_scaling));
     VGPU_RETURN_IF_ERROR(ReadJson(e, "devicecorescaling", where, o.device_core_scaling));
     VGPU_RETURN_IF_ERROR(ReadJsonString(e, "operatingmode", where, o.operating_mode));
+    VGPU_RETURN_IF_ERROR(ReadJsonBool(e, "enablenumatopology", where, o.enable_numa_topology));
     if (auto f = e.find("filterdevices"); f != e.end() && !f->is_null()) {
       if (!f->is_object()) return InvalidArgument(where + ".filterdevices: want an object");
       if (auto u = f->find("uuid"); u != f->end() && !u->is_null()) {
@@ -175,6 +192,7 @@ Result<NodeSettings> MergeNodeSettings(const NvidiaConfig& device,
   s.device_core_scaling = device.device_core_scaling;
   s.disable_core_limit = device.disable_core_limit;
   s.gpu_core_policy = device.gpu_core_policy;
+  if (device.enable_numa_topology) s.numa_topology = *device.enable_numa_topology;
   std::string source = "device-config.yaml";
   for (const auto& o : nodes) {
     if (o.name != node_name) continue;
@@ -184,6 +202,7 @@ Result<NodeSettings> MergeNodeSettings(const NvidiaConfig& device,
     s.filter_uuids = o.filter_uuids;
     s.filter_indices = o.filter_indices;
     if (o.operating_mode) s.operating_mode = *o.operating_mode;
+    if (o.enable_numa_topology) s.numa_topology = *o.enable_numa_topology;
     source += " + config.json node \"" + o.name + "\"";
     break;
   }
@@ -193,8 +212,10 @@ Result<NodeSettings> MergeNodeSettings(const NvidiaConfig& device,
   if (flags.disable_core_limit) s.disable_core_limit = *flags.disable_core_limit;
   if (flags.gpu_core_policy) s.gpu_core_policy = *flags.gpu_core_policy;
   if (flags.operating_mode) s.operating_mode = *flags.operating_mode;
+  if (flags.numa_topology) s.numa_topology = *flags.numa_topology;
   if (flags.device_split_count || flags.device_memory_scaling || flags.device_core_scaling ||
-      flags.disable_core_limit || flags.gpu_core_policy || flags.operating_mode) {
+      flags.disable_core_limit || flags.gpu_core_policy || flags.operating_mode ||
+      flags.numa_topology) {
     source += " + flags";
   }
   if (s.device_split_count < 1 || s.device_split_count > 1024) {

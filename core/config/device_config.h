@@ -43,6 +43,9 @@ struct NvidiaConfig {
   double device_core_scaling = 1.0;
   bool disable_core_limit = false;
   std::string gpu_core_policy{kCorePolicyDefault};
+  // HAMi's `enableNumaTopology`: whether kubelet is told each GPU's NUMA node (device plugin
+  // ListAndWatch). Unset: NodeSettings' default.
+  std::optional<bool> enable_numa_topology;
 
   codec::ResourceNames resource_names() const;
   friend bool operator==(const NvidiaConfig&, const NvidiaConfig&) = default;
@@ -62,6 +65,7 @@ struct NodeOverride {
   // HAMi's `operatingmode`: hami-core (time-sliced, libvgpu limits SMs) or mps (every GPU of the
   // node runs an MPS control daemon; docs/mps.md). Checked in MergeNodeSettings.
   std::optional<std::string> operating_mode;
+  std::optional<bool> enable_numa_topology;  // HAMi's `enablenumatopology`
 
   friend bool operator==(const NodeOverride&, const NodeOverride&) = default;
 };
@@ -76,6 +80,7 @@ struct FlagOverrides {
   std::optional<bool> disable_core_limit;
   std::optional<std::string> gpu_core_policy;
   std::optional<std::string> operating_mode;
+  std::optional<bool> numa_topology;
 };
 
 // What applies to one node: defaults < device-config.yaml < its config.json entry < flags.
@@ -89,6 +94,10 @@ struct NodeSettings {
   std::vector<std::string> filter_uuids;
   std::vector<int32_t> filter_indices;
   std::string operating_mode{kOperatingModeHamiCore};
+  // Each device kubelet gets carries its GPU's NUMA node. On by default (kubelet's Topology
+  // Manager can then align CPUs and GPUs); HAMi's enableNumaTopology, whose default is false,
+  // turns it off so that a HAMi values file keeps HAMi's admission behaviour.
+  bool numa_topology = true;
 
   friend bool operator==(const NodeSettings&, const NodeSettings&) = default;
 };

@@ -628,8 +628,8 @@ def case_hami(kube):
     F.equal(flag_value(sargs, "--node-lock-expiry", what), "300", f"{what}: nodeLockExpire 5m")
     F.equal(flag_value(sargs, "--https-bind", what), "0.0.0.0:9443", f"{what}: --https-bind")
     F.check("--legacy-metrics" in sargs, f"{what}: legacyMetrics not passed to the scheduler")
-    F.equal([a for a in sargs if a.startswith(("-v", "--v", "--debug"))], ["--v=4"],
-            f"{what}: HAMi's -v=4 reaches vgpu-scheduler as --v=4, --debug is dropped")
+    F.equal([a for a in sargs if a.startswith(("-v", "--v", "--debug"))], ["-v=4"],
+            f"{what}: HAMi's -v=4 reaches vgpu-scheduler as written, --debug is dropped")
     ks = container(dep, "kube-scheduler")
     F.equal(ks["image"], "registry.cn-hangzhou.aliyuncs.com/google_containers/kube-scheduler:v1.27.16",
             f"{what}: kube-scheduler image")
@@ -648,7 +648,7 @@ def case_hami(kube):
     dp = container(dss["vgpu-device-plugin"], "device-plugin")
     dargs = dp["command"][1:]
     F.equal(flag_value(dargs, "--libcuda-log-level", what), "2", f"{what}: libCudaLogLevel")
-    F.check("--v=4" in dargs and "-v=4" not in dargs, f"{what}: HAMi's -v=4 not passed as --v=4: {dargs}")
+    F.check("-v=4" in dargs, f"{what}: HAMi's -v=4 not passed: {dargs}")
     for name, ds in dss.items():
         F.equal(pod_spec(ds).get("nodeSelector"), {"nvidia.com/gpu.present": "true"}, f"{what}: {name} nodeSelector")
         F.equal(pod_spec(ds).get("tolerations", [{}])[0].get("key"), "nvidia.com/gpu", f"{what}: {name} tolerations")
@@ -689,15 +689,17 @@ def case_hami_full(kube):
     check_kinds(docs, DEFAULT_KINDS, what)
     dc = check_system(docs, kube, DEFAULT_NAMES, "hami-scheduler", what)
     F.equal((dc or {}).get("deviceSplitCount"), 10, f"{what}: deviceSplitCount")
+    # HAMi's enableNumaTopology: false goes where HAMi's chart writes it, for the device plugin.
+    F.equal((dc or {}).get("enableNumaTopology"), False, f"{what}: enableNumaTopology")
     dep = one(docs, "Deployment", "-scheduler")
     sargs = container(dep, "vgpu-scheduler")["command"][1:]
     F.equal(flag_value(sargs, "--node-lock-expiry", what), "300", f"{what}: nodeLockExpire 5m")
-    F.equal([a for a in sargs if a.startswith(("-v", "--v", "--debug"))], ["--v=4"], f"{what}: scheduler -v / --debug")
+    F.equal([a for a in sargs if a.startswith(("-v", "--v", "--debug"))], ["-v=4"], f"{what}: scheduler -v / --debug")
     F.equal(container(dep, "kube-scheduler")["image"].rsplit(":", 1)[0],
             "registry.cn-hangzhou.aliyuncs.com/google_containers/kube-scheduler", f"{what}: kube-scheduler image")
     dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
     dargs = container(dss["vgpu-device-plugin"], "device-plugin")["command"][1:]
-    F.check("--v=4" in dargs, f"{what}: device plugin -v=4 dropped: {dargs}")
+    F.check("-v=4" in dargs, f"{what}: device plugin -v=4 dropped: {dargs}")
     F.equal(pod_spec(dss["vgpu-device-plugin"]).get("hostPID"), True, f"{what}: device plugin hostPID")
     mon = container(dss["vgpu-monitor"], "vgpu-monitor")
     # The issue-46 failure: HAMi's monitor context (allowPrivilegeEscalation: false, capabilities)
@@ -709,11 +711,12 @@ def case_hami_full(kube):
              "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}}, f"{what}: device plugin securityContext")
     # What the install prints about the HAMi keys vgpu honours differently.
     text = notes(values=[HAMI_FULL_VALUES])
-    for words in ("devicePlugin.enableNumaTopology", "devicePlugin.monitor.securityContext: allowPrivilegeEscalation",
+    for words in ("devicePlugin.monitor.securityContext: allowPrivilegeEscalation",
                   "scheduler.extender.extraArgs: --debug is dropped"):
         F.check(words in text, f"{what}: NOTES lack {words!r}:\n{text}")
     for key in ("migStrategy", "deviceListStrategy", "passDeviceSpecsEnabled", "nvidiaDriverRoot",
-                "gpuOperatorToolkitReady", "preConfiguredDeviceMemory", "createRuntimeClass"):
+                "gpuOperatorToolkitReady", "preConfiguredDeviceMemory", "createRuntimeClass",
+                "enableNumaTopology"):
         F.check(key not in text, f"{what}: NOTES warn about {key} at HAMi's default:\n{text}")
 
 
@@ -751,18 +754,32 @@ def case_hami_keys():
     F.equal(kinds(render(sets=["devicePlugin.runtimeClassName=nvidia"])).get("RuntimeClass", 0), 0,
             "RuntimeClass rendered without createRuntimeClass")
 
-    # Supported: -v=N reaches every binary as --v=N (each takes -v/--v).
-    docs = render(sets=["devicePlugin.extraArgs={-v=3}", "scheduler.extender.extraArgs={-v=2}",
+    # Supported: -v=N reaches every daemon as written (each reads Go's spelling,
+    # core/base/daemon_flags.h); only --debug is taken out.
+    docs = render(sets=["devicePlugin.extraArgs={-v=3}", "scheduler.extender.extraArgs={--debug,-v=2}",
                         "devicePlugin.monitor.extraArgs={-v=4}"])
     dss = {d["metadata"]["name"]: d for d in by_kind(docs, "DaemonSet")}
-    F.check("--v=3" in container(dss["vgpu-device-plugin"], "device-plugin")["command"], "-v=3: device plugin")
-    F.check("--v=2" in container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"], "-v=2: scheduler")
-    F.check("-v=4" in container(dss["vgpu-monitor"], "vgpu-monitor")["command"], "-v=4: monitor (reads Go's spelling)")
+    for args, want, who in ((container(dss["vgpu-device-plugin"], "device-plugin")["command"], "-v=3", "device plugin"),
+                            (container(one(docs, "Deployment", "-scheduler"), "vgpu-scheduler")["command"], "-v=2", "scheduler"),
+                            (container(dss["vgpu-monitor"], "vgpu-monitor")["command"], "-v=4", "monitor")):
+        F.equal([a for a in args[1:] if a.lstrip("-").startswith(("v", "debug"))], [want], f"-v: {who} {args}")
+
+    # Supported: enableNumaTopology goes into device-config.yaml (as in HAMi's chart), which the
+    # device plugin reads: false = no NUMA node to kubelet. Unset: no key, vgpu's default (on).
+    for sets, want in (([], None), (["devicePlugin.enableNumaTopology=false"], False),
+                       (["devicePlugin.enableNumaTopology=true"], True)):
+        docs = render(sets=sets)
+        ds = one(docs, "DaemonSet", "-device-plugin")
+        dp = container(ds, "device-plugin")
+        vol, fname = file_volume(ds, dp, flag_value(dp["command"][1:], "--device-config", "enableNumaTopology"))
+        if F.check(vol is not None and "configMap" in vol, f"values {sets}: the device plugin's --device-config"):
+            dc = yaml.safe_load(configmap_data(docs, vol["configMap"]["name"])[fname])["nvidia"]
+            F.equal(dc.get("enableNumaTopology"), want, f"values {sets}: device-config.yaml enableNumaTopology")
+        F.check("WARNING" not in notes(sets=sets), f"values {sets}: NOTES warn")
 
     # Reported after the install: vgpu runs differently but safely.
     F.equal(notes().strip().count("WARNING"), 0, "the chart's own defaults: NOTES warn")
     for sets, words in (
-        (["devicePlugin.enableNumaTopology=false"], "devicePlugin.enableNumaTopology is false"),
         (["devicePlugin.passDeviceSpecsEnabled=true"], "devicePlugin.passDeviceSpecsEnabled is not used"),
         (["devicePlugin.nvidiaDriverRoot=/run/nvidia/driver"], "devicePlugin.nvidiaDriverRoot (/run/nvidia/driver) is not used"),
         (["devicePlugin.nvidiaHookPath=/usr/bin/nvidia-cdi-hook"], "devicePlugin.nvidiaHookPath"),
@@ -775,7 +792,7 @@ def case_hami_keys():
     ):
         text = notes(sets=sets)
         F.check("WARNING" in text and words in text, f"values {sets}: NOTES lack {words!r}:\n{text}")
-    for sets in (["devicePlugin.enableNumaTopology=true"], ["devicePlugin.passDeviceSpecsEnabled=false"],
+    for sets in (["devicePlugin.passDeviceSpecsEnabled=false"],
                  ["devicePlugin.gpuOperatorToolkitReady.enabled=false"]):
         F.check("WARNING" not in notes(sets=sets), f"values {sets}: NOTES warn")
 

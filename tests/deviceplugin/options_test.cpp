@@ -110,6 +110,36 @@ TEST(ResolveOptions, OperatingModeFromNodeConfigOrFlag) {
   }
 }
 
+// HAMi's enableNumaTopology (device-config.yaml, as HAMi's chart writes it, or a node's
+// config.json entry) and --numa-topology decide whether kubelet is told each GPU's NUMA node.
+TEST(ResolveOptions, NumaTopologyFromDeviceConfigNodeConfigOrFlag) {
+  auto hami_default = config::ParseDeviceConfigYaml("nvidia:\n  enableNumaTopology: false\n");
+  auto nodes = config::ParseNodeConfigJson(R"({"nodeconfig": [
+    {"name": "numa-node", "enablenumatopology": true}]})");
+  ASSERT_TRUE(hami_default.ok() && nodes.ok());
+  struct Case {
+    const config::NvidiaConfig device;
+    const char* node;
+    std::optional<bool> flag;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {{}, "plain", std::nullopt, true},  // vgpu's default
+      {*hami_default, "plain", std::nullopt, false},
+      {*hami_default, "numa-node", std::nullopt, true},
+      {*hami_default, "numa-node", false, false},
+      {{}, "plain", false, false},
+  };
+  for (const auto& c : cases) {
+    Flags f;
+    f.node_name = c.node;
+    f.numa_topology = c.flag;
+    auto o = ResolveOptions(f, c.device, *nodes, "1");
+    ASSERT_TRUE(o.ok()) << c.node << ": " << o.status().ToString();
+    EXPECT_EQ(o->numa_topology, c.want) << c.node;
+  }
+}
+
 // docs/security.md: the plugin's only listener is kubelet's device-plugin socket, a Unix socket
 // in kubelet's directory (root on the node), named after the resource.
 TEST(ResolveOptions, DefaultListenerIsAUnixSocketInKubeletsDirectory) {
@@ -205,9 +235,22 @@ TEST(AddFlags, HamiSpellingsAreAccepted) {
   EXPECT_EQ(f.mig_strategy, "none");
   EXPECT_EQ(f.disable_core_limit, std::optional<bool>(false));
   EXPECT_EQ(f.common.verbosity, 4);
+  EXPECT_EQ(f.numa_topology, std::nullopt);  // left to the config files
   EXPECT_EQ(f.node_name, "gpu-1");
   EXPECT_EQ(f.hook_path, "/opt/hook");
   EXPECT_TRUE(ResolveOptions(f, {}, {}, "1").ok());
+}
+
+TEST(AddFlags, NumaTopologyFlag) {
+  for (const auto& [arg, want] :
+       {std::pair{"--numa-topology=false", false}, std::pair{"--numa-topology=true", true}}) {
+    CLI::App app;
+    Flags f;
+    AddFlags(app, f);
+    std::vector<std::string> args = {arg, "--node-name=n"};
+    ASSERT_NO_THROW(app.parse(args)) << arg;
+    EXPECT_EQ(f.numa_topology, std::optional<bool>(want)) << arg;
+  }
 }
 
 }  // namespace

@@ -193,3 +193,54 @@ TEST(DevicePluginInProcess, PublishesPairScoresOfTheRegisteredGpus) {
 
 }  // namespace
 }  // namespace vgpu::deviceplugin
+
+namespace vgpu::deviceplugin {
+namespace {
+
+// ListAndWatch tells kubelet each device's NUMA node (its GPU's) unless numa_topology is off
+// (HAMi's enableNumaTopology: false): then no device carries a topology, as under HAMi, and
+// kubelet's Topology Manager has no NUMA hint from this plugin.
+TEST(DevicePluginInProcess, ListAndWatchCarriesTheNumaNodeUnlessTurnedOff) {
+  const fs::path dir = fs::temp_directory_path() / ("vgpu-dp-numa-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (bool numa : {true, false}) {
+    auto cluster_owned = std::make_unique<testing::MemoryCluster>();
+    cluster_owned->PutNode(
+        {{"metadata", {{"name", "n1"}, {"annotations", nlohmann::json::object()}}}});
+    auto fake = ParseFakeGpus("uuids=GPU-a;GPU-b,numa=1", "n1");
+    ASSERT_TRUE(fake.ok()) << fake.status().ToString();
+    PluginOptions o;
+    o.node_name = "n1";
+    o.device_plugin_path = dir.string();
+    o.split.split_count = 2;
+    o.register_with_kubelet = false;
+    o.install_hook = false;
+    o.numa_topology = numa;
+    DevicePlugin plugin(o, std::move(cluster_owned), std::make_unique<FakeGpuBackend>(*fake));
+    ASSERT_TRUE(plugin.Start().ok());
+
+    auto channel =
+        grpc::CreateChannel("unix://" + plugin.SocketPath(), grpc::InsecureChannelCredentials());
+    auto stub = v1beta1::DevicePlugin::NewStub(channel);
+    grpc::ClientContext ctx;
+    auto stream = stub->ListAndWatch(&ctx, v1beta1::Empty());
+    v1beta1::ListAndWatchResponse resp;
+    ASSERT_TRUE(stream->Read(&resp));
+    ASSERT_EQ(resp.devices_size(), 4);
+    for (const auto& d : resp.devices()) {
+      if (numa) {
+        ASSERT_TRUE(d.has_topology()) << d.id();
+        ASSERT_EQ(d.topology().nodes_size(), 1) << d.id();
+        EXPECT_EQ(d.topology().nodes(0).id(), 1) << d.id();
+      } else {
+        EXPECT_FALSE(d.has_topology()) << d.id() << ": " << d.topology().DebugString();
+      }
+    }
+    ctx.TryCancel();
+    plugin.Stop();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vgpu::deviceplugin

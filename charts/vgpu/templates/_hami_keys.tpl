@@ -1,8 +1,8 @@
 {{/* HAMi chart keys that vgpu does not implement as HAMi does (docs/install.md, "HAMi keys").
      Each one is either refused here (the install fails with what to do) when its value would
      change which GPUs or how much memory a container gets, or reported by NOTES.txt when vgpu
-     runs differently but safely. HAMi's default values pass both quietly, except where vgpu's
-     behaviour differs from that default (enableNumaTopology). */}}
+     runs differently but safely. HAMi's default values pass both quietly. Keys vgpu honours as
+     HAMi does (createRuntimeClass, enableNumaTopology, -v) are not here. */}}
 
 {{/* Fails the install for a HAMi key whose value vgpu cannot honour. */}}
 {{- define "vgpu.hamiKeyChecks" -}}
@@ -38,11 +38,8 @@
 {{- define "vgpu.hamiKeyWarnings" -}}
 {{- $dp := .Values.devicePlugin -}}
 {{- if $dp.enabled -}}
-{{- if and (hasKey $dp "enableNumaTopology") (not $dp.enableNumaTopology) }}
-- devicePlugin.enableNumaTopology is false, but vgpu's device plugin always tells kubelet each GPU's NUMA node (HAMi's true). With kubelet's topologyManagerPolicy single-numa-node, a pod whose CPUs and vGPUs cannot share one NUMA node is refused at admission (TopologyAffinityError) instead of placed across nodes. Remove the key to silence this line.
-{{- end }}
 {{- if eq (toString $dp.passDeviceSpecsEnabled) "true" }}
-- devicePlugin.passDeviceSpecsEnabled is not used: vgpu's device plugin passes no /dev/nvidia* device nodes; the NVIDIA container runtime adds them from NVIDIA_VISIBLE_DEVICES. Remove the key (or set false).
+- devicePlugin.passDeviceSpecsEnabled is not used: vgpu's device plugin passes no /dev/nvidia* device specs to kubelet; the NVIDIA container runtime adds the device nodes from NVIDIA_VISIBLE_DEVICES. NVIDIA's plugin passes them for kubelet's static CPU manager policy, under which a container can lose its GPUs when kubelet updates its cgroup; with vgpu that case is not covered, so keep the CPU manager policy none on GPU nodes or accept it. Remove the key (or set false) to silence this line.
 {{- end }}
 {{- range $key := list "nvidiaDriverRoot" "nvidiaHookPath" "gdrcopyEnabled" "gdsEnabled" "mofedEnabled" }}
 {{- $v := index $dp $key }}

@@ -193,15 +193,15 @@ imagePullSecrets:
 {{- include "vgpu.image" (dict "image" $ks.image "tag" $tag "root" . "what" "scheduler.kubeScheduler.image" "allowHami" true) -}}
 {{- end -}}
 
-{{/* Extra arguments of vgpu-scheduler and vgpu-device-plugin, one "- arg" line each. HAMi's
-     Go-glog spelling -v=N becomes --v=N (every vgpu binary takes -v/--v; its CLI parser reads a
-     single dash as a short option, which would take "=N" as the value). --debug (HAMi's scheduler
-     only) is dropped: no vgpu binary has it, and NOTES.txt says so (vgpu.hamiKeyWarnings). */}}
+{{/* Extra arguments of vgpu-scheduler and vgpu-device-plugin, one "- arg" line each, as written:
+     every vgpu daemon reads Go's spellings such as HAMi's -v=4 (core/base/daemon_flags.h).
+     --debug (HAMi's scheduler only) is dropped: no vgpu binary has it and each would refuse the
+     unknown flag; NOTES.txt says so (vgpu.hamiKeyWarnings). */}}
 {{- define "vgpu.extraArgs" -}}
 {{- range . }}
 {{- $a := toString . }}
 {{- if not (include "vgpu.isDebugArg" $a) }}
-- {{ regexReplaceAll "^-v=" $a "--v=" | quote }}
+- {{ $a | quote }}
 {{- end }}
 {{- end }}
 {{- end -}}
@@ -319,6 +319,12 @@ nvidia:
   deviceCoreScaling: {{ .Values.devicePlugin.deviceCoreScaling }}
   disableCoreLimit: {{ eq (toString .Values.devicePlugin.disablecorelimit) "true" }}
   gpuCorePolicy: {{ .Values.devices.nvidia.gpuCorePolicy | quote }}
+{{- /* HAMi's key, written where HAMi's chart writes it; unset keeps vgpu's default (on). */}}
+{{- with .Values.devicePlugin.enableNumaTopology | toString }}
+{{- if ne . "<nil>" }}
+  enableNumaTopology: {{ eq . "true" }}
+{{- end }}
+{{- end }}
 {{- end -}}
 {{- end -}}
 

@@ -25,6 +25,7 @@ TEST(DeviceConfigTest, DefaultsMatchHami) {
   EXPECT_EQ(d.device_core_scaling, 1.0);
   EXPECT_FALSE(d.disable_core_limit);
   EXPECT_EQ(d.gpu_core_policy, "default");
+  EXPECT_FALSE(d.enable_numa_topology.has_value());  // unset: NodeSettings' default applies
 }
 
 TEST(DeviceConfigTest, ReadsAllKeysAndIgnoresUnknown) {
@@ -43,6 +44,7 @@ nvidia:
   deviceCoreScaling: 2
   disableCoreLimit: true
   gpuCorePolicy: force
+  enableNumaTopology: false
   knownMigGeometries: [{models: ["A100"]}]
 cambricon:
   resourceCountName: cambricon.com/vmlu
@@ -61,6 +63,7 @@ cambricon:
   EXPECT_DOUBLE_EQ(c->device_core_scaling, 2.0);
   EXPECT_TRUE(c->disable_core_limit);
   EXPECT_EQ(c->gpu_core_policy, "force");
+  EXPECT_EQ(c->enable_numa_topology, std::optional<bool>(false));
 }
 
 TEST(DeviceConfigTest, BadValuesNameTheKey) {
@@ -78,6 +81,8 @@ TEST(DeviceConfigTest, BadValuesNameTheKey) {
       {"nvidia:\n  resourceCountName: {a: b}\n", "nvidia.resourceCountName: want a string"},
       {"nvidia:\n  defaultCores: 101\n", "defaultCores must be within 0-100"},
       {"nvidia:\n  gpuCorePolicy: sometimes\n", "gpuCorePolicy \"sometimes\" is not one of"},
+      {"nvidia:\n  enableNumaTopology: sometimes\n",
+       "nvidia.enableNumaTopology: want true or false, got \"sometimes\""},
       {"nvidia: [1, 2]\n", "nvidia: must be a mapping"},
       {"nvidia: {a: [}\n", "not valid YAML"},
       {"- 1\n", "top level must be a mapping"},
@@ -94,12 +99,14 @@ TEST(DeviceConfigTest, BadValuesNameTheKey) {
 TEST(NodeConfigTest, ParsesEntries) {
   auto nodes = ParseNodeConfigJson(R"({"nodeconfig":[
     {"name":"node-a","devicesplitcount":4,"devicememoryscaling":1.5,"devicecorescaling":1,
-     "operatingmode":"hami-core","filterdevices":{"uuid":["GPU-x"],"index":[3,5]}},
-    {"name":"node-b"}]})");
+     "operatingmode":"hami-core","filterdevices":{"uuid":["GPU-x"],"index":[3,5]},
+     "enablenumatopology":true},
+    {"name":"node-b","enablenumatopology":null}]})");
   ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
   ASSERT_EQ(nodes->size(), 2u);
-  EXPECT_EQ((*nodes)[0], (NodeOverride{"node-a", 4, 1.5, 1.0, {"GPU-x"}, {3, 5}, "hami-core"}));
-  EXPECT_EQ((*nodes)[1], (NodeOverride{"node-b", {}, {}, {}, {}, {}, {}}));
+  EXPECT_EQ((*nodes)[0],
+            (NodeOverride{"node-a", 4, 1.5, 1.0, {"GPU-x"}, {3, 5}, "hami-core", true}));
+  EXPECT_EQ((*nodes)[1], (NodeOverride{"node-b", {}, {}, {}, {}, {}, {}, {}}));
   EXPECT_TRUE(ParseNodeConfigJson("{}")->empty());
 }
 
@@ -123,6 +130,8 @@ TEST(NodeConfigTest, BadValuesNameTheKey) {
        "filterdevices.uuid: want a list"},
       {R"({"nodeconfig":[{"name":"n","operatingmode":1}]})",
        "nodeconfig \"n\".operatingmode: want a string, got 1"},
+      {R"({"nodeconfig":[{"name":"n","enablenumatopology":"false"}]})",
+       "nodeconfig \"n\".enablenumatopology: want true or false, got \"false\""},
   };
   for (const auto& c : cases) {
     auto r = ParseNodeConfigJson(c.json);
@@ -137,8 +146,8 @@ TEST(MergeTest, PrecedenceTable) {
   device.device_split_count = 8;
   device.device_memory_scaling = 1.2;
   device.gpu_core_policy = "force";
-  std::vector<NodeOverride> nodes{{"node-a", 4, {}, 2.0, {"GPU-x"}, {1}, {}},
-                                  {"node-b", {}, 3.0, {}, {}, {}, {}}};
+  std::vector<NodeOverride> nodes{{"node-a", 4, {}, 2.0, {"GPU-x"}, {1}, {}, {}},
+                                  {"node-b", {}, 3.0, {}, {}, {}, {}, {}}};
   struct Case {
     const char* node;
     FlagOverrides flags;
@@ -172,7 +181,7 @@ TEST(MergeTest, PrecedenceTable) {
 }
 
 TEST(MergeTest, OutOfRangeNamesSource) {
-  std::vector<NodeOverride> nodes{{"node-a", 0, {}, {}, {}, {}, {}}};
+  std::vector<NodeOverride> nodes{{"node-a", 0, {}, {}, {}, {}, {}, {}}};
   auto r = MergeNodeSettings(NvidiaConfig{}, nodes, "node-a", {});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("config.json node \"node-a\""), std::string::npos);
@@ -190,10 +199,10 @@ TEST(MergeTest, OutOfRangeNamesSource) {
 // The node's operating mode: hami-core unless config.json's entry or the flag says otherwise; a
 // word other than hami-core or mps refuses to start the node (its pods were promised a mode).
 TEST(MergeTest, OperatingModeTable) {
-  std::vector<NodeOverride> nodes{{"mps-node", {}, {}, {}, {}, {}, "mps"},
-                                  {"core-node", {}, {}, {}, {}, {}, "hami-core"},
-                                  {"mig-node", {}, {}, {}, {}, {}, "mig"},
-                                  {"typo-node", {}, {}, {}, {}, {}, "MPS"}};
+  std::vector<NodeOverride> nodes{{"mps-node", {}, {}, {}, {}, {}, "mps", {}},
+                                  {"core-node", {}, {}, {}, {}, {}, "hami-core", {}},
+                                  {"mig-node", {}, {}, {}, {}, {}, "mig", {}},
+                                  {"typo-node", {}, {}, {}, {}, {}, "MPS", {}}};
   FlagOverrides mps_flag;
   mps_flag.operating_mode = "mps";
   FlagOverrides core_flag;
@@ -226,6 +235,47 @@ TEST(MergeTest, OperatingModeTable) {
     }
     ASSERT_TRUE(s.ok()) << c.node << ": " << s.status().ToString();
     EXPECT_EQ(s->operating_mode, c.want_mode) << c.node;
+  }
+}
+
+// Whether kubelet is told each GPU's NUMA node: on unless HAMi's enableNumaTopology says
+// otherwise, device-config.yaml < the node's config.json entry < the flag.
+TEST(MergeTest, NumaTopologyTable) {
+  NvidiaConfig off;
+  off.enable_numa_topology = false;
+  NvidiaConfig on;
+  on.enable_numa_topology = true;
+  std::vector<NodeOverride> nodes{{"numa-node", {}, {}, {}, {}, {}, {}, true},
+                                  {"flat-node", {}, {}, {}, {}, {}, {}, false},
+                                  {"plain-node", {}, {}, {}, {}, {}, {}, {}}};
+  FlagOverrides flag_on;
+  flag_on.numa_topology = true;
+  FlagOverrides flag_off;
+  flag_off.numa_topology = false;
+  struct Case {
+    NvidiaConfig device;
+    const char* node;
+    FlagOverrides flags;
+    bool want;
+  };
+  const Case cases[] = {
+      {NvidiaConfig{}, "other", {}, true},  // vgpu's default
+      {off, "other", {}, false},            // HAMi's default, written by the chart
+      {on, "other", {}, true},
+      {off, "plain-node", {}, false},  // an entry without the key changes nothing
+      {off, "numa-node", {}, true},    // the node's entry wins over device-config.yaml
+      {on, "flat-node", {}, false},
+      {off, "numa-node", flag_off, false},  // the flag wins over both
+      {NvidiaConfig{}, "other", flag_off, false},
+      {off, "flat-node", flag_on, true},
+  };
+  for (const auto& c : cases) {
+    auto s = MergeNodeSettings(c.device, nodes, c.node, c.flags);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    auto shown = [](std::optional<bool> v) { return v ? (*v ? "true" : "false") : "unset"; };
+    EXPECT_EQ(s->numa_topology, c.want)
+        << c.node << ", device-config.yaml " << shown(c.device.enable_numa_topology) << ", flag "
+        << shown(c.flags.numa_topology);
   }
 }
 

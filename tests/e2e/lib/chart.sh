@@ -114,7 +114,8 @@ E2E_CHART_FAULTS=$E2E_CHART_HOOK/vgpu/fake-faults
 # the default: this cluster's kube-scheduler carries the backported fixes; the chart's auto keeps
 # it off on 1.20), and gpumem/gpucores advertised as node extended resources for every chart
 # scenario, so that kubelet's admission counts them under all of them (scenario 20 checks the
-# figures). JSON is YAML.
+# figures). The device plugin's extraArgs replace HAMi's list, so HAMi's -v=4 is repeated there:
+# every daemon of the release then starts with Go's spelling. JSON is YAML.
 chart_run_values() {
   local extra=${1:-} preemption=auto
   [[ ${E2E_KUBE_PREEMPTION:-1} == 1 ]] && preemption=true
@@ -124,7 +125,7 @@ chart_run_values() {
     {global: {gpuHookPath: $hook},
      scheduler: {kubeScheduler: {preemption: $preemption}},
      devicePlugin: {deviceSplitCount: $split, libPath: ($hook + "/vgpu"), advertiseExtendedResources: true,
-                    extraArgs: ["--fake-gpus=" + $fake, $recovery],
+                    extraArgs: ["--fake-gpus=" + $fake, $recovery, "-v=4"],
                     monitor: {ctrPath: ($hook + "/vgpu/containers"), nvmlLibrary: ""}}}'
 }
 
@@ -190,6 +191,20 @@ scenario_chart_install() {
       fail "the device plugin pod of $node did not install libvgpu.so (no ld.so.preload in" \
         "$(node_chart_hook_dir "$node")/vgpu)"
   done
+  # HAMi's enableNumaTopology: false (its default, in HAMi's values file) reached every device
+  # plugin through device-config.yaml: no NUMA node goes to kubelet, as under HAMi.
+  local logs
+  for _ in $(seq 20); do
+    logs=$(pod_log_files "${E2E_RELEASE_NS}_$(chart_device_plugin)-*")
+    # shellcheck disable=SC2086 # one file name per word
+    [[ -n $logs && $(grep -l 'msg="discovered GPUs"' $logs | wc -l) == "$(wc -w <<<"$logs")" ]] && break
+    sleep 1
+  done
+  [[ -n $logs ]] || fail "no log of a device plugin pod"
+  # shellcheck disable=SC2086
+  [[ $(grep -l 'msg="discovered GPUs".*numa_topology=false' $logs | wc -l) == "$(wc -w <<<"$logs")" ]] ||
+    fail "a device plugin pod did not start with numa_topology=false:" \
+      "$(grep -h 'discovered GPUs' $logs)"
   [[ $(chart_pods hami-scheduler | wc -l) == 2 ]] || fail "expected 2 scheduler pods: $(chart_pods hami-scheduler)"
   [[ $(k get endpoints -n "$E2E_RELEASE_NS" "$(chart_scheduler)" -o json |
     jq '[.subsets[]?.addresses[]?] | length') == 2 ]] ||
