@@ -519,7 +519,8 @@ VerbResult Extender::Bind(const json& args) {
   const auto fail = [&](const std::string& message) {
     metrics_.bind_failures.fetch_add(1, std::memory_order_relaxed);
     metrics_.bind.Observe(Clock::now() - start);
-    log::Warn("bind failed", {{"pod", who}, {"node", node}, {"error", message}});
+    log::Write(options_.bind_failure_level, "bind failed",
+               {{"pod", who}, {"node", node}, {"error", message}});
     return VerbResult{200, json{{"error", message}}};
   };
   if (bind_gate_) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/base/log.h"
 #include "core/sched/pod_request.h"
 #include "core/sched/webhook_mutation.h"
 #include "scheduler/cluster_api.h"
@@ -47,6 +48,10 @@ struct ExtenderOptions {
   // Filter evaluates large candidate lists on up to this many threads (like kube-scheduler's
   // own parallelism); 1 = the calling thread only.
   int filter_parallelism = 8;
+  // How a refused bind is logged. A deployment warns; `vgpu sim`, whose asynchronous binds race
+  // the filter by design (as kube-scheduler's do) and counts the refusals in its report, logs
+  // them at info so that a run whose checks pass prints no warnings.
+  log::Level bind_failure_level = log::Level::kWarn;
 };
 
 // An answer and the HTTP status it travels with (200 unless the request itself was unusable).

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/base/log.h"
 #include "core/sched/policy.h"
 #include "kube/client.h"
 #include "scheduler/extender.h"
@@ -41,6 +42,9 @@ class RealExtender : public ExtenderHandle {
     ext.defaults.gpu_policy = *gp;
     ext.check_handshake = o.handshake;
     ext.lock.wait_timeout = o.lock_wait;
+    // The run's binds race its filter as kube-scheduler's asynchronous ones do; the report counts
+    // the refused ones (binds_refused), so they are not warnings here.
+    ext.bind_failure_level = log::Level::kInfo;
 
     e->model_ = std::make_unique<scheduler::ClusterModel>(ext.names);
     e->metrics_ = std::make_unique<scheduler::SchedulerMetrics>();

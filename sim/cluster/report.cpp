@@ -163,6 +163,11 @@ std::string RenderRunText(const RunResult& run, const ReportOptions& options) {
   if (run.preemptions > 0) {
     out << "; " << run.preemptions << " preemptions evicted " << run.pods_preempted << " pods";
   }
+  if (run.binds_refused > 0) {
+    // Binds run beside the next pods' filters, as kube-scheduler's do: a GPU taken meanwhile
+    // refuses the bind and the pod is scheduled again. An outcome, not a fault.
+    out << "; binds refused and retried: " << run.binds_refused << " (GPU taken since the filter)";
+  }
   out << "\n";
   Table placements({"POD", "NODE", "vGPUs (gpu index, memory, cores)", "AT(s)", "STATE"});
   for (const PodPlacement& p : run.placements) {
@@ -351,6 +356,7 @@ json RunToJson(const RunResult& run) {
             {"preempted", run.pods_preempted}}},
           {"preemptions", run.preemptions},
           {"scheduling_attempts", run.scheduling_attempts},
+          {"binds_refused", run.binds_refused},
           {"allocate_failures", run.allocate_failures},
           {"placements", placements},
           {"gpus", gpus},

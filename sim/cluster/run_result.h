@@ -38,6 +38,7 @@ struct RunResult {
   int pods_completed = 0;  // ran their duration and left
   int pods_pending = 0;    // still unschedulable at the end
   int pods_denied = 0;     // refused by the webhook
+  int binds_refused = 0;   // binds the extender refused (the pod went back to the queue)
   int preemptions = 0;     // pods that evicted others to make room
   int pods_preempted = 0;  // pods evicted for them
   int scheduling_attempts = 0;

@@ -479,6 +479,7 @@ class Run {
       PodRun& run = pods_[d.job.idx];
       for (double ms : d.bind_ms) result_.bind_ms.Add(ms);
       if (!d.status.ok()) {
+        ++result_.binds_refused;
         run.phase = PodPhase::kQueued;
         queue_.MarkUnschedulable(d.job.idx,
                                  "bind to " + d.job.node + " failed: " + d.status.message());

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/base/log.h"
 #include "core/codec/base64.h"
 #include "core/codec/time_format.h"
 #include "fake_cluster_api.h"
@@ -258,6 +259,33 @@ TEST_F(ExtenderTest, FailedBindLeavesNothingBehind) {
   VerbResult again = extender().Bind(BindArgs(pod, "n1"));
   EXPECT_EQ(again.Json()["error"], "") << again.Json().dump();
   EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), (sched::DeviceUsage{1, 3000, 0}));
+}
+
+std::string* g_bind_log = nullptr;
+void CaptureBindLog(std::string_view line) {
+  if (g_bind_log != nullptr) g_bind_log->append(line);
+}
+
+// A deployment warns about a refused bind; `vgpu sim` asks for info (its report counts them), so
+// a run that keeps warnings only prints none for them.
+TEST_F(ExtenderTest, RefusedBindLogsAtTheLevelAsked) {
+  api_.PutNode(GpuNode("n1", 1));
+  json pod = GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}});
+  api_.PutPod(pod);
+  std::string lines;
+  g_bind_log = &lines;
+  log::SetSink(CaptureBindLog);
+  api_.fail_binds = 1;
+  (void)extender().Bind(BindArgs(pod, "n1"));
+  EXPECT_NE(lines.find("level=warn msg=\"bind failed\""), std::string::npos) << lines;
+  lines.clear();
+  options_.bind_failure_level = log::Level::kInfo;
+  Extender sim_like(options_, model_, api_, metrics_);
+  api_.fail_binds = 1;
+  (void)sim_like.Bind(BindArgs(pod, "n1"));
+  EXPECT_NE(lines.find("level=info msg=\"bind failed\""), std::string::npos) << lines;
+  log::SetSink(nullptr);
+  g_bind_log = nullptr;
 }
 
 // kube-scheduler 1.20 may call bind again for a pod it has already bound (e2e churn): the second

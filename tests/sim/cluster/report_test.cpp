@@ -56,6 +56,17 @@ TEST(Report, ViolationsAreListed) {
   EXPECT_FALSE(RunToJson(r)["invariants"]["ok"].get<bool>());
 }
 
+// Refused binds are an outcome of binding beside the next filters, said in the summary line.
+TEST(Report, RefusedBindsAreCountedNotAlarming) {
+  RunResult r = SmallRun("binpack");
+  EXPECT_EQ(RenderRunText(r).find("refused"), std::string::npos);
+  r.binds_refused = 3;
+  EXPECT_NE(RenderRunText(r).find("; binds refused and retried: 3 (GPU taken since the filter)"),
+            std::string::npos)
+      << RenderRunText(r);
+  EXPECT_EQ(RunToJson(r)["binds_refused"].get<int>(), 3);
+}
+
 TEST(Report, QuotaChecksAreCountedOnlyWhereThereAreQuotas) {
   RunResult r = SmallRun("binpack");
   EXPECT_EQ(RenderRunText(r).find("quota"), std::string::npos);
