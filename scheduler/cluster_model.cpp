@@ -208,7 +208,7 @@ void ClusterModel::ReplaceQuotas(const json& items) {
 
 ClusterModel::ReserveResult ClusterModel::Reserve(
     const std::string& uid, const std::string& ns, const std::string& name, const std::string& node,
-    const std::function<sched::NodeFit(const sched::NodeState&)>& fit) {
+    const std::function<sched::NodeFit(const sched::NodeState&)>& fit, bool only_if_unplaced) {
   ReserveResult out;
   std::unique_lock lock(mu_);
   auto n = nodes_.find(node);
@@ -221,7 +221,15 @@ ClusterModel::ReserveResult ClusterModel::Reserve(
     return out;
   }
   // A retried bind of the same pod replaces its earlier reservation.
-  if (auto old = pods_.find(uid); old != pods_.end()) RemovePodLocked(uid);
+  if (auto old = pods_.find(uid); old != pods_.end()) {
+    if (only_if_unplaced && !old->second.state.node.empty()) {
+      out.already_placed = true;
+      out.message =
+          "pod " + ns + "/" + name + " is already placed on node " + old->second.state.node;
+      return out;
+    }
+    RemovePodLocked(uid);
+  }
   sched::NodeFit f = fit(n->second.state);
   if (!f.ok) {
     out.message = f.message;

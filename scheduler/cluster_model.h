@@ -49,10 +49,16 @@ class ClusterModel {
     std::string message;
     // Each chosen GPU's usage with this reservation counted (the bind's log line shows it).
     std::map<std::string, sched::DeviceUsage> usage_after;
+    // Only with `only_if_unplaced`: the pod already holds or reserves GPUs on some node (a bind
+    // of it ran before); nothing was changed.
+    bool already_placed = false;
   };
+  // `only_if_unplaced`: refuse (already_placed) instead of replacing the pod's earlier placement
+  // or reservation; a bind that has not read the pod from the API server asks this.
   ReserveResult Reserve(const std::string& uid, const std::string& ns, const std::string& name,
                         const std::string& node,
-                        const std::function<sched::NodeFit(const sched::NodeState&)>& fit);
+                        const std::function<sched::NodeFit(const sched::NodeState&)>& fit,
+                        bool only_if_unplaced = false);
   void Unreserve(const std::string& uid);
 
   // Moves on whenever capacity may have been freed: a pod holding or reserving GPUs went away or

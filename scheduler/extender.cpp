@@ -182,6 +182,13 @@ Extender::Extender(ExtenderOptions options, ClusterModel& model, ClusterApi& api
       api_(api),
       metrics_(metrics),
       locker_(api, options_.lock) {
+  locker_.set_unlocked_at([this](const std::string& node) {
+    std::optional<std::string> rv;
+    model_.ReadNode(node, [&](const sched::NodeState& s) {
+      if (!s.lock_value) rv = s.resource_version;
+    });
+    return rv;
+  });
   locker_.set_held_by_live_owner([this](const std::string& node, const std::string& ns,
                                         const std::string& pod, std::string* holder) {
     std::optional<std::string> value;
@@ -422,6 +429,7 @@ VerbResult Extender::Filter(const json& args) {
     if (pending->passed.empty() && requeuer_ != nullptr)
       requeuer_->TurnedAway(uid, ns, Meta(*pod, "name"));
     pending->request = std::move(*req);
+    if (PodNodeName(*pod).empty()) pending->resource_version = Meta(*pod, "resourceVersion");
     Remember(uid, std::move(pending));
   }
   metrics_.filter.Observe(Clock::now() - start);
@@ -545,24 +553,38 @@ VerbResult Extender::Bind(const json& args) {
   } const bind_done{this, who};
 
   std::shared_ptr<const PendingPod> pending = Recall(uid, /*erase=*/true);
-  // A fresh read of the pod (a GET is a quorum read): kube-scheduler 1.20 may call bind again for
-  // a pod it has already bound. Its queue takes the pod back on our own annotation patch while
-  // the first bind runs, and a later cycle's assume succeeds once the first has finished (seen
-  // in e2e churn). Placing such a pod again would rewrite the devices of a running pod and drop
-  // its usage from the model until the watch caught up; the GPU it left could be given away.
-  Result<json> pod = api_.GetPod(ns, name);
-  if (!pod.ok()) return fail("bind " + who + ": " + pod.status().ToString());
-  if (const std::string bound = PodNodeName(*pod); !bound.empty()) {
-    return fail("bind " + who + " to " + node + ": the pod is already bound to " + bound);
+  // kube-scheduler 1.20 may call bind again for a pod it has already bound: its queue takes the
+  // pod back on our own annotation patch while the first bind runs, and a later cycle's assume
+  // succeeds once the first has finished (seen in e2e churn). Placing such a pod again would
+  // rewrite the devices of a running pod and drop its usage from the model until the watch
+  // caught up; the GPU it left could be given away. Two ways to rule that out:
+  // - the filter saw the pod unbound at some resourceVersion and this extender has neither
+  //   placed nor reserved it since (the model's reservation checks): the annotation patch below
+  //   carries that version, so the API server refuses it (409) if the pod changed since. One API
+  //   call fewer per bind.
+  // - otherwise a fresh read of the pod (a GET is a quorum read) before anything is written.
+  bool guarded = pending != nullptr && !pending->resource_version.empty() && !uid.empty();
+  std::optional<json> read;  // the fresh read, when one was made
+  const auto read_unbound = [&]() -> std::optional<VerbResult> {
+    Result<json> pod = api_.GetPod(ns, name);
+    if (!pod.ok()) return fail("bind " + who + ": " + pod.status().ToString());
+    if (const std::string bound = PodNodeName(*pod); !bound.empty()) {
+      return fail("bind " + who + " to " + node + ": the pod is already bound to " + bound);
+    }
+    read = std::move(*pod);
+    return std::nullopt;
+  };
+  if (!guarded) {
+    if (auto failed = read_unbound()) return *failed;
+    if (uid.empty()) uid = Meta(*read, "uid");
   }
-  if (uid.empty()) uid = Meta(*pod, "uid");
   sched::PodRequest req;
   if (pending) {
     req = pending->request;
   } else {
     // Not seen by this process's filter (restart, or another replica filtered).
     Result<sched::PodRequest> parsed =
-        sched::ParsePodRequest(*pod, options_.names, options_.defaults);
+        sched::ParsePodRequest(*read, options_.names, options_.defaults);
     if (!parsed.ok()) return fail("bind " + who + ": " + parsed.status().message());
     req = std::move(*parsed);
   }
@@ -578,9 +600,17 @@ VerbResult Extender::Bind(const json& args) {
 
   const auto quota = model_.Quota(ns);
   const auto now = std::chrono::system_clock::now();
-  ClusterModel::ReserveResult reserved = model_.Reserve(
-      uid, ns, name, node,
-      [&](const sched::NodeState& s) { return FitWithChecks(s, s.view, req, ns, quota, now); });
+  const auto fit = [&](const sched::NodeState& s) {
+    return FitWithChecks(s, s.view, req, ns, quota, now);
+  };
+  ClusterModel::ReserveResult reserved =
+      model_.Reserve(uid, ns, name, node, fit, /*only_if_unplaced=*/guarded);
+  if (reserved.already_placed) {
+    // Placed or reserved by an earlier bind (which may have failed since): ask the API server.
+    guarded = false;
+    if (auto failed = read_unbound()) return *failed;
+    reserved = model_.Reserve(uid, ns, name, node, fit);
+  }
   if (!reserved.ok) return fail("bind " + who + " to " + node + ": " + reserved.message);
 
   int takeovers = 0;
@@ -614,7 +644,27 @@ VerbResult Extender::Bind(const json& args) {
                     {std::string(anno::kBindPhase), std::string(anno::kBindPhaseAllocating)},
                     {std::string(anno::kBindTime), t}}},
                   {"labels", {{std::string(anno::kVgpuNode), node}}}}}};
-  Status s = api_.MergePatchPod(ns, name, patch);
+  Status s;
+  if (guarded) {
+    json on_version = patch;
+    on_version["metadata"]["resourceVersion"] = pending->resource_version;
+    s = api_.MergePatchPod(ns, name, on_version);
+    if (s.code() == StatusCode::kFailedPrecondition) {
+      // The pod changed since the filter: read it, and write unguarded only if still unbound.
+      Result<json> fresh = api_.GetPod(ns, name);
+      s = fresh.ok() ? Status::Ok() : fresh.status();
+      if (fresh.ok()) {
+        if (const std::string bound = PodNodeName(*fresh); !bound.empty()) {
+          model_.Unreserve(uid);
+          (void)locker_.Release(node, ns, name);
+          return fail("bind " + who + " to " + node + ": the pod is already bound to " + bound);
+        }
+        s = api_.MergePatchPod(ns, name, patch);
+      }
+    }
+  } else {
+    s = api_.MergePatchPod(ns, name, patch);
+  }
   if (s.ok()) s = api_.BindPod(ns, name, uid, node);
   if (!s.ok() && s.code() != StatusCode::kNotFound) {
     // The binding may have gone through although the call failed (a timeout, a retried POST

@@ -110,6 +110,9 @@ class Extender {
     // sends prioritize the same list, so a sequential compare finds them without hashing.
     std::vector<std::string> passed;
     std::vector<int> scores;
+    // metadata.resourceVersion of the pod the filter was sent, when it was not yet bound: bind
+    // writes its annotations on that version instead of reading the pod again.
+    std::string resource_version;
   };
   struct Evaluation {
     bool ok = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "core/codec/annotations.h"
 #include "core/codec/node_lock.h"
@@ -70,12 +71,28 @@ Status NodeLocker::Acquire(const std::string& node, const std::string& ns, const
   const auto deadline = std::chrono::steady_clock::now() + options_.wait_timeout;
   auto poll = options_.poll_min;
   std::string holder;
+  bool try_cached_view = static_cast<bool>(unlocked_at_);
   while (true) {
     if (held_ && held_(node, ns, pod, &holder)) {
       if (std::chrono::steady_clock::now() + poll >= deadline) break;
       std::this_thread::sleep_for(poll);
       poll = std::min(poll * 2, options_.poll_max);
       continue;
+    }
+    if (std::exchange(try_cached_view, false)) {
+      if (std::optional<std::string> rv = unlocked_at_(node); rv && !rv->empty()) {
+        codec::NodeLock mine{std::chrono::time_point_cast<std::chrono::seconds>(now_()), ns, pod};
+        // Adding to a node without annotations fails (InvalidArgument): read it below.
+        json ops = json::array(
+            {{{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", *rv}},
+             {{"op", "add"}, {"path", LockPath()}, {"value", codec::EncodeNodeLock(mine)}}});
+        Status s = api_.JsonPatchNode(node, ops);
+        if (s.ok()) return s;
+        if (s.code() != StatusCode::kFailedPrecondition &&
+            s.code() != StatusCode::kInvalidArgument) {
+          return s.WithContext("taking the lock of node " + node);
+        }
+      }
     }
     Result<json> n = api_.GetNode(node);
     if (!n.ok()) return n.status().WithContext("reading node " + node + " to take its lock");

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/base/status.h"
@@ -42,6 +43,11 @@ class NodeLocker {
   using HeldByLiveOwner = std::function<bool(const std::string& node, const std::string& ns,
                                              const std::string& pod, std::string* holder)>;
   void set_held_by_live_owner(HeldByLiveOwner fn) { held_ = std::move(fn); }
+  // Optional, from the same view: the resourceVersion at which `node` was last seen with no
+  // lock (nullopt: locked, or unknown). The first try patches on that version without reading
+  // the node; a view that has fallen behind costs one refused patch, then the node is read.
+  using UnlockedAt = std::function<std::optional<std::string>(const std::string& node)>;
+  void set_unlocked_at(UnlockedAt fn) { unlocked_at_ = std::move(fn); }
 
   // Takes the lock on `node` for pod ns/name. DeadlineExceeded (naming the holder) when the
   // wait runs out; other errors when the API fails. `takeovers` counts stale locks replaced.
@@ -58,6 +64,7 @@ class NodeLocker {
   NodeLockOptions options_;
   std::function<Clock::time_point()> now_;
   HeldByLiveOwner held_;
+  UnlockedAt unlocked_at_;
 };
 
 }  // namespace vgpu::scheduler

@@ -80,10 +80,15 @@ std::string TimingText(const RunResult& run) {
     return "p50 " + FormatFixed(r.Percentile(50), 2) + " ms, p99 " +
            FormatFixed(r.Percentile(99), 2) + " ms";
   };
-  std::string out = "Timing: " + std::to_string(run.pods_placed) + " pods placed in " +
-                    FormatFixed(run.wall_s, 2) + " s wall (" + FormatFixed(run.virtual_s, 1) +
-                    " s simulated) = " + FormatFixed(run.pods_per_s(), 1) + " pods/s; " +
-                    std::to_string(run.scheduling_attempts) + " scheduling attempts\n";
+  std::string out =
+      "Timing: " + std::to_string(run.pods_placed) + " pods placed in " +
+      FormatFixed(run.wall_s, 2) + " s wall (" + FormatFixed(run.virtual_s, 1) +
+      " s simulated) = " + FormatFixed(run.pods_per_s(), 1) + " pods/s; " +
+      std::to_string(run.scheduling_attempts) + " scheduling attempts; " +
+      std::to_string(run.api_requests) + " API server requests (" +
+      FormatFixed(run.pods_placed > 0 ? static_cast<double>(run.api_requests) / run.pods_placed : 0,
+                  1) +
+      " per placed pod)\n";
   out += "  admit      " + ms(run.admit_ms) + "\n";
   out += "  filter     " + ms(run.filter_ms) + "\n";
   out += "  prioritize " + ms(run.prioritize_ms) + "\n";
@@ -370,6 +375,7 @@ json RunToJson(const RunResult& run) {
            {{"wall_s", run.wall_s},
             {"virtual_s", run.virtual_s},
             {"pods_per_s", run.pods_per_s()},
+            {"api_requests", run.api_requests},
             {"admit", latency(run.admit_ms)},
             {"filter", latency(run.filter_ms)},
             {"prioritize", latency(run.prioritize_ms)},

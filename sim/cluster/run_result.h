@@ -51,6 +51,9 @@ struct RunResult {
   LatencyRecorder admit_ms, filter_ms, prioritize_ms, bind_ms, schedule_ms;  // schedule = f+p+b
   double wall_s = 0;
   double virtual_s = 0;
+  // HTTP requests the simulated API server answered while pods were scheduled (the extender's
+  // and the device plugins' reads, writes and watches): the round trips a real cluster pays.
+  int64_t api_requests = 0;
 
   double pods_per_s() const { return wall_s > 0 ? pods_placed / wall_s : 0; }
 };

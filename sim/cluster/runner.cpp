@@ -177,9 +177,11 @@ class Run {
       if (sc_.cordons[i].until_s) clock_.Add(*sc_.cordons[i].until_s, SimEventKind::kUncordon, i);
     }
     const auto t0 = Clock::now();
+    const int64_t requests_before = api_->request_count();
     VGPU_RETURN_IF_ERROR(MainLoop());
     VGPU_RETURN_IF_ERROR(Settle());
     result_.wall_s = MillisSince(t0) / 1000.0;
+    result_.api_requests = api_->request_count() - requests_before;
     result_.virtual_s = clock_.now();
     VGPU_RETURN_IF_ERROR(Finish());
     Stop();

@@ -313,6 +313,99 @@ TEST_F(ExtenderTest, SecondBindOfABoundPodIsRefusedAndChangesNothing) {
   EXPECT_EQ(api_.binds, 1);
 }
 
+// kube-scheduler sends the filter the pod as its informer holds it, resourceVersion included:
+// when the pod is unbound there, bind writes its annotations on that version instead of reading
+// the pod again, and takes the node lock on the version the node watch last showed.
+TEST_F(ExtenderTest, BindOnTheFilteredVersionReadsNeitherPodNorNode) {
+  api_.PutNode(GpuNode("n1", 2));
+  api_.PutPod(GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
+  const json pod = api_.Pod("default", "p");
+  ASSERT_FALSE(pod["metadata"].value("resourceVersion", "").empty());
+  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  VerbResult r = extender().Bind(BindArgs(pod, "n1"));
+  ASSERT_EQ(r.Json()["error"], "") << r.Json().dump();
+  EXPECT_EQ(api_.pod_gets, 0);
+  EXPECT_EQ(api_.node_gets, 0);
+  EXPECT_EQ(Annotation("p", "hami.io/vgpu-devices-allocated"), "GPU-n1-0,NVIDIA,3000,0:;");
+  EXPECT_EQ(api_.Pod("default", "p")["spec"]["nodeName"], "n1");
+  const std::string lock = api_.Node("n1")["metadata"]["annotations"]["hami.io/mutex.lock"];
+  EXPECT_NE(lock.find(",default,p"), std::string::npos) << lock;
+}
+
+// The pod changed after the filter (a controller labelled it): the guarded patch is refused, the
+// pod read, and, unbound, written and bound. A node the watch shows at an old version costs one
+// refused lock patch, then a read.
+TEST_F(ExtenderTest, PodOrNodeChangedSinceTheFilterIsReadAgain) {
+  FakeClusterApi api;  // no watch: the model sees only what the test shows it
+  ClusterModel model;
+  Extender ext(options_, model, api, metrics_);
+  api.PutNode(GpuNode("n1", 2));
+  model.UpsertNode(api.Node("n1"));
+  api.PutPod(GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
+  const json pod = api.Pod("default", "p");
+  model.UpsertPod(pod);
+  ASSERT_EQ(ext.Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  ASSERT_TRUE(
+      api.MergePatchPod("default", "p", {{"metadata", {{"labels", {{"team", "a"}}}}}}).ok());
+  json node = api.Node("n1");
+  node["metadata"]["labels"]["zone"] = "b";
+  api.PutNode(node);  // a new version the model has not seen
+  VerbResult r = ext.Bind(BindArgs(pod, "n1"));
+  ASSERT_EQ(r.Json()["error"], "") << r.Json().dump();
+  EXPECT_EQ(api.pod_gets, 1);
+  EXPECT_EQ(api.node_gets, 1);
+  const json after = api.Pod("default", "p");
+  EXPECT_EQ(after["spec"]["nodeName"], "n1");
+  EXPECT_EQ(after["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(after["metadata"]["annotations"]["hami.io/bind-phase"], "allocating");
+}
+
+// Bound elsewhere after the filter (another replica, before this one's watch showed it): the
+// guarded patch is refused, the read shows the binding, and the bind leaves nothing behind.
+TEST_F(ExtenderTest, PodBoundSinceTheFilterIsRefusedAndLeavesNothing) {
+  FakeClusterApi api;
+  ClusterModel model;
+  Extender ext(options_, model, api, metrics_);
+  api.PutNode(GpuNode("n1", 2));
+  model.UpsertNode(api.Node("n1"));
+  api.PutPod(GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
+  const json pod = api.Pod("default", "p");
+  model.UpsertPod(pod);
+  ASSERT_EQ(ext.Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  ASSERT_TRUE(api.BindPod("default", "p", "", "n2").ok());
+  VerbResult r = ext.Bind(BindArgs(pod, "n1"));
+  EXPECT_NE(r.Json()["error"].get<std::string>().find("already bound to n2"), std::string::npos)
+      << r.Json().dump();
+  EXPECT_EQ(model.reservation_count(), 0u);
+  EXPECT_EQ(model.UsageOf("n1", "GPU-n1-0"), sched::DeviceUsage{});
+  EXPECT_FALSE(api.Node("n1")["metadata"]["annotations"].contains("hami.io/mutex.lock"));
+  const json annotations = api.Pod("default", "p")["metadata"].value("annotations", json::object());
+  EXPECT_FALSE(annotations.contains("hami.io/vgpu-devices-allocated")) << annotations.dump();
+  EXPECT_FALSE(annotations.contains("hami.io/bind-phase")) << annotations.dump();
+  EXPECT_EQ(api.binds, 1);
+}
+
+// A pod this extender placed is bound again on the version its filter saw (kube-scheduler's
+// second cycle, before its update reached the filter): the model's placement refuses the
+// guarded path, the read shows the binding, nothing changes.
+TEST_F(ExtenderTest, SecondBindOnAnOldFilteredVersionIsRefusedAndChangesNothing) {
+  api_.PutNode(GpuNode("n1", 2));
+  api_.PutPod(GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
+  const json pod = api_.Pod("default", "p");
+  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  ASSERT_EQ(extender().Bind(BindArgs(pod, "n1")).Json()["error"], "");
+  const std::string devices = Annotation("p", "hami.io/vgpu-devices-allocated");
+  const auto usage = model_.UsageOf("n1", "GPU-n1-0");
+  ASSERT_EQ(extender().Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  VerbResult again = extender().Bind(BindArgs(pod, "n1"));
+  EXPECT_NE(again.Json()["error"].get<std::string>().find("already bound to n1"), std::string::npos)
+      << again.Json().dump();
+  EXPECT_EQ(Annotation("p", "hami.io/vgpu-devices-allocated"), devices);
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-0"), usage);
+  EXPECT_EQ(model_.UsageOf("n1", "GPU-n1-1"), sched::DeviceUsage{});
+  EXPECT_EQ(api_.binds, 1);
+}
+
 // A binding that was made although its call failed (a lost reply) is a bind that succeeded: the
 // pod keeps its devices in the model and is not marked failed.
 TEST_F(ExtenderTest, BindingMadeDespiteAnErrorReplyCountsAsBound) {

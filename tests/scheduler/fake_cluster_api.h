@@ -55,6 +55,7 @@ class FakeClusterApi : public ClusterApi {
   }
   Result<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override {
     std::lock_guard lock(mu_);
+    pod_gets++;
     auto it = pods_.find(ns + "/" + name);
     if (it == pods_.end()) return NotFound("pod " + ns + "/" + name);
     return it->second;
@@ -84,6 +85,12 @@ class FakeClusterApi : public ClusterApi {
     }
     auto it = pods_.find(ns + "/" + name);
     if (it == pods_.end()) return NotFound("pod " + ns + "/" + name);
+    // A resourceVersion in the patch is a precondition, as the API server treats it (409).
+    const nlohmann::json::json_pointer rv("/metadata/resourceVersion");
+    if (patch.contains(rv) && patch.at(rv) != it->second.at(rv)) {
+      return FailedPrecondition("Operation cannot be fulfilled on pods \"" + name +
+                                "\": the object has been modified");
+    }
     it->second.merge_patch(patch);
     Stamp(it->second);
     if (model_) model_->UpsertPod(it->second);
@@ -125,6 +132,7 @@ class FakeClusterApi : public ClusterApi {
   int binds = 0;
   int node_patches = 0;
   int node_gets = 0;
+  int pod_gets = 0;
 
  private:
   static std::string Key(const nlohmann::json& pod) {

@@ -13,6 +13,7 @@ RunResult SmallRun(const char* node_policy) {
   r.pods_placed = 2;
   r.pods_pending = 1;
   r.wall_s = 0.5;
+  r.api_requests = 15;
   GpuUsage g0{"n1", GpuInventory{"GPU-a", "NVIDIA A100", 10, 40960, 100, 0, true}, 6000, 20, 1,
               false};
   GpuUsage g1{"n1", GpuInventory{"GPU-b", "NVIDIA A100", 10, 40960, 100, 0, true}, 0, 0, 0, false};
@@ -33,7 +34,8 @@ TEST(Report, RunTextHasEverySection) {
        {"== demo  [node=binpack,gpu=binpack]", "2 of 3 pods placed", "default/p0",
         "gpu0(6000MiB,20%)", "completed", "GPU allocation", "1/10", "6000/40960", "14%",
         "Pods not placed: 1 (expected where they fit on no node; see Invariants)",
-        "CardInsufficientMemory", "= 4.0 pods/s", "p99 9.90 ms", "Invariants: OK"}) {
+        "CardInsufficientMemory", "= 4.0 pods/s", "15 API server requests (7.5 per placed pod)",
+        "p99 9.90 ms", "Invariants: OK"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
   }
 }
@@ -132,6 +134,7 @@ TEST(Report, JsonCarriesCountsAndTiming) {
   EXPECT_EQ(j["placements"].size(), 2u);
   EXPECT_EQ(j["gpus"][0]["mem_used_mib"], 6000);
   EXPECT_DOUBLE_EQ(j["timing"]["pods_per_s"].get<double>(), 4.0);
+  EXPECT_EQ(j["timing"]["api_requests"], 15);
   EXPECT_DOUBLE_EQ(j["timing"]["schedule"]["p99_ms"].get<double>(), 9.9);
   EXPECT_EQ(j["policy"]["node"], "spread");
 }
