@@ -87,7 +87,9 @@ TEST(Requeuer, ATurnedAwayPodIsNudgedWhenItsGpuFrees) {
   EXPECT_EQ(annotation(), "");
   api.DeletePod("default", "a");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (annotation().empty() && std::chrono::steady_clock::now() < deadline)
+  // The count moves after the patch lands: wait for both.
+  while ((annotation().empty() || requeuer.nudged() == 0) &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_NE(annotation(), "");
   EXPECT_EQ(requeuer.nudged(), 1u);
