@@ -332,19 +332,34 @@ TEST_F(ExtenderTest, BindOnTheFilteredVersionReadsNeitherPodNorNode) {
   EXPECT_NE(lock.find(",default,p"), std::string::npos) << lock;
 }
 
+// An extender whose model sees only what the test shows it (no watch): node n1 and pod p as they
+// were when p was filtered onto n1; later changes reach the API server alone.
+struct LaggingWatch {
+  explicit LaggingWatch(const ExtenderOptions& options, SchedulerMetrics& metrics)
+      : ext(options, model, api, metrics) {
+    api.PutNode(GpuNode("n1", 2));
+    model.UpsertNode(api.Node("n1"));
+    api.PutPod(GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
+    pod = api.Pod("default", "p");
+    model.UpsertPod(pod);
+    filtered = ext.Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size();
+  }
+  FakeClusterApi api;
+  ClusterModel model;
+  Extender ext;
+  json pod;
+  size_t filtered = 0;  // nodes the filter passed
+};
+
 // The pod changed after the filter (a controller labelled it): the guarded patch is refused, the
 // pod read, and, unbound, written and bound. A node the watch shows at an old version costs one
 // refused lock patch, then a read.
 TEST_F(ExtenderTest, PodOrNodeChangedSinceTheFilterIsReadAgain) {
-  FakeClusterApi api;  // no watch: the model sees only what the test shows it
-  ClusterModel model;
-  Extender ext(options_, model, api, metrics_);
-  api.PutNode(GpuNode("n1", 2));
-  model.UpsertNode(api.Node("n1"));
-  api.PutPod(GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
-  const json pod = api.Pod("default", "p");
-  model.UpsertPod(pod);
-  ASSERT_EQ(ext.Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  LaggingWatch w(options_, metrics_);
+  ASSERT_EQ(w.filtered, 1u);
+  FakeClusterApi& api = w.api;
+  Extender& ext = w.ext;
+  const json& pod = w.pod;
   ASSERT_TRUE(
       api.MergePatchPod("default", "p", {{"metadata", {{"labels", {{"team", "a"}}}}}}).ok());
   json node = api.Node("n1");
@@ -363,15 +378,12 @@ TEST_F(ExtenderTest, PodOrNodeChangedSinceTheFilterIsReadAgain) {
 // Bound elsewhere after the filter (another replica, before this one's watch showed it): the
 // guarded patch is refused, the read shows the binding, and the bind leaves nothing behind.
 TEST_F(ExtenderTest, PodBoundSinceTheFilterIsRefusedAndLeavesNothing) {
-  FakeClusterApi api;
-  ClusterModel model;
-  Extender ext(options_, model, api, metrics_);
-  api.PutNode(GpuNode("n1", 2));
-  model.UpsertNode(api.Node("n1"));
-  api.PutPod(GpuPod("p", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
-  const json pod = api.Pod("default", "p");
-  model.UpsertPod(pod);
-  ASSERT_EQ(ext.Filter(FilterArgs(pod, {"n1"})).Json()["nodenames"].size(), 1u);
+  LaggingWatch w(options_, metrics_);
+  ASSERT_EQ(w.filtered, 1u);
+  FakeClusterApi& api = w.api;
+  ClusterModel& model = w.model;
+  Extender& ext = w.ext;
+  const json& pod = w.pod;
   ASSERT_TRUE(api.BindPod("default", "p", "", "n2").ok());
   VerbResult r = ext.Bind(BindArgs(pod, "n1"));
   EXPECT_NE(r.Json()["error"].get<std::string>().find("already bound to n2"), std::string::npos)
