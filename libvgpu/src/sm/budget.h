@@ -48,6 +48,14 @@ struct Rhythm {
   int64_t burst_ns;          // saved-up budget is kept for at most this long
 };
 
+// The short rhythm's credit (RhythmFor); a wait for more is one of the alone rhythm's pauses.
+inline constexpr int64_t kShortRhythmCreditNs = 2'000'000;
+
+inline bool IsPause(const Rhythm& rhythm) {
+  return rhythm.resume_credit_ns > kShortRhythmCreditNs &&
+         rhythm.burst_ns >= rhythm.resume_credit_ns;
+}
+
 // Short stretches keep a throttled tenant's waits (and so a request's extra latency) at a few
 // milliseconds: a launch that had to wait goes once 2 ms of budget have built up, and unused
 // budget is kept for 100 ms so that bursts of requests under the limit pass untouched.
@@ -67,7 +75,7 @@ struct Rhythm {
 // strictly at its rate, never in bursts beside the high-priority work.
 inline Rhythm RhythmFor(const RhythmInput& in) {
   constexpr int64_t kMs = 1'000'000;
-  constexpr int64_t kShortCreditNs = 2 * kMs;
+  constexpr int64_t kShortCreditNs = kShortRhythmCreditNs;
   constexpr int64_t kShortBurstNs = 100 * kMs;
   constexpr int64_t kLongWaitMaxNs = 1000 * kMs;
   if (in.yield_to_high) return Rhythm{0, 0};

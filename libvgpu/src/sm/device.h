@@ -108,6 +108,7 @@ struct Device {
   uint64_t budget_waits;     // atomic
   uint64_t throttled_ns;     // atomic
   uint64_t max_wait_ns;      // atomic
+  uint64_t pauses;           // atomic: budget waits in the alone rhythm's pause (budget.h)
   int64_t waiting_since_ns;  // atomic: a launching thread waits for budget since then (0: none)
   int64_t last_wait_ns;      // atomic: when a launch last waited for budget
   uint64_t sync_ns;          // atomic: time the app's threads spent in sync calls

@@ -188,9 +188,10 @@ int64_t Throttle(Device& d, int64_t now, bool in_debt) {
   pthread_mutex_unlock(&d.mu);
   const int64_t start = now;
   const bool for_turn_only = !in_debt;
+  bool paused = false;  // waited in the alone rhythm's pause (budget.h) at some step
   __atomic_store_n(&d.waiting_since_ns, start, __ATOMIC_RELAXED);
   const int64_t end = WaitUntil(
-      [&d, &in_debt](int64_t t) {
+      [&d, &in_debt, &paused](int64_t t) {
         const int64_t tat = __atomic_load_n(d.tat, __ATOMIC_RELAXED);
         // Once in debt, wait for the rhythm's credit (budget.h), not merely for the debt's end.
         in_debt = in_debt || tat > t;
@@ -198,6 +199,7 @@ int64_t Throttle(Device& d, int64_t now, bool in_debt) {
         if (in_debt) {
           const Rhythm rhythm{__atomic_load_n(&d.resume_credit_ns, __ATOMIC_RELAXED),
                               __atomic_load_n(&d.burst_ns, __ATOMIC_RELAXED)};
+          paused = paused || IsPause(rhythm);
           const int64_t resume = ResumeAtNs(tat, rhythm);
           at = resume > t ? resume : t;
         }
@@ -213,6 +215,7 @@ int64_t Throttle(Device& d, int64_t now, bool in_debt) {
   } else {
     __atomic_fetch_add(&d.budget_waits, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&d.throttled_ns, waited, __ATOMIC_RELAXED);
+    if (paused) __atomic_fetch_add(&d.pauses, 1, __ATOMIC_RELAXED);
   }
   __atomic_fetch_add(d.throttled_total, waited, __ATOMIC_RELAXED);
   AtomicMax(&d.max_wait_ns, waited);
@@ -475,6 +478,7 @@ int vgpu_sm_get_stats(int device, VgpuSmStats* out) {
   out->throttled_ns = __atomic_load_n(&d.throttled_ns, __ATOMIC_RELAXED);
   out->budget_waits = __atomic_load_n(&d.budget_waits, __ATOMIC_RELAXED);
   out->max_wait_ns = __atomic_load_n(&d.max_wait_ns, __ATOMIC_RELAXED);
+  out->pauses = __atomic_load_n(&d.pauses, __ATOMIC_RELAXED);
   out->turn_waits = __atomic_load_n(&d.turn_waits, __ATOMIC_RELAXED);
   out->turn_wait_ns = __atomic_load_n(&d.turn_wait_ns, __ATOMIC_RELAXED);
   out->sync_ns = __atomic_load_n(&d.sync_ns, __ATOMIC_RELAXED);

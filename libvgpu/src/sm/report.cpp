@@ -29,7 +29,7 @@ void ReportStats() {
         line, sizeof(line),
         "[vgpu sm-limit] pid=%d device=%d limit=%d measure=%s launches=%llu busy_ms=%.1f "
         "charged_ms=%.1f shared_ms=%.1f throttled_ms=%.1f waits=%llu max_wait_ms=%.1f "
-        "turn_waits=%llu turn_wait_ms=%.1f sync_ms=%.1f "
+        "pauses=%llu turn_waits=%llu turn_wait_ms=%.1f sync_ms=%.1f "
         "events=%llu records=%llu dropped=%llu measuring_cpu_ms=%.1f passes=%llu flushes=%llu "
         "attaches=%llu attached_ms=%.1f buffers=%llu lent=%llu unusable=%llu windows=%llu "
         "moved=%llu rescaled=%llu coasted=%llu",
@@ -37,10 +37,11 @@ void ReportStats() {
         static_cast<unsigned long long>(s.launches), static_cast<double>(s.busy_ns) / 1e6,
         static_cast<double>(s.charged_ns) / 1e6, static_cast<double>(s.shared_ns) / 1e6,
         static_cast<double>(s.throttled_ns) / 1e6, static_cast<unsigned long long>(s.budget_waits),
-        static_cast<double>(s.max_wait_ns) / 1e6, static_cast<unsigned long long>(s.turn_waits),
-        static_cast<double>(s.turn_wait_ns) / 1e6, static_cast<double>(s.sync_ns) / 1e6,
-        static_cast<unsigned long long>(s.events), static_cast<unsigned long long>(s.records),
-        static_cast<unsigned long long>(s.dropped), static_cast<double>(s.measuring_cpu_ns) / 1e6,
+        static_cast<double>(s.max_wait_ns) / 1e6, static_cast<unsigned long long>(s.pauses),
+        static_cast<unsigned long long>(s.turn_waits), static_cast<double>(s.turn_wait_ns) / 1e6,
+        static_cast<double>(s.sync_ns) / 1e6, static_cast<unsigned long long>(s.events),
+        static_cast<unsigned long long>(s.records), static_cast<unsigned long long>(s.dropped),
+        static_cast<double>(s.measuring_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.measuring_passes),
         static_cast<unsigned long long>(s.cupti_flushes),
         static_cast<unsigned long long>(s.cupti_attaches),

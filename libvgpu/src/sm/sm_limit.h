@@ -70,6 +70,7 @@ typedef struct VgpuSmStats {
   uint64_t throttled_ns;       /* time launches waited for budget (not counting turns) */
   uint64_t budget_waits;       /* launches that waited */
   uint64_t max_wait_ns;        /* the longest single wait (budget or turn) */
+  uint64_t pauses;             /* budget waits in the alone rhythm's pause (budget.h) */
   uint64_t turn_waits;         /* launches that waited for their turn only (turns.h) */
   uint64_t turn_wait_ns;       /* how long they waited */
   uint64_t sync_ns;            /* time the app spent in sync calls (cuStreamSynchronize ...) */

@@ -44,25 +44,28 @@ TEST(Rhythm, Table) {
     RhythmInput in;
     int64_t credit;
     int64_t burst;
+    bool pause;  // counted as one of the alone rhythm's pauses (the `pauses` statistic)
   } const cases[] = {
-      {{30, 100, false, false, false}, 2 * kMs, 100 * kMs},  // shared: short stretches
-      {{30, 100, true, false, false}, 2 * kMs, 100 * kMs},   // alone, not saturating: short
-      {{30, 100, false, true, false}, 2 * kMs, 100 * kMs},   // saturating beside others: short
+      {{30, 100, false, false, false}, 2 * kMs, 100 * kMs, false},  // shared: short stretches
+      {{30, 100, true, false, false}, 2 * kMs, 100 * kMs, false},   // alone, not saturating: short
+      // Saturating beside others: short.
+      {{30, 100, false, true, false}, 2 * kMs, 100 * kMs, false},
       // Alone and saturating: pauses of pause_ms whatever the limit (the stretch follows).
-      {{30, 100, true, true, false}, 100 * kMs, 100 * kMs},  // 43 ms of work, 100 ms of pause
-      {{50, 100, true, true, false}, 100 * kMs, 100 * kMs},
-      {{70, 100, true, true, false}, 100 * kMs, 100 * kMs},  // 233 ms of work
-      {{50, 1000, true, true, false}, 1000 * kMs, 1000 * kMs},
-      {{50, 5000, true, true, false}, 1000 * kMs, 1000 * kMs},  // pauses of at most 1 s
-      {{50, 1, true, true, false}, 2 * kMs, 100 * kMs},         // never below the short rhythm
-      {{30, 100, true, true, true}, 0, 0},  // behind a high-priority tenant: no burst
-      {{0, 100, true, true, false}, 2 * kMs, 100 * kMs},
-      {{30, 0, true, true, false}, 2 * kMs, 100 * kMs},  // long stretches turned off
+      {{30, 100, true, true, false}, 100 * kMs, 100 * kMs, true},  // 43 ms of work, 100 ms of pause
+      {{50, 100, true, true, false}, 100 * kMs, 100 * kMs, true},
+      {{70, 100, true, true, false}, 100 * kMs, 100 * kMs, true},  // 233 ms of work
+      {{50, 1000, true, true, false}, 1000 * kMs, 1000 * kMs, true},
+      {{50, 5000, true, true, false}, 1000 * kMs, 1000 * kMs, true},  // pauses of at most 1 s
+      {{50, 1, true, true, false}, 2 * kMs, 100 * kMs, false},  // never below the short rhythm
+      {{30, 100, true, true, true}, 0, 0, false},  // behind a high-priority tenant: no burst
+      {{0, 100, true, true, false}, 2 * kMs, 100 * kMs, false},
+      {{30, 0, true, true, false}, 2 * kMs, 100 * kMs, false},  // long stretches turned off
   };
   for (const Case& c : cases) {
     const Rhythm r = RhythmFor(c.in);
     EXPECT_EQ(r.resume_credit_ns, c.credit) << c.in.percent << " " << c.in.alone << c.in.saturating;
     EXPECT_EQ(r.burst_ns, c.burst) << c.in.percent << " " << c.in.alone << c.in.saturating;
+    EXPECT_EQ(IsPause(r), c.pause) << c.in.percent << " " << c.in.alone << c.in.saturating;
   }
 }
 
