@@ -28,7 +28,10 @@ for run in doc["runs"]:
           f'{p["placed"]} placed, {p["pending"]} pending, {p["completed"]} completed; '
           f'{t["pods_per_s"]:.0f} pods/s over {t["wall_s"]:.1f} s; '
           f'{t["api_requests"] / max(p["placed"], 1):.1f} API server requests per placed pod')
-    for k in ("admit", "filter", "prioritize", "bind", "schedule"):
-        print(f'  {k:10s} p50 {t[k]["p50_ms"]:.2f} ms  p99 {t[k]["p99_ms"]:.2f} ms  max {t[k]["max_ms"]:.2f} ms')
+    for k in ("admit", "filter", "prioritize", "bind", "schedule", "preempt"):
+        if t[k]["count"] == 0:
+            continue
+        print(f'  {k:10s} p50 {t[k]["p50_ms"]:.2f} ms  p99 {t[k]["p99_ms"]:.2f} ms  max {t[k]["max_ms"]:.2f} ms'
+              f'  ({t[k]["count"]})')
     print("  invariants:", "OK" if run["invariants"]["ok"] else run["invariants"]["violations"][:5])
 PY

@@ -94,6 +94,10 @@ std::string TimingText(const RunResult& run) {
   out += "  prioritize " + ms(run.prioritize_ms) + "\n";
   out += "  bind       " + ms(run.bind_ms) + "\n";
   out += "  f+p+b/pod  " + ms(run.schedule_ms) + "\n";
+  if (run.preempt_ms.count() > 0) {
+    out += "  preempt    " + ms(run.preempt_ms) + " (" + std::to_string(run.preempt_ms.count()) +
+           " dry runs)\n";
+  }
   return out;
 }
 
@@ -380,7 +384,8 @@ json RunToJson(const RunResult& run) {
             {"filter", latency(run.filter_ms)},
             {"prioritize", latency(run.prioritize_ms)},
             {"bind", latency(run.bind_ms)},
-            {"schedule", latency(run.schedule_ms)}}},
+            {"schedule", latency(run.schedule_ms)},
+            {"preempt", latency(run.preempt_ms)}}},
           {"invariants",
            {{"ok", run.invariants.ok()},
             {"violations", run.invariants.violations},

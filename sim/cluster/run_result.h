@@ -49,6 +49,9 @@ struct RunResult {
   TopologyStats topology;           // every placement, completed pods included
   InvariantReport invariants;
   LatencyRecorder admit_ms, filter_ms, prioritize_ms, bind_ms, schedule_ms;  // schedule = f+p+b
+  // PostFilter of a pod that has pods of lower priority to evict: the dry run, /preempt, the
+  // evictions and the wait until the extender sees the victims gone.
+  LatencyRecorder preempt_ms;
   double wall_s = 0;
   double virtual_s = 0;
   // HTTP requests the simulated API server answered while pods were scheduled (the extender's

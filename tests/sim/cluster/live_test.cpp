@@ -199,6 +199,9 @@ TEST(SimLive, PreemptionEvictsOnlyTheLowerPriorityPodsThatMakeRoom) {
     EXPECT_TRUE(run->invariants.ok()) << RenderRunText(*run);
     EXPECT_EQ(run->preemptions, 2) << RenderRunText(*run);
     EXPECT_EQ(run->pods_preempted, 4) << RenderRunText(*run);
+    // Each preemption was a timed dry run; the report shows them.
+    EXPECT_GE(run->preempt_ms.count(), 2u) << RenderRunText(*run);
+    EXPECT_NE(RenderRunText(*run).find("dry runs)"), std::string::npos) << RenderRunText(*run);
     int highs = 0;
     for (const PodPlacement& pl : run->placements) {
       if (pl.preempted) {
