@@ -5,6 +5,14 @@
 
 namespace vgpu::sim {
 
+Admitted AdmitTimed(ExtenderClient& client, const nlohmann::json& pod) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<AdmissionResult> result = client.Admit(pod);
+  return Admitted{
+      std::move(result),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
+}
+
 AdmissionAhead::AdmissionAhead(std::unique_ptr<ExtenderClient> client, std::vector<size_t> order,
                                std::function<nlohmann::json(size_t)> pod_of, size_t lookahead)
     : client_(std::move(client)),
@@ -27,7 +35,7 @@ AdmissionAhead::~AdmissionAhead() {
   thread_.join();
 }
 
-std::optional<AdmissionAhead::Admitted> AdmissionAhead::Take(size_t idx) {
+std::optional<Admitted> AdmissionAhead::Take(size_t idx) {
   std::unique_lock lock(mu_);
   ++taken_;
   cv_.notify_all();  // the window moved on
@@ -44,7 +52,6 @@ std::optional<AdmissionAhead::Admitted> AdmissionAhead::Take(size_t idx) {
 }
 
 void AdmissionAhead::Loop() {
-  using Clock = std::chrono::steady_clock;
   for (size_t pos = 0; pos < order_.size(); ++pos) {
     const size_t idx = order_[pos];
     {
@@ -54,13 +61,10 @@ void AdmissionAhead::Loop() {
       if (state_[idx] != State::kPending) continue;  // the loop got there first
       state_[idx] = State::kInFlight;
     }
-    const nlohmann::json pod = pod_of_(idx);
-    const auto t0 = Clock::now();
-    Result<AdmissionResult> result = client_->Admit(pod);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    Admitted admitted = AdmitTimed(*client_, pod_of_(idx));
     {
       std::lock_guard lock(mu_);
-      done_[idx].emplace(Admitted{std::move(result), ms});
+      done_[idx].emplace(std::move(admitted));
       state_[idx] = State::kDone;
     }
     cv_.notify_all();

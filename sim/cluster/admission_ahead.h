@@ -19,13 +19,16 @@
 
 namespace vgpu::sim {
 
+struct Admitted {
+  Result<AdmissionResult> result;
+  double ms = 0;  // the webhook round trip
+};
+
+// One webhook round trip, timed.
+Admitted AdmitTimed(ExtenderClient& client, const nlohmann::json& pod);
+
 class AdmissionAhead {
  public:
-  struct Admitted {
-    Result<AdmissionResult> result;
-    double ms = 0;  // the webhook round trip, as the loop would have measured it
-  };
-
   // `order`: the scenario's pod indices in arrival order; `pod_of(i)`: pod i's object (called on
   // the thread: it must only read); at most `lookahead` admissions ahead of the loop's Take.
   AdmissionAhead(std::unique_ptr<ExtenderClient> client, std::vector<size_t> order,

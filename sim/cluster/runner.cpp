@@ -30,8 +30,8 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // Admissions the webhook thread may run ahead of the loop. Not measured; enough to cover a burst
-// of arrivals between two scheduling attempts, few enough that pods do not exist long before
-// their arrival.
+// of arrivals between two scheduling attempts, few enough that answers do not pile up unread
+// (pods are still created at their arrival).
 constexpr size_t kAdmissionLookahead = 16;
 
 double MillisSince(Clock::time_point t0) {
@@ -262,14 +262,9 @@ class Run {
   Status Arrive(size_t idx) {
     const PodSpec& spec = sc_.pods[idx];
     PodRun& run = pods_[idx];
-    std::optional<AdmissionAhead::Admitted> ahead;
+    std::optional<Admitted> ahead;
     if (admission_) ahead = admission_->Take(idx);
-    if (!ahead) {
-      const json pod = PodObject(spec, policy_);
-      const auto t0 = Clock::now();
-      ahead.emplace(AdmissionAhead::Admitted{http_->Admit(pod), 0});
-      ahead->ms = MillisSince(t0);
-    }
+    if (!ahead) ahead.emplace(AdmitTimed(*http_, PodObject(spec, policy_)));
     result_.admit_ms.Add(ahead->ms);
     Result<AdmissionResult>& admitted = ahead->result;
     if (!admitted.ok()) return admitted.status().WithContext("webhook for " + spec.name);

@@ -75,17 +75,16 @@ inline bool IsPause(const Rhythm& rhythm) {
 // strictly at its rate, never in bursts beside the high-priority work.
 inline Rhythm RhythmFor(const RhythmInput& in) {
   constexpr int64_t kMs = 1'000'000;
-  constexpr int64_t kShortCreditNs = kShortRhythmCreditNs;
   constexpr int64_t kShortBurstNs = 100 * kMs;
   constexpr int64_t kLongWaitMaxNs = 1000 * kMs;
   if (in.yield_to_high) return Rhythm{0, 0};
   if (!in.alone || !in.saturating || in.percent <= 0 || in.percent >= 100 || in.pause_ms <= 0)
-    return Rhythm{kShortCreditNs, kShortBurstNs};
+    return Rhythm{kShortRhythmCreditNs, kShortBurstNs};
   // The wait is the budget that builds up during the pause; the tenant then runs until it is
   // spent, i.e. for pause x L / (100 - L) of GPU work.
   int64_t wait = in.pause_ms * kMs;
   if (wait > kLongWaitMaxNs) wait = kLongWaitMaxNs;
-  if (wait < kShortCreditNs) wait = kShortCreditNs;
+  if (wait < kShortRhythmCreditNs) wait = kShortRhythmCreditNs;
   return Rhythm{wait, wait > kShortBurstNs ? wait : kShortBurstNs};
 }
 
